@@ -1,0 +1,1 @@
+"""ponder benchmarks: `make bench` runs them all and rewrites bench/RESULTS.md."""

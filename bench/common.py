@@ -1,0 +1,79 @@
+"""Shared helpers for the benchmarks: timing, the peer environment, Markdown tables."""
+
+from __future__ import annotations
+
+import gc
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+PEER_VENV = ROOT / ".bench-venv"
+PEER_REQUIREMENTS = ROOT / "bench" / "peers-requirements.txt"
+
+
+def median_seconds(fn: Callable[[], Any], *, repeat: int = 7, warmup: int = 2) -> float:
+    """Median wall time of ``fn()`` over ``repeat`` runs after ``warmup`` runs."""
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(repeat):
+        gc.collect()
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def peer_python() -> Path:
+    """The interpreter of the separate peer environment, created on first use."""
+    python = PEER_VENV / "bin" / "python"
+    stamp = PEER_VENV / ".installed"
+    if not stamp.exists() or stamp.stat().st_mtime < PEER_REQUIREMENTS.stat().st_mtime:
+        if not python.exists():
+            subprocess.run([sys.executable, "-m", "venv", str(PEER_VENV)], check=True)
+        subprocess.run(
+            [str(python), "-m", "pip", "install", "--quiet", "-r", str(PEER_REQUIREMENTS)],
+            check=True,
+        )
+        stamp.touch()
+    return python
+
+
+def run_peer(script: str, *args: str, timeout: float = 900) -> Any:
+    """Run ``bench/peers/<script>`` in the peer environment; it prints one JSON document."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    proc = subprocess.run(
+        [str(peer_python()), str(ROOT / "bench" / "peers" / script), *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+        check=False,
+    )
+    if proc.returncode != 0:
+        raise RuntimeError(f"{script} failed:\n{proc.stderr[-4000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    """A Markdown table."""
+    lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def fmt_us(seconds: float) -> str:
+    """Seconds as microseconds with two significant decimals."""
+    return f"{seconds * 1e6:.2f} µs"
+
+
+def fmt_ratio(value: float, base: float) -> str:
+    """``value / base`` as ``12.3×``."""
+    return f"{value / base:.1f}×" if base > 0 else "n/a"

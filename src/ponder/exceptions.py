@@ -1,0 +1,169 @@
+"""The exceptions ponder raises.
+
+```
+PonderError                      base of everything ponder raises
+├── UserError                    misuse by the programmer: bad config, unknown model string
+│   ├── ConfigError              an invalid configuration value (names the key)
+│   └── CompileError             a malformed VM program (names the construct)
+├── RunError                     a run failed
+│   ├── ModelError               the model provider failed
+│   │   ├── ModelHTTPError       an HTTP error status from the provider
+│   │   ├── ModelTimeoutError    the request took longer than its total timeout
+│   │   ├── ModelConnectionError the provider could not be reached
+│   │   └── ModelResponseError   the provider answered with something unusable
+│   │       └── StructuredOutputError  the model's structured output is not valid
+│   ├── ToolError                a tool failed outside of a single call's result
+│   ├── UsageLimitExceeded       a hard usage limit was hit with no graceful end
+│   ├── LedgerError              a message ledger would break its invariants
+│   ├── VMError                  an exception escaped a VM program (carries pc and node)
+│   ├── SnapshotError            a snapshot cannot be restored (other program, bad data)
+│   └── StoreError               a checkpoint store failed or holds bad data
+│       └── RunLeaseError        another process holds the run
+└── (signals, not errors)
+    Suspend                      raised inside a node to suspend the VM
+```
+
+Exceptions never log or print; they carry what a caller needs to report them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = [
+    "CompileError",
+    "ConfigError",
+    "LedgerError",
+    "ModelConnectionError",
+    "ModelError",
+    "ModelHTTPError",
+    "ModelResponseError",
+    "ModelTimeoutError",
+    "PonderError",
+    "RunError",
+    "RunLeaseError",
+    "SnapshotError",
+    "StoreError",
+    "StructuredOutputError",
+    "Suspend",
+    "ToolError",
+    "UsageLimitExceeded",
+    "UserError",
+    "VMError",
+]
+
+
+class PonderError(Exception):
+    """Base class of every error ponder raises."""
+
+
+class UserError(PonderError):
+    """The programmer used ponder wrongly; the message says how to fix it."""
+
+
+class ConfigError(UserError):
+    """A configuration value is invalid."""
+
+    def __init__(self, key: str, message: str) -> None:
+        super().__init__(f"{key}: {message}")
+        self.key = key
+
+
+class CompileError(UserError):
+    """A VM program is malformed."""
+
+
+class RunError(PonderError):
+    """A run failed."""
+
+
+class ModelError(RunError):
+    """The model provider failed."""
+
+    def __init__(self, message: str, *, model_name: str | None = None) -> None:
+        super().__init__(message)
+        self.model_name = model_name
+
+
+class ModelHTTPError(ModelError):
+    """The provider answered with an HTTP error status."""
+
+    def __init__(
+        self,
+        status_code: int,
+        message: str,
+        *,
+        model_name: str | None = None,
+        body: Any = None,
+    ) -> None:
+        super().__init__(f"HTTP {status_code}: {message}", model_name=model_name)
+        self.status_code = status_code
+        self.body = body
+
+
+class ModelTimeoutError(ModelError):
+    """The request took longer than its total timeout."""
+
+
+class ModelConnectionError(ModelError):
+    """The provider could not be reached."""
+
+
+class ModelResponseError(ModelError):
+    """The provider's answer could not be used (malformed, empty, cut off)."""
+
+
+class StructuredOutputError(ModelResponseError):
+    """The model's structured output does not validate; the caller may retry."""
+
+    def __init__(self, message: str, *, raw: str, model_name: str | None = None) -> None:
+        super().__init__(message, model_name=model_name)
+        self.raw = raw
+
+
+class ToolError(RunError):
+    """A tool failed in a way that is not one call's error result."""
+
+
+class UsageLimitExceeded(RunError):
+    """A hard usage limit was hit where no graceful end was possible."""
+
+
+class LedgerError(RunError):
+    """A message ledger would break its invariants (a call without exactly one result)."""
+
+
+class VMError(RunError):
+    """An exception escaped a VM program.
+
+    The original exception is the ``__cause__``; ``pc`` and ``node`` say where it happened.
+    """
+
+    def __init__(self, message: str, *, pc: int, node: str | None) -> None:
+        super().__init__(message)
+        self.pc = pc
+        self.node = node
+
+
+class SnapshotError(RunError):
+    """A snapshot cannot be restored: another program, another format, or bad data."""
+
+
+class StoreError(RunError):
+    """A checkpoint store failed or holds data it cannot read."""
+
+
+class RunLeaseError(StoreError):
+    """Another process holds the lease on this run."""
+
+
+class Suspend(BaseException):  # noqa: N818 - a signal, not an error
+    """Raised inside a VM node to suspend the program at this instruction.
+
+    A ``BaseException`` so that a TRY block in the program never catches it.
+    """
+
+    def __init__(self, reason: str, payload: Any = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.payload = payload

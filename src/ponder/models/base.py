@@ -1,0 +1,208 @@
+"""The `Model` protocol every provider adapter implements, and the types it speaks.
+
+A request is a `ModelRequest` (messages, tool definitions, tool choice, optional structured
+output schema, settings). `Model.request` returns a `ModelResponse`; `Model.stream` yields
+typed deltas and ends with the same `ModelResponse`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ponder.messages import (
+    AssistantMessage,
+    AssistantPart,
+    Message,
+    ReasoningPart,
+    TextPart,
+    ToolCallPart,
+)
+
+__all__ = [
+    "ForceTool",
+    "Model",
+    "ModelDelta",
+    "ModelRequest",
+    "ModelResponse",
+    "ModelSettings",
+    "OutputSchema",
+    "ReasoningDelta",
+    "StreamEvent",
+    "TextDelta",
+    "ToolCallDelta",
+    "ToolChoice",
+    "ToolDefinition",
+    "Usage",
+]
+
+
+class ToolDefinition(BaseModel):
+    """What the model is told about one tool: name, description, JSON Schema of arguments."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    description: str = ""
+    parameters: dict[str, Any] = Field(
+        default_factory=lambda: {"type": "object", "properties": {}}
+    )
+    strict: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ForceTool:
+    """A tool choice that forces the model to call one named tool."""
+
+    name: str
+
+
+ToolChoice = Literal["auto", "required", "none"] | ForceTool
+
+
+class OutputSchema(BaseModel):
+    """A request for structured output: the response text must be JSON matching the schema."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    json_schema: dict[str, Any]
+    description: str = ""
+    strict: bool = True
+
+    @classmethod
+    def from_model(cls, model: type[BaseModel], *, name: str | None = None) -> OutputSchema:
+        """Describe a pydantic model as the expected output."""
+        return cls(
+            name=name or model.__name__,
+            json_schema=model.model_json_schema(),
+            description=(model.__doc__ or "").strip(),
+        )
+
+
+class ModelSettings(BaseModel):
+    """Per-request knobs; ``None`` means the provider's default."""
+
+    model_config = ConfigDict(frozen=True)
+
+    temperature: float | None = None
+    max_tokens: int | None = None
+    timeout: float | None = None
+    extra_body: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ModelRequest:
+    """Everything one model call needs."""
+
+    messages: Sequence[Message]
+    tools: Sequence[ToolDefinition] = ()
+    tool_choice: ToolChoice = "auto"
+    output: OutputSchema | None = None
+    settings: ModelSettings = field(default_factory=ModelSettings)
+
+
+class Usage(BaseModel):
+    """Token usage; adds up across requests."""
+
+    requests: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    reasoning_tokens: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        """Input plus output tokens."""
+        return self.input_tokens + self.output_tokens
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            requests=self.requests + other.requests,
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+            reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens,
+        )
+
+
+class ModelResponse(BaseModel):
+    """One complete model answer."""
+
+    kind: Literal["response"] = "response"
+    parts: tuple[AssistantPart, ...] = ()
+    usage: Usage = Field(default_factory=Usage)
+    finish_reason: str | None = None
+    model_name: str | None = None
+    provider_extras: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def text(self) -> str:
+        """The concatenated visible text."""
+        return "".join(p.text for p in self.parts if isinstance(p, TextPart))
+
+    @property
+    def reasoning(self) -> str:
+        """The concatenated provider reasoning text."""
+        return "".join(p.text for p in self.parts if isinstance(p, ReasoningPart))
+
+    @property
+    def tool_calls(self) -> tuple[ToolCallPart, ...]:
+        """The tool calls, in order."""
+        return tuple(p for p in self.parts if isinstance(p, ToolCallPart))
+
+    def to_message(self) -> AssistantMessage:
+        """The assistant message to append to the ledger."""
+        return AssistantMessage(
+            parts=self.parts, model_name=self.model_name, provider_extras=self.provider_extras
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class TextDelta:
+    """A fragment of visible text."""
+
+    text: str
+    kind: Literal["text_delta"] = "text_delta"
+
+
+@dataclass(frozen=True, slots=True)
+class ReasoningDelta:
+    """A fragment of provider reasoning."""
+
+    text: str
+    kind: Literal["reasoning_delta"] = "reasoning_delta"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallDelta:
+    """A fragment of a tool call; ``index`` says which call of the response it belongs to."""
+
+    index: int
+    id: str | None = None
+    name: str | None = None
+    arguments: str = ""
+    kind: Literal["tool_call_delta"] = "tool_call_delta"
+
+
+ModelDelta = TextDelta | ReasoningDelta | ToolCallDelta
+StreamEvent = ModelDelta | ModelResponse
+
+
+@runtime_checkable
+class Model(Protocol):
+    """A language model behind some provider."""
+
+    @property
+    def name(self) -> str:
+        """A readable name such as ``openai:gpt-4o-mini``."""
+        ...
+
+    async def request(self, request: ModelRequest) -> ModelResponse:
+        """Send one request and return the whole response."""
+        ...
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        """Send one request; yield deltas, then the complete ``ModelResponse`` last."""
+        ...
