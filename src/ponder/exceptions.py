@@ -157,7 +157,7 @@ class RunLeaseError(StoreError):
     """Another process holds the lease on this run."""
 
 
-class Suspend(BaseException):  # noqa: N818 - a signal, not an error
+class Suspend(BaseException):
     """Raised inside a VM node to suspend the program at this instruction.
 
     A ``BaseException`` so that a TRY block in the program never catches it.
