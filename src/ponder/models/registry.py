@@ -1,0 +1,61 @@
+"""Model strings such as ``openai:gpt-4o-mini``, ``anthropic:...`` and ``scripted``.
+
+`resolve_model` turns one into a `Model`; provider adapters are imported on demand.
+"""
+
+from __future__ import annotations
+
+from ponder.exceptions import UserError
+from ponder.messages import UserMessage
+from ponder.models.base import Model, ModelRequest, ModelSettings
+from ponder.models.providers import PROVIDERS
+from ponder.models.scripted import ScriptedModel
+
+__all__ = ["KNOWN_PREFIXES", "resolve_model"]
+
+KNOWN_PREFIXES = (*PROVIDERS, "anthropic", "scripted")
+
+
+def resolve_model(
+    spec: str | Model,
+    *,
+    api_key: str | None = None,
+    base_url: str | None = None,
+    settings: ModelSettings | None = None,
+) -> Model:
+    """A `Model` for ``spec`` (a model string or a model, returned as is).
+
+    Keys and base URLs come from the arguments or the provider's usual environment
+    variables; an unknown provider or a missing key raises `UserError` saying what to set.
+    """
+    if not isinstance(spec, str):
+        if isinstance(spec, Model):
+            return spec
+        raise UserError(f"a model is a string like 'openai:gpt-4o-mini' or a Model, got {spec!r}")
+    provider, _, name = spec.strip().partition(":")
+    if provider == "scripted":
+        return ScriptedModel(_echo, name="scripted")
+    if provider not in KNOWN_PREFIXES:
+        raise UserError(
+            f"unknown model provider {provider!r} in {spec!r}; use one of "
+            f"{', '.join(p + ':<model>' for p in KNOWN_PREFIXES if p != 'scripted')} or 'scripted'"
+        )
+    if not name:
+        raise UserError(f"model string {spec!r} names no model; write '{provider}:<model name>'")
+    if provider == "anthropic":
+        from ponder.models.anthropic import AnthropicModel
+
+        return AnthropicModel(name, api_key=api_key, base_url=base_url, settings=settings)
+    from ponder.models.openai import OpenAIModel
+
+    return OpenAIModel(
+        name, provider=provider, api_key=api_key, base_url=base_url, settings=settings
+    )
+
+
+def _echo(request: ModelRequest) -> str:
+    """The ``scripted`` model string: answer by echoing the latest user message."""
+    for message in reversed(request.messages):
+        if isinstance(message, UserMessage):
+            return message.content
+    return ""

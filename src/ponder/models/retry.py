@@ -1,0 +1,136 @@
+"""Retrying provider calls: exponential backoff with full jitter, Retry-After, a deadline.
+
+Adapters translate SDK exceptions into a `Failure` (a typed ponder error plus whether it
+may be retried and the server's Retry-After); `call_with_retries` does the rest.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TypeVar
+
+from ponder.exceptions import ModelError, ModelTimeoutError
+
+__all__ = [
+    "Failure",
+    "RetryPolicy",
+    "call_with_retries",
+    "parse_retry_after",
+    "retryable_status",
+]
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class RetryPolicy:
+    """How often and how patiently to retry: ``max_retries`` after the first attempt.
+
+    ``attempt_timeout`` bounds one attempt (a timed-out attempt is retried); the total
+    timeout of a request is the adapter's and bounds all attempts and waits together.
+    """
+
+    max_retries: int = 4
+    backoff_base: float = 0.5
+    backoff_cap: float = 20.0
+    retry_after_cap: float = 60.0
+    attempt_timeout: float | None = None
+
+    def delay(self, retry: int, retry_after: float | None) -> float:
+        """Seconds to wait before retry number ``retry`` (1-based)."""
+        if retry_after is not None:
+            return min(max(retry_after, 0.0), self.retry_after_cap)
+        ceiling = min(self.backoff_cap, self.backoff_base * 2 ** (retry - 1))
+        return random.uniform(ceiling / 2, ceiling)
+
+
+@dataclass(frozen=True, slots=True)
+class Failure:
+    """A provider failure translated for the retry loop."""
+
+    error: ModelError
+    is_retryable: bool
+    retry_after: float | None = None
+
+
+def retryable_status(status: int) -> bool:
+    """HTTP statuses worth retrying: timeouts, conflicts, rate limits, server errors."""
+    return status in (408, 409, 429) or status >= 500
+
+
+def parse_retry_after(value: str | None) -> float | None:
+    """Seconds from a ``Retry-After`` / ``retry-after-ms`` style header value."""
+    if not value:
+        return None
+    try:
+        return max(float(value), 0.0)
+    except ValueError:
+        return None
+
+
+async def call_with_retries(
+    attempt: Callable[[], Awaitable[T]],
+    translate: Callable[[BaseException], Failure | None],
+    policy: RetryPolicy,
+    *,
+    deadline: float,
+    model_name: str,
+) -> T:
+    """Run ``attempt`` until it succeeds, retrying retryable failures before ``deadline``.
+
+    ``deadline`` is a `time.monotonic` instant; past it a `ModelTimeoutError` is raised.
+    Exceptions ``translate`` does not recognise propagate unchanged.
+    """
+    retry = 0
+    while True:
+        try:
+            return await _one_attempt(attempt, policy, deadline)
+        except _AttemptTimeout:
+            failure: Failure | None = Failure(
+                ModelTimeoutError(f"{model_name}: one attempt timed out", model_name=model_name),
+                is_retryable=True,
+            )
+        except TimeoutError:
+            raise _timeout(model_name, deadline) from None
+        except Exception as exc:
+            failure = translate(exc)
+            if failure is None:
+                raise
+        assert failure is not None
+        retry += 1
+        wait = policy.delay(retry, failure.retry_after)
+        if not failure.is_retryable or retry > policy.max_retries:
+            raise failure.error from None
+        if time.monotonic() + wait >= deadline:
+            raise _timeout(model_name, deadline, failure.error) from None
+        await asyncio.sleep(wait)
+
+
+class _AttemptTimeout(Exception):
+    pass
+
+
+async def _one_attempt(
+    attempt: Callable[[], Awaitable[T]], policy: RetryPolicy, deadline: float
+) -> T:
+    remaining = max(deadline - time.monotonic(), 0.0)
+    limit = remaining if policy.attempt_timeout is None else min(remaining, policy.attempt_timeout)
+    try:
+        async with asyncio.timeout(limit):
+            return await attempt()
+    except TimeoutError:
+        if limit < remaining:
+            raise _AttemptTimeout from None
+        raise
+
+
+def _timeout(model_name: str, deadline: float, last: ModelError | None = None) -> ModelTimeoutError:
+    detail = f" (last error: {last})" if last else ""
+    return ModelTimeoutError(
+        f"{model_name}: the request did not complete within its total timeout{detail}",
+        model_name=model_name,
+    )
