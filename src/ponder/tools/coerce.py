@@ -7,13 +7,21 @@ with a message that says what was expected.
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
-__all__ = ["MAX_SAFE_INTEGER", "coerce_boolean", "coerce_integer", "describe_value"]
+__all__ = [
+    "MAX_SAFE_INTEGER",
+    "coerce_boolean",
+    "coerce_integer",
+    "coerce_number",
+    "describe_value",
+]
 
 MAX_SAFE_INTEGER = 2**53 - 1
 _DECIMAL = re.compile(r"[+-]?\d+")
+_REAL = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
 
 
 def describe_value(value: Any) -> str:
@@ -60,3 +68,21 @@ def coerce_boolean(value: Any) -> bool:
     if isinstance(value, str) and value.strip().lower() in ("true", "false"):
         return value.strip().lower() == "true"
     raise ValueError(f'expected a boolean or "true"/"false", received {describe_value(value)}')
+
+
+def coerce_number(value: Any) -> int | float:
+    """A finite number, or a base-10 decimal string such as ``"2.5"`` or ``"1e3"``.
+
+    Booleans, hex, ``NaN`` and infinities are refused with a ``ValueError``.
+    """
+    if isinstance(value, bool):
+        raise ValueError(f"expected a number, received {describe_value(value)}")
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and math.isfinite(value):
+        return value
+    if isinstance(value, str) and _REAL.fullmatch(value.strip()):
+        number = float(value.strip())
+        if math.isfinite(number):
+            return int(number) if _DECIMAL.fullmatch(value.strip()) else number
+    raise ValueError(f"expected a number, received {describe_value(value)}")

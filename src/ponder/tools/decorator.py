@@ -1,0 +1,228 @@
+"""Making tools: ``@tool`` on plain functions, and `make_tool` for a raw schema plus handler.
+
+A decorated function may be sync or async, may take a `ToolContext` as its first
+parameter, and may take one pydantic model instead of separate parameters. Its return value
+becomes a `ToolResult`: a result as is, text as the output, ``None`` as ``(no output)``,
+anything else as JSON text with the value kept in ``data``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import inspect
+import json
+import re
+from collections.abc import Callable, Mapping
+from typing import Any, TypedDict, Unpack, overload
+
+from pydantic import BaseModel, ValidationError
+from pydantic_core import to_jsonable_python
+
+from ponder.exceptions import UserError
+from ponder.tools.arguments import ArgumentError, issues_from_validation_error
+from ponder.tools.conform import SchemaConformer
+from ponder.tools.schema import FunctionShape, describe_function
+from ponder.tools.tool import Tool, ToolContext, ToolFunction, ToolResult, ToolValidator
+
+__all__ = ["ToolOptions", "make_tool", "to_tool_result", "tool"]
+
+_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+
+
+class ToolOptions(TypedDict, total=False):
+    """Keyword options shared by ``@tool`` and `make_tool` (see `Tool` for each field)."""
+
+    timeout: float | None
+    max_concurrency: int | None
+    requires_approval: bool
+    idempotent: bool
+    state_type: type[BaseModel] | None
+    builtin: bool
+    strict: bool
+    metadata: dict[str, Any]
+    run_in_thread: bool
+    """Run a sync function in a worker thread (default) so it cannot block the event loop."""
+
+
+def to_tool_result(value: Any) -> ToolResult:
+    """Convert whatever a tool function returned into a `ToolResult`."""
+    if isinstance(value, ToolResult):
+        return value
+    if isinstance(value, str):
+        return ToolResult.ok(value)
+    if value is None:
+        return ToolResult.ok("(no output)")
+    data = to_jsonable_python(value, fallback=repr)
+    return ToolResult.ok(json.dumps(data, ensure_ascii=False), data=data)
+
+
+@overload
+def tool(fn: Callable[..., Any], /) -> Tool: ...
+@overload
+def tool(
+    fn: None = None,
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    **options: Unpack[ToolOptions],
+) -> Callable[[Callable[..., Any]], Tool]: ...
+def tool(
+    fn: Callable[..., Any] | None = None,
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    **options: Unpack[ToolOptions],
+) -> Tool | Callable[[Callable[..., Any]], Tool]:
+    """Turn a function into a `Tool`; usable bare (``@tool``) or with options."""
+
+    def build(function: Callable[..., Any]) -> Tool:
+        tool_name = name or function.__name__
+        _check_name(tool_name)
+        shape = describe_function(function, name=tool_name)
+        return _build_tool(
+            tool_name,
+            description if description is not None else shape.description,
+            shape.parameters,
+            _function_caller(function, shape, options.get("run_in_thread", True)),
+            _signature_validator(shape),
+            options,
+        )
+
+    return build if fn is None else build(fn)
+
+
+def make_tool(
+    name: str,
+    description: str,
+    parameters: Mapping[str, Any],
+    handler: Callable[..., Any],
+    *,
+    validator: ToolValidator | None = None,
+    **options: Unpack[ToolOptions],
+) -> Tool:
+    """A tool from a hand-written JSON Schema and a handler.
+
+    The handler is called as ``handler(ctx, args)`` when its first parameter is a
+    `ToolContext` (or is named ``ctx``/``context``) and it takes two, else ``handler(**args)``.
+    Arguments are checked and coerced against the schema unless ``validator`` is given.
+    """
+    _check_name(name)
+    if not isinstance(parameters, Mapping) or parameters.get("type", "object") != "object":
+        raise UserError(f"tool {name!r}: parameters must be a JSON Schema of type 'object'")
+    schema = dict(parameters)
+    schema.setdefault("type", "object")
+    schema.setdefault("properties", {})
+    check = validator or SchemaConformer(schema, fill_defaults=True).conform
+    caller = _handler_caller(handler, options.get("run_in_thread", True))
+    return _build_tool(name, description, schema, caller, check, options)
+
+
+def _build_tool(
+    name: str,
+    description: str,
+    parameters: dict[str, Any],
+    function: ToolFunction,
+    validator: ToolValidator,
+    options: ToolOptions,
+) -> Tool:
+    timeout = options.get("timeout")
+    if timeout is not None and not timeout > 0:
+        raise UserError(f"tool {name!r}: timeout must be a positive number of seconds")
+    limit = options.get("max_concurrency")
+    if limit is not None and limit < 1:
+        raise UserError(f"tool {name!r}: max_concurrency must be at least 1")
+    return Tool(
+        name=name,
+        description=description,
+        parameters=parameters,
+        function=function,
+        validator=validator,
+        timeout=timeout,
+        max_concurrency=limit,
+        requires_approval=options.get("requires_approval", False),
+        idempotent=options.get("idempotent", False),
+        state_type=options.get("state_type"),
+        builtin=options.get("builtin", False),
+        strict=options.get("strict", False),
+        metadata=dict(options.get("metadata", {})),
+    )
+
+
+def _check_name(name: str) -> None:
+    if not isinstance(name, str) or not _NAME.match(name):
+        raise UserError(
+            f"invalid tool name {name!r}: use 1-64 letters, digits, '_' or '-' "
+            "(what model providers accept)"
+        )
+
+
+def _signature_validator(shape: FunctionShape) -> ToolValidator:
+    conformer = SchemaConformer(shape.parameters)
+    model = shape.arguments_model
+    names = tuple(model.model_fields)
+
+    def validate(args: dict[str, Any]) -> dict[str, Any]:
+        conformed = conformer.conform(args)
+        try:
+            instance = model.model_validate(conformed)
+        except ValidationError as exc:
+            raise ArgumentError(issues_from_validation_error(exc)) from None
+        if shape.model_parameter is not None:
+            return {shape.model_parameter: instance}
+        return {field: getattr(instance, field) for field in names}
+
+    return validate
+
+
+async def _invoke(call: Callable[[], Any], is_async: bool, run_in_thread: bool) -> ToolResult:
+    if is_async or not run_in_thread:
+        value = call()
+    else:
+        value = await asyncio.to_thread(call)
+    if inspect.isawaitable(value):
+        value = await value
+    return to_tool_result(value)
+
+
+def _function_caller(
+    fn: Callable[..., Any], shape: FunctionShape, run_in_thread: bool
+) -> ToolFunction:
+    is_async = inspect.iscoroutinefunction(fn)
+
+    async def call(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
+        bound = (
+            functools.partial(fn, ctx, **args)
+            if shape.takes_context
+            else functools.partial(fn, **args)
+        )
+        return await _invoke(bound, is_async, run_in_thread)
+
+    return call
+
+
+def _handler_caller(handler: Callable[..., Any], run_in_thread: bool) -> ToolFunction:
+    is_async = inspect.iscoroutinefunction(handler)
+    takes_context = _takes_context(handler)
+
+    async def call(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
+        if takes_context:
+            bound = functools.partial(handler, ctx, args)
+        else:
+            bound = functools.partial(handler, **args)
+        return await _invoke(bound, is_async, run_in_thread)
+
+    return call
+
+
+def _takes_context(handler: Callable[..., Any]) -> bool:
+    try:
+        params = list(inspect.signature(handler).parameters.values())
+    except (TypeError, ValueError):
+        return False
+    if len(params) != 2 or params[0].kind is params[0].VAR_KEYWORD:
+        return False
+    first = params[0]
+    return first.annotation in (ToolContext, "ToolContext") or first.name in ("ctx", "context")
