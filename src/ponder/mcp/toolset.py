@@ -1,0 +1,183 @@
+"""`MCPToolset`: the tools of several MCP servers as ponder `Tool` objects.
+
+Sessions are pooled for the toolset's lifetime and started lazily and concurrently by
+`MCPToolset.tools`. A tool name offered by two servers becomes ``<server>__<tool>`` on
+both (reported in `MCPToolset.renamed` and an ``mcp.tools_renamed`` event). A failing
+server yields error results for its calls and is reconnected with backoff.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from collections.abc import Sequence
+from types import TracebackType
+from typing import Any
+
+import mcp_types as types
+
+from ponder.exceptions import ToolError, UserError
+from ponder.mcp.client import EventSink, MCPServerConnection
+from ponder.mcp.config import MCPServerConfig, unique_names
+from ponder.mcp.content import to_tool_result
+from ponder.tools.tool import Tool, ToolContext, ToolResult
+
+__all__ = ["MCPToolset"]
+
+_EXECUTOR_MARGIN = 5.0
+"""Extra seconds on `Tool.timeout` so this module's own, clearer timeout fires first."""
+
+
+class MCPToolset:
+    """The tools of a set of MCP servers, with pooled sessions."""
+
+    def __init__(
+        self,
+        servers: Sequence[MCPServerConfig],
+        *,
+        call_timeout: float = 60.0,
+        init_timeout: float = 20.0,
+        on_event: EventSink | None = None,
+    ) -> None:
+        if call_timeout <= 0 or init_timeout <= 0:
+            raise UserError("MCPToolset: call_timeout and init_timeout must be positive")
+        names = unique_names([s.name for s in servers])
+        self.servers = [
+            s.model_copy(update={"name": n}) for s, n in zip(servers, names, strict=True)
+        ]
+        self.call_timeout = call_timeout
+        self.on_event = on_event
+        self.errors: dict[str, str] = {}
+        """Server name → why it contributes no tools (failed to start or to list)."""
+        self.renamed: dict[str, tuple[str, str]] = {}
+        """Exposed tool name → (server, original tool name), for names offered twice."""
+        self._connections = {
+            s.name: MCPServerConnection(s, init_timeout=init_timeout, emit=self._emit)
+            for s in self.servers
+        }
+        self._listed: dict[str, list[types.Tool]] = {s.name: [] for s in self.servers}
+        self._tools: list[Tool] | None = None
+        self._closed = False
+
+    async def __aenter__(self) -> MCPToolset:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    async def start(self) -> None:
+        """Open the toolset; servers connect lazily on the first `tools()`."""
+        if self._closed:
+            raise UserError("MCPToolset: a closed toolset cannot be started again")
+
+    async def close(self) -> None:
+        """Close every session and stop every stdio server process."""
+        self._closed = True
+        await asyncio.gather(*(c.close() for c in self._connections.values()))
+
+    async def tools(self) -> list[Tool]:
+        """The tools of every reachable server, names unique; cheap when nothing changed.
+
+        Servers whose list is stale (never listed, `tools/list_changed`, reconnected) are
+        (re)listed concurrently; a server that fails is reported in `errors`.
+        """
+        if self._closed:
+            raise UserError("MCPToolset: the toolset is closed")
+        stale = [c for c in self._connections.values() if c.tools_stale]
+        if stale or self._tools is None:
+            await asyncio.gather(*(self._refresh(c) for c in stale))
+            self._tools = self._build_tools()
+        return list(self._tools)
+
+    async def _refresh(self, connection: MCPServerConnection) -> None:
+        try:
+            listed = await connection.list_tools()
+        except ToolError as exc:
+            self.errors[connection.name] = str(exc)
+            self._emit({"kind": "mcp.server_failed", "server": connection.name, "error": str(exc)})
+            return
+        self.errors.pop(connection.name, None)
+        self._listed[connection.name] = listed
+        self._emit({"kind": "mcp.tools_listed", "server": connection.name, "count": len(listed)})
+
+    def _build_tools(self) -> list[Tool]:
+        counts = Counter(t.name for listed in self._listed.values() for t in listed)
+        renamed: dict[str, tuple[str, str]] = {}
+        taken: set[str] = set()
+        tools: list[Tool] = []
+        for server, listed in self._listed.items():
+            for spec in listed:
+                name = spec.name if counts[spec.name] == 1 else f"{server}__{spec.name}"
+                name = _free_name(name, taken)
+                if name != spec.name:
+                    renamed[name] = (server, spec.name)
+                taken.add(name)
+                tools.append(self._to_tool(server, spec, name))
+        if renamed != self.renamed and renamed:
+            mapping = {new: f"{srv}/{old}" for new, (srv, old) in renamed.items()}
+            self._emit({"kind": "mcp.tools_renamed", "renamed": mapping})
+        self.renamed = renamed
+        return tools
+
+    def _to_tool(self, server: str, spec: types.Tool, name: str) -> Tool:
+        timeout = self._connections[server].config.timeout or self.call_timeout
+        parameters = dict(spec.input_schema)
+        parameters.setdefault("type", "object")
+        parameters.setdefault("properties", {})
+
+        async def call(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
+            return await self._call(server, spec.name, ctx, args, timeout)
+
+        return Tool(
+            name=name,
+            description=spec.description or spec.title or f"{spec.name} (MCP server {server})",
+            parameters=parameters,
+            function=call,
+            timeout=timeout + _EXECUTOR_MARGIN,
+            metadata={"mcp_server": server, "mcp_tool": spec.name},
+        )
+
+    async def _call(
+        self, server: str, tool: str, ctx: ToolContext, args: dict[str, Any], timeout: float
+    ) -> ToolResult:
+        if self._closed:
+            return ToolResult.fail("the MCP toolset is closed")
+        connection = self._connections[server]
+
+        async def progress(progress: float, total: float | None, message: str | None) -> None:
+            self._emit(
+                {
+                    "kind": "mcp.progress",
+                    "server": server,
+                    "tool": tool,
+                    "call_id": ctx.call_id,
+                    "progress": progress,
+                    "total": total,
+                    "message": message,
+                }
+            )
+
+        try:
+            result = await connection.call_tool(tool, args, timeout=timeout, progress=progress)
+        except ToolError as exc:
+            return ToolResult.fail(str(exc), data={"mcp_server": server, "mcp_tool": tool})
+        return to_tool_result(result)
+
+    def _emit(self, event: dict[str, Any]) -> None:
+        if self.on_event is not None:
+            self.on_event(event)
+
+
+def _free_name(name: str, taken: set[str]) -> str:
+    """``name``, or ``name_2``, ``name_3``... when an earlier tool already holds it."""
+    candidate, n = name, 1
+    while candidate in taken:
+        n += 1
+        candidate = f"{name}_{n}"
+    return candidate
