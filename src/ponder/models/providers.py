@@ -24,6 +24,7 @@ class ProviderProfile:
     default_base_url: str | None = None
     requires_key: bool = True
     replays_reasoning: bool = False
+    has_json_schema_output: bool = True
     placeholder_key: str = "not-needed"
 
     def api_key(self, given: str | None) -> str:
@@ -55,6 +56,7 @@ PROVIDERS: dict[str, ProviderProfile] = {
         "DEEPSEEK_BASE_URL",
         "https://api.deepseek.com",
         replays_reasoning=True,
+        has_json_schema_output=False,
     ),
     "ollama": ProviderProfile(
         "ollama", None, "OLLAMA_BASE_URL", "http://127.0.0.1:11434/v1", requires_key=False

@@ -8,14 +8,23 @@ text, so `parse_structured` reads every provider's answer the same way.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any, TypeVar, overload
 
 from pydantic import BaseModel, ValidationError
 
 from ponder.exceptions import StructuredOutputError, UserError
-from ponder.models.base import ModelResponse, OutputSchema
+from ponder.messages import AssistantPart, TextPart, ToolCallPart
+from ponder.models.base import ModelResponse, OutputSchema, ToolDefinition
 
-__all__ = ["is_strict_schema", "output_schema", "parse_structured"]
+__all__ = [
+    "is_strict_schema",
+    "output_schema",
+    "output_tool",
+    "parse_structured",
+    "tool_name",
+    "tool_output_to_text",
+]
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -104,3 +113,31 @@ def _strip_fence(text: str) -> str:
 def _summary(exc: ValidationError) -> str:
     errors = exc.errors()[:3]
     return "; ".join(f"{'.'.join(map(str, e['loc'])) or '<root>'}: {e['msg']}" for e in errors)
+
+
+def output_tool(schema: OutputSchema) -> ToolDefinition:
+    """The tool a provider without native structured output is forced to call."""
+    return ToolDefinition(
+        name=tool_name(schema.name),
+        description=schema.description or "Give the final answer in this exact structure.",
+        parameters=schema.json_schema,
+    )
+
+
+def tool_output_to_text(response: ModelResponse, schema: OutputSchema) -> ModelResponse:
+    """Turn the forced output-tool call into response text, so `parse_structured` reads it."""
+    name = tool_name(schema.name)
+    calls = [c for c in response.tool_calls if c.name == name]
+    if not calls:
+        return response
+    parts: list[AssistantPart] = [
+        p for p in response.parts if not isinstance(p, ToolCallPart | TextPart)
+    ]
+    parts.append(TextPart(text=calls[0].arguments))
+    return response.model_copy(update={"parts": tuple(parts)})
+
+
+def tool_name(name: str) -> str:
+    """``name`` reduced to the characters providers accept in tool and schema names."""
+    cleaned = re.sub(r"[^a-zA-Z0-9_-]", "_", name)[:64]
+    return cleaned or "output"

@@ -1,0 +1,244 @@
+"""The OpenAI chat-completions wire format: ledger → request body, response → ledger parts.
+
+Pure functions and one stream assembler; no SDK import, so they are cheap to test and the
+adapter module stays fast to import.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, assert_never
+
+from ponder.exceptions import ModelResponseError, UserError
+from ponder.messages import (
+    AssistantMessage,
+    AssistantPart,
+    Message,
+    ReasoningPart,
+    SystemMessage,
+    TextPart,
+    ToolCallPart,
+    ToolMessage,
+    UserMessage,
+)
+from ponder.models.base import (
+    ForceTool,
+    ModelDelta,
+    ModelRequest,
+    ModelResponse,
+    ReasoningDelta,
+    TextDelta,
+    ToolCallDelta,
+    ToolDefinition,
+    Usage,
+)
+from ponder.models.providers import ProviderProfile
+from ponder.models.structured import is_strict_schema, output_tool, tool_name
+
+__all__ = ["StreamAssembler", "request_body", "response_from_message", "usage_from"]
+
+
+def request_body(request: ModelRequest, profile: ProviderProfile) -> dict[str, Any]:
+    """The keyword arguments of ``chat.completions.create`` (without model and stream)."""
+    tools = list(request.tools)
+    choice = request.tool_choice
+    body: dict[str, Any] = {"messages": [to_wire(m, profile) for m in request.messages]}
+    if request.output is not None:
+        if profile.has_json_schema_output:
+            body["response_format"] = _response_format(request)
+        else:
+            tools.append(output_tool(request.output))
+            choice = ForceTool(tool_name(request.output.name))
+    if tools:
+        body["tools"] = [_tool(t) for t in tools]
+        body["tool_choice"] = _tool_choice(choice, tools)
+    settings = request.settings
+    if settings.temperature is not None:
+        body["temperature"] = settings.temperature
+    if settings.max_tokens is not None:
+        body["max_tokens"] = settings.max_tokens
+    if settings.extra_body:
+        body["extra_body"] = settings.extra_body
+    return body
+
+
+def to_wire(message: Message, profile: ProviderProfile) -> dict[str, Any]:
+    """One ledger message as an OpenAI chat message."""
+    match message:
+        case SystemMessage():
+            return {"role": "system", "content": message.content}
+        case UserMessage():
+            user: dict[str, Any] = {"role": "user", "content": message.content}
+            if message.name:
+                user["name"] = message.name
+            return user
+        case AssistantMessage():
+            return _assistant(message, profile)
+        case ToolMessage():
+            return {"role": "tool", "tool_call_id": message.call_id, "content": message.content}
+        case _:
+            assert_never(message)
+
+
+def _assistant(message: AssistantMessage, profile: ProviderProfile) -> dict[str, Any]:
+    calls = message.tool_calls
+    wire: dict[str, Any] = {"role": "assistant", "content": message.text or (None if calls else "")}
+    if calls:
+        wire["tool_calls"] = [
+            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+            for c in calls
+        ]
+    if profile.replays_reasoning and message.reasoning:
+        wire["reasoning_content"] = message.reasoning
+    return wire
+
+
+def _tool(tool: ToolDefinition) -> dict[str, Any]:
+    function: dict[str, Any] = {"name": tool.name, "parameters": tool.parameters}
+    if tool.description:
+        function["description"] = tool.description
+    if tool.strict and is_strict_schema(tool.parameters):
+        function["strict"] = True
+    return {"type": "function", "function": function}
+
+
+def _tool_choice(choice: Any, tools: Sequence[ToolDefinition]) -> Any:
+    if not isinstance(choice, ForceTool):
+        return choice
+    names = [t.name for t in tools]
+    if choice.name not in names:
+        raise UserError(f"tool_choice forces tool {choice.name!r}, which is not among {names}")
+    return {"type": "function", "function": {"name": choice.name}}
+
+
+def _response_format(request: ModelRequest) -> dict[str, Any]:
+    assert request.output is not None
+    schema = request.output
+    spec: dict[str, Any] = {"name": tool_name(schema.name), "schema": schema.json_schema}
+    if schema.description:
+        spec["description"] = schema.description
+    spec["strict"] = schema.strict and is_strict_schema(schema.json_schema)
+    return {"type": "json_schema", "json_schema": spec}
+
+
+def usage_from(raw: Any) -> Usage:
+    """Provider-reported usage (``None`` → an empty usage for one request)."""
+    if raw is None:
+        return Usage(requests=1)
+    details = getattr(raw, "completion_tokens_details", None)
+    return Usage(
+        requests=1,
+        input_tokens=getattr(raw, "prompt_tokens", 0) or 0,
+        output_tokens=getattr(raw, "completion_tokens", 0) or 0,
+        reasoning_tokens=(getattr(details, "reasoning_tokens", 0) or 0) if details else 0,
+    )
+
+
+def response_from_message(completion: Any, profile: ProviderProfile) -> ModelResponse:
+    """A `ModelResponse` from a non-streamed ``ChatCompletion``."""
+    if not completion.choices:
+        raise ModelResponseError("the provider returned no choices", model_name=completion.model)
+    choice = completion.choices[0]
+    message = choice.message
+    parts: list[AssistantPart] = []
+    reasoning = getattr(message, "reasoning_content", None)
+    if reasoning:
+        parts.append(ReasoningPart(text=reasoning, provider=profile.name))
+    if message.content:
+        parts.append(TextPart(text=message.content))
+    for call in message.tool_calls or ():
+        function = call.function
+        parts.append(ToolCallPart.from_raw(call.id or _new_id(), function.name, function.arguments))
+    return ModelResponse(
+        parts=tuple(parts),
+        usage=usage_from(completion.usage),
+        finish_reason=choice.finish_reason,
+        model_name=completion.model,
+    )
+
+
+def _new_id() -> str:
+    return f"call_{uuid.uuid4().hex[:16]}"
+
+
+@dataclass
+class _CallBuffer:
+    id: str | None = None
+    name: str = ""
+    arguments: list[str] = field(default_factory=list)
+
+
+@dataclass
+class StreamAssembler:
+    """Folds ``ChatCompletionChunk`` objects into deltas and, at the end, one response.
+
+    Tool-call fragments are assembled by ``index``, so several parallel calls may
+    interleave. `finish` refuses a stream that never said why it stopped.
+    """
+
+    profile: ProviderProfile
+    text: list[str] = field(default_factory=list)
+    reasoning: list[str] = field(default_factory=list)
+    calls: dict[int, _CallBuffer] = field(default_factory=dict)
+    usage: Usage | None = None
+    finish_reason: str | None = None
+    model_name: str | None = None
+
+    def feed(self, chunk: Any) -> list[ModelDelta]:
+        """Take one chunk; return the deltas it carries."""
+        self.model_name = chunk.model or self.model_name
+        if chunk.usage is not None:
+            self.usage = usage_from(chunk.usage)
+        if not chunk.choices:
+            return []
+        choice = chunk.choices[0]
+        if choice.finish_reason:
+            self.finish_reason = choice.finish_reason
+        return self._deltas(choice.delta)
+
+    def _deltas(self, delta: Any) -> list[ModelDelta]:
+        out: list[ModelDelta] = []
+        reasoning = getattr(delta, "reasoning_content", None)
+        if reasoning:
+            self.reasoning.append(reasoning)
+            out.append(ReasoningDelta(reasoning))
+        if delta.content:
+            self.text.append(delta.content)
+            out.append(TextDelta(delta.content))
+        for fragment in delta.tool_calls or ():
+            out.append(self._call_fragment(fragment))
+        return out
+
+    def _call_fragment(self, fragment: Any) -> ToolCallDelta:
+        buffer = self.calls.setdefault(fragment.index, _CallBuffer())
+        function = fragment.function
+        name = function.name if function else None
+        arguments = (function.arguments if function else None) or ""
+        buffer.id = buffer.id or fragment.id
+        buffer.name += name or ""
+        buffer.arguments.append(arguments)
+        return ToolCallDelta(fragment.index, id=fragment.id, name=name, arguments=arguments)
+
+    def finish(self) -> ModelResponse:
+        """The complete response; `ModelResponseError` if the stream was cut short."""
+        if self.finish_reason is None:
+            raise ModelResponseError(
+                "the stream ended before the provider finished the response",
+                model_name=self.model_name,
+            )
+        parts: list[AssistantPart] = []
+        if self.reasoning:
+            parts.append(ReasoningPart(text="".join(self.reasoning), provider=self.profile.name))
+        if self.text:
+            parts.append(TextPart(text="".join(self.text)))
+        for _, buffer in sorted(self.calls.items()):
+            arguments = "".join(buffer.arguments)
+            parts.append(ToolCallPart.from_raw(buffer.id or _new_id(), buffer.name, arguments))
+        return ModelResponse(
+            parts=tuple(parts),
+            usage=self.usage or Usage(requests=1),
+            finish_reason=self.finish_reason,
+            model_name=self.model_name,
+        )

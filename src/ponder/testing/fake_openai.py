@@ -1,0 +1,232 @@
+"""A fake OpenAI-compatible provider: a real HTTP server speaking ``/v1/chat/completions``.
+
+Plain and streamed answers, tool calls, ``reasoning_content`` and usage come from a
+script (see `ponder.testing.script`), and faults are injected per reply. Use it as
+``async with FakeOpenAIServer(script) as server``, as ``with ...`` from sync code (a
+background thread), or as a subprocess::
+
+    python -m ponder.testing.fake_openai --port 0 --script script.json
+
+which prints its base URL on the first stdout line and serves until terminated.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from ponder.testing._http import HttpReply, HttpRequest, LocalHttpServer
+from ponder.testing.script import FakeReply, FakeScript, ScriptSource, load_script, split_text
+
+__all__ = ["FakeOpenAIServer", "main"]
+
+_DONE = b"data: [DONE]\n\n"
+
+
+class FakeOpenAIServer:
+    """A scripted provider on 127.0.0.1 (an ephemeral port unless ``port`` is given)."""
+
+    path = "/v1/chat/completions"
+
+    def __init__(self, script: ScriptSource = (), *, port: int = 0, model: str = "fake-model"):
+        self.script = FakeScript(script)
+        self.model = model
+        self._http = LocalHttpServer(self._handle, port=port)
+        self._call_count = 0
+
+    @property
+    def base_url(self) -> str:
+        """The base URL to give a client (``http://127.0.0.1:<port>/v1``)."""
+        return f"http://127.0.0.1:{self._http.port}/v1"
+
+    @property
+    def requests(self) -> list[dict[str, Any]]:
+        """Every request body received, in order."""
+        return self.script.requests
+
+    async def __aenter__(self) -> FakeOpenAIServer:
+        await self._http.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self._http.stop()
+
+    def __enter__(self) -> FakeOpenAIServer:
+        self._http.start_in_thread()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._http.stop_thread()
+
+    async def _handle(self, request: HttpRequest, reply: HttpReply) -> None:
+        if request.method != "POST" or request.path.split("?")[0] != self.path:
+            await reply.send_json(404, _error(f"no route {request.method} {request.path}"))
+            return
+        try:
+            body = request.json()
+        except ValueError:
+            await reply.send_json(400, _error("request body is not JSON"))
+            return
+        fake = self.script.next_reply(body)
+        if fake is None:
+            await reply.send_json(400, _error(self.script.exhausted_message()))
+            return
+        await asyncio.sleep(fake.delay)
+        if fake.status is not None:
+            await _send_status(reply, fake)
+        elif body.get("stream"):
+            await self._send_stream(reply, fake, body)
+        else:
+            await self._send_completion(reply, fake, body)
+
+    async def _send_completion(
+        self, reply: HttpReply, fake: FakeReply, body: dict[str, Any]
+    ) -> None:
+        if fake.drop_after is not None:
+            reply.drop()
+            return
+        if fake.malformed:
+            await reply.send(200, b'{"id": "chatcmpl-fake", "choices": [')
+            return
+        message: dict[str, Any] = {"role": "assistant", "content": fake.content}
+        if fake.reasoning is not None:
+            message["reasoning_content"] = fake.reasoning
+        if fake.tool_calls:
+            message["tool_calls"] = [
+                {
+                    "id": cid,
+                    "type": "function",
+                    "function": {"name": c.name, "arguments": c.argument_text},
+                }
+                for cid, c in zip(self._call_ids(fake), fake.tool_calls, strict=True)
+            ]
+        choice = {"index": 0, "message": message, "finish_reason": fake.default_finish()}
+        result = self._envelope("chat.completion", fake, [] if fake.empty_choices else [choice])
+        result["usage"] = _usage(fake, body)
+        await reply.send_json(200, result)
+
+    async def _send_stream(self, reply: HttpReply, fake: FakeReply, body: dict[str, Any]) -> None:
+        await reply.start_stream()
+        events = [] if fake.empty_choices else self._stream_chunks(fake)
+        if (body.get("stream_options") or {}).get("include_usage"):
+            events.append(
+                {**self._envelope("chat.completion.chunk", fake, []), "usage": _usage(fake, body)}
+            )
+        for number, event in enumerate(events):
+            if fake.drop_after is not None and number >= fake.drop_after:
+                reply.drop()
+                return
+            await reply.send_chunk(b"data: " + json.dumps(event).encode() + b"\n\n")
+            if fake.malformed and number == 0:
+                await reply.send_chunk(b'data: {"id": "chatcmpl-fake", "choices": [{\n\n')
+        await reply.send_chunk(_DONE)
+        await reply.end_stream()
+
+    def _stream_chunks(self, fake: FakeReply) -> list[dict[str, Any]]:
+        deltas: list[dict[str, Any]] = [{"role": "assistant", "content": ""}]
+        deltas += [{"reasoning_content": piece} for piece in split_text(fake.reasoning or "")]
+        deltas += [{"content": piece} for piece in split_text(fake.content or "")]
+        deltas += [{"tool_calls": [frag]} for frag in self._call_fragments(fake)]
+        chunks = [self._chunk(fake, delta, None) for delta in deltas]
+        chunks.append(self._chunk(fake, {}, fake.default_finish()))
+        return chunks
+
+    def _call_fragments(self, fake: FakeReply) -> list[dict[str, Any]]:
+        """Heads of all calls first, then argument pieces interleaved across calls."""
+        ids = self._call_ids(fake)
+        heads = [
+            {
+                "index": i,
+                "id": ids[i],
+                "type": "function",
+                "function": {"name": c.name, "arguments": ""},
+            }
+            for i, c in enumerate(fake.tool_calls)
+        ]
+        pieces = [split_text(c.argument_text) for c in fake.tool_calls]
+        rest = [
+            {"index": i, "function": {"arguments": parts[n]}}
+            for n in range(max((len(p) for p in pieces), default=0))
+            for i, parts in enumerate(pieces)
+            if n < len(parts)
+        ]
+        return heads + rest
+
+    def _call_ids(self, fake: FakeReply) -> list[str]:
+        ids = []
+        for call in fake.tool_calls:
+            self._call_count += 1
+            ids.append(call.id or f"call_fake_{self._call_count}")
+        return ids
+
+    def _chunk(self, fake: FakeReply, delta: dict[str, Any], finish: str | None) -> dict[str, Any]:
+        choice = {"index": 0, "delta": delta, "finish_reason": finish}
+        return self._envelope("chat.completion.chunk", fake, [choice])
+
+    def _envelope(self, kind: str, fake: FakeReply, choices: list[Any]) -> dict[str, Any]:
+        number = self.script.served
+        model = fake.model or self.model
+        return {
+            "id": f"chatcmpl-fake-{number}",
+            "object": kind,
+            "created": 0,
+            "model": model,
+            "choices": choices,
+        }
+
+
+def _error(message: str, kind: str = "invalid_request_error") -> dict[str, Any]:
+    return {"error": {"message": message, "type": kind, "code": None, "param": None}}
+
+
+async def _send_status(reply: HttpReply, fake: FakeReply) -> None:
+    assert fake.status is not None
+    headers = {} if fake.retry_after is None else {"retry-after": str(fake.retry_after)}
+    await reply.send_json(fake.status, _error(fake.error_message, "scripted_error"), headers)
+
+
+def _usage(fake: FakeReply, body: dict[str, Any]) -> dict[str, Any]:
+    prompt = fake.input_tokens
+    if prompt is None:
+        prompt = len(json.dumps(body.get("messages", []))) // 4
+    completion = fake.output_tokens
+    if completion is None:
+        text = (fake.content or "") + (fake.reasoning or "")
+        completion = (len(text) + sum(len(c.argument_text) for c in fake.tool_calls)) // 4 + 1
+    return {
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": prompt + completion,
+        "completion_tokens_details": {"reasoning_tokens": fake.reasoning_tokens},
+    }
+
+
+async def _serve_forever(server: FakeOpenAIServer) -> None:
+    async with server:
+        print(server.base_url, flush=True)
+        await asyncio.Event().wait()
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run the fake server from the command line (see the module docstring)."""
+    parser = argparse.ArgumentParser(prog="python -m ponder.testing.fake_openai")
+    parser.add_argument("--port", type=int, default=0, help="port (0 = an ephemeral one)")
+    parser.add_argument("--script", type=Path, help="JSON list of replies to serve in order")
+    parser.add_argument("--model", default="fake-model", help="model name to report")
+    args = parser.parse_args(argv)
+    try:
+        script = load_script(args.script.read_text()) if args.script else []
+    except (OSError, ValueError) as exc:
+        parser.exit(2, f"error: cannot read script {args.script}: {exc}\n")
+    try:
+        asyncio.run(_serve_forever(FakeOpenAIServer(script, port=args.port, model=args.model)))
+    except KeyboardInterrupt:
+        sys.exit(0)
+
+
+if __name__ == "__main__":
+    main()
