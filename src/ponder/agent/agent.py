@@ -1,0 +1,231 @@
+"""`Agent`: configuration, and the entry points that run it (`run`, `run_sync`, `stream`).
+
+An agent holds configuration only — model, tools, instructions, config, hooks, and the
+pooled MCP connections. Every run gets its own `RunState` (plain data) and `RunContext`
+(the live pieces), so any number of runs can share one agent concurrently.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+import warnings
+from collections.abc import AsyncIterator, Callable, Sequence
+from typing import Any
+
+from ponder.agent.chat import NoActionStrategy
+from ponder.agent.hooks import Hooks
+from ponder.agent.react import ReActStrategy
+from ponder.agent.result import RunResult
+from ponder.agent.run import EventSink, RunContext
+from ponder.agent.state import RunState
+from ponder.agent.strategy import AgentStrategy
+from ponder.agent.workflows import program_for
+from ponder.config import AgentConfig
+from ponder.events import Event, RunFailed, RunFinished, RunStarted
+from ponder.exceptions import UserError, VMError
+from ponder.messages import Ledger, Message
+from ponder.models.base import Model
+from ponder.tools.executor import ToolExecutor
+from ponder.tools.registry import ToolRegistry
+from ponder.tools.tool import Tool
+from ponder.vm import Interpreter, Program
+
+__all__ = ["Agent"]
+
+_DONE = object()
+
+
+def _as_tool(item: Tool | Callable[..., Any]) -> Tool:
+    if isinstance(item, Tool):
+        return item
+    from ponder.tools.decorator import tool
+
+    return tool(item)
+
+
+class Agent:
+    """An agent: a model, tools and instructions, run by ponder's workflow VM."""
+
+    def __init__(
+        self,
+        model: str | Model | None = None,
+        tools: Sequence[Tool | Callable[..., Any]] = (),
+        instructions: str = "",
+        config: AgentConfig | None = None,
+        *,
+        strategy: type[AgentStrategy] | None = None,
+        **config_overrides: Any,
+    ) -> None:
+        base = config or AgentConfig()
+        self.config = base.replace(**config_overrides) if config_overrides else base
+        self.instructions = instructions
+        self.hooks = Hooks()
+        self.on_event = self.hooks.on_event
+        self.on_precompletion = self.hooks.on_precompletion
+        self.on_completion = self.hooks.on_completion
+        self._model_spec = model if model is not None else self.config.model
+        self._model: Model | None = None
+        self._user_tools = [_as_tool(t) for t in tools]
+        self._extra_tools: list[Tool] = []
+        self._registry: ToolRegistry | None = None
+        self._strategy = strategy or self._default_strategy()
+
+    def _default_strategy(self) -> type[AgentStrategy]:
+        config = self.config
+        if config.agent_strategy == "hybrid-react":
+            warnings.warn(
+                "agent_strategy 'hybrid-react' is deprecated; running 'react'. Use "
+                "agent_workflow = 'step-react' for structured reasoning.",
+                DeprecationWarning,
+                stacklevel=3,
+            )
+        if config.agent_strategy == "no-action" or config.tool_calling_mode == "none":
+            return NoActionStrategy
+        return ReActStrategy
+
+    @property
+    def model(self) -> Model:
+        """The model, resolved from its string on first use."""
+        if self._model is None:
+            from ponder.models import resolve_model
+
+            spec = self._model_spec
+            if spec is None:
+                raise UserError("no model given: pass model='openai:gpt-4o-mini' or set 'model'")
+            self._model = resolve_model(
+                spec, api_key=self.config.api_key, base_url=self.config.base_url
+            )
+        return self._model
+
+    @property
+    def program(self) -> Program:
+        """The VM program this agent's workflow runs."""
+        return program_for(self._strategy.get_category())
+
+    def tool_registry(self) -> ToolRegistry:
+        """The tools offered to the model (user tools, thinking tools, MCP tools)."""
+        if self._registry is None:
+            tools = [*self._user_tools, *self._builtin_stateful_tools(), *self._extra_tools]
+            self._registry = ToolRegistry(tools)
+        return self._registry
+
+    def _builtin_stateful_tools(self) -> list[Tool]:
+        config, names = self.config, {t.name for t in self._user_tools}
+        found: list[Tool] = []
+        if config.tool_calling_mode != "agent":
+            return found
+        if config.enable_thinking_tool and "sequential_thinking" not in names:
+            from ponder.tools.thinking import ThinkingConfig, sequential_thinking_tool
+
+            found.append(
+                sequential_thinking_tool(ThinkingConfig(max_thought_chars=config.thought_max_chars))
+            )
+        if config.enable_todo_tool and "todo_write" not in names:
+            from ponder.tools.todo import todo_write_tool
+
+            found.append(todo_write_tool())
+        return found
+
+    def _context(
+        self, state: RunState, deps: Any, sink: EventSink | None, stream: bool
+    ) -> RunContext:
+        registry = self.tool_registry()
+        executor = ToolExecutor(
+            registry,
+            default_timeout=self.config.tool_timeout,
+            max_output_chars=self.config.tool_output_max_chars,
+        )
+        return RunContext(
+            config=self.config, model=self.model, tools=registry, executor=executor,
+            hooks=self.hooks, state=state, instructions=self.instructions, deps=deps,
+            sink=sink, stream_text=stream, strategy_type=self._strategy,
+        )  # fmt: skip
+
+    def new_state(
+        self,
+        prompt: str,
+        *,
+        message_history: Sequence[Message] = (),
+        run_id: str | None = None,
+        session_id: str | None = None,
+    ) -> RunState:
+        """A fresh run state for ``prompt`` after ``message_history``."""
+        return RunState(
+            run_id=run_id or uuid.uuid4().hex,
+            session_id=session_id,
+            prompt=prompt,
+            ledger=Ledger(message_history),
+        )
+
+    async def run(
+        self,
+        prompt: str,
+        *,
+        message_history: Sequence[Message] = (),
+        deps: Any = None,
+        run_id: str | None = None,
+        session_id: str | None = None,
+    ) -> RunResult:
+        """Run the agent on ``prompt`` and return its result."""
+        state = self.new_state(
+            prompt, message_history=message_history, run_id=run_id, session_id=session_id
+        )
+        return await self._execute(state, deps, sink=None, stream=False)
+
+    def run_sync(self, prompt: str, **options: Any) -> RunResult:
+        """`run` for code without an event loop."""
+        return asyncio.run(self.run(prompt, **options))
+
+    async def stream(
+        self,
+        prompt: str,
+        *,
+        message_history: Sequence[Message] = (),
+        deps: Any = None,
+        run_id: str | None = None,
+        session_id: str | None = None,
+    ) -> AsyncIterator[Event]:
+        """Run the agent and yield its events as they happen (text deltas included)."""
+        state = self.new_state(
+            prompt, message_history=message_history, run_id=run_id, session_id=session_id
+        )
+        queue: asyncio.Queue[Any] = asyncio.Queue()
+        task = asyncio.ensure_future(self._execute(state, deps, queue.put_nowait, True))
+        task.add_done_callback(lambda _: queue.put_nowait(_DONE))
+        try:
+            while (item := await queue.get()) is not _DONE:
+                yield item
+            task.result()
+        finally:
+            if not task.done():
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
+
+    async def _execute(
+        self, state: RunState, deps: Any, sink: EventSink | None, stream: bool
+    ) -> RunResult:
+        ctx = self._context(state, deps, sink, stream)
+        vm = Interpreter(self.program, state, deps=ctx)
+        await ctx.emit(
+            RunStarted(
+                prompt=state.prompt, workflow=self.config.agent_workflow, model=self.model.name
+            )
+        )
+        try:
+            await vm.run()
+        except VMError as error:
+            cause = error.__cause__ or error
+            await ctx.strategy.on_exception(cause)
+            state.status = "failed"
+            await ctx.emit(RunFailed(error=str(cause), error_type=type(cause).__name__))
+            raise cause from None
+        state.status = "completed"
+        await ctx.emit(
+            RunFinished(
+                output=state.output or "",
+                stop_reason=state.stop_reason or "",
+                usage=state.usage.model_dump(),
+            )
+        )
+        return RunResult.from_state(state)

@@ -1,0 +1,204 @@
+"""What the built-in tools do to a run: reasoning, progress messages, stop, verification.
+
+Their definitions (wire names, schemas) are in ``ponder.tools.builtin``. Here each call's
+arguments are checked like any tool's — a malformed call gets an error result naming the
+field — and its effect is applied to the run state, with its event.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any
+
+from ponder.agent import prompts
+from ponder.events import (
+    MiddleMessage,
+    ReasoningStep,
+    Reflection,
+    StructuredReasoning,
+    ToolPrediction,
+)
+from ponder.messages import ToolCallPart
+from ponder.models.base import ToolDefinition
+from ponder.tools import builtin
+from ponder.tools.arguments import ArgumentError, ArgumentIssue, parse_arguments_lenient
+from ponder.tools.coerce import describe_value
+from ponder.tools.tool import ToolResult
+
+if TYPE_CHECKING:
+    from ponder.agent.run import RunContext
+
+__all__ = ["Builtins", "parse_structured_reasoning", "parse_tool_prediction"]
+
+_STEP = re.compile(
+    r"\[Step\s+(\d+)\s*/\s*(\d+)\]\s*\[(analy[sz]e|plan|execute|verify)\]\s*(.*)", re.IGNORECASE
+)
+_PREDICTION = re.compile(r"\[TOOL_PREDICTION\]\s*(.*)", re.IGNORECASE | re.DOTALL)
+CHECK_TYPES = ("self_check", "contradiction_check", "completeness_check")
+VERDICTS = ("pass", "warning", "fail")
+
+
+def parse_structured_reasoning(text: str, depth: int) -> list[tuple[int, int, str, str]]:
+    """``[Step N/M] [phase] sub-problem`` blocks, at most ``depth`` of them."""
+    blocks = []
+    for line in text.splitlines():
+        match = _STEP.search(line)
+        if match:
+            index, total, phase, rest = match.groups()
+            phase = "analyze" if phase.lower().startswith("analy") else phase.lower()
+            blocks.append((int(index), int(total), phase, rest.strip()))
+    return blocks[:depth]
+
+
+def parse_tool_prediction(text: str) -> tuple[list[str], str] | None:
+    """``[TOOL_PREDICTION] a, b -> next action`` → (tools, next action)."""
+    match = _PREDICTION.search(text)
+    if not match:
+        return None
+    body = match.group(1).strip().splitlines()[0] if match.group(1).strip() else ""
+    names, _, action = body.partition("->")
+    tools = [n.strip() for n in re.split(r"[,\s]+", names) if n.strip()]
+    return tools, action.strip()
+
+
+def _string(args: dict[str, Any], name: str, *, required: bool, issues: list[ArgumentIssue]) -> str:
+    value = args.get(name)
+    if value is None:
+        if required:
+            issues.append(ArgumentIssue(name, "missing (expected a non-empty string)"))
+        return ""
+    if not isinstance(value, str):
+        issues.append(ArgumentIssue(name, f"expected a string, received {describe_value(value)}"))
+        return ""
+    if required and not value.strip():
+        issues.append(ArgumentIssue(name, "must not be empty"))
+    return value.strip()
+
+
+def _choice(
+    args: dict[str, Any], name: str, allowed: tuple[str, ...], issues: list[ArgumentIssue]
+) -> str:
+    value = args.get(name)
+    if isinstance(value, str) and value.strip().lower() in allowed:
+        return value.strip().lower()
+    expected = " | ".join(allowed)
+    received = "missing" if value is None else f"received {describe_value(value)}"
+    issues.append(ArgumentIssue(name, f"expected one of {expected}, {received}"))
+    return ""
+
+
+class Builtins:
+    """The built-in tools enabled for one run, and their effects."""
+
+    def __init__(self, ctx: RunContext) -> None:
+        self.ctx = ctx
+        config = ctx.config
+        self.definitions: dict[str, ToolDefinition] = {}
+        if config.agent_thought_mode != "chat":
+            guidance = prompts.structured_guidance(config)
+            self.definitions[builtin.THINK_AND_REASON] = builtin.think_and_reason_definition(
+                guidance
+            )
+        if config.agent_middle_message:
+            self.definitions[builtin.PROCESSING_MESSAGE] = builtin.processing_message_definition()
+        self.definitions[builtin.AGENT_STOP] = builtin.agent_stop_definition()
+        if config.enable_reflection:
+            self.definitions[builtin.VERIFY_REASONING] = builtin.verify_reasoning_definition()
+        self.verdicts: list[str] = []
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.definitions
+
+    async def handle(self, call: ToolCallPart, round_no: int) -> ToolResult:
+        """Apply one built-in call; malformed arguments give an error result."""
+        try:
+            args = call.args if call.args is not None else parse_arguments_lenient(call.arguments)
+            issues: list[ArgumentIssue] = []
+            result = await self._dispatch(call.name, args, issues, round_no)
+            if issues:
+                raise ArgumentError(issues)
+        except ArgumentError as error:
+            return ToolResult.fail(error.for_model(call.name))
+        return result
+
+    async def _dispatch(
+        self, name: str, args: dict[str, Any], issues: list[ArgumentIssue], round_no: int
+    ) -> ToolResult:
+        if name == builtin.THINK_AND_REASON:
+            return await self._think(args, issues, round_no)
+        if name == builtin.PROCESSING_MESSAGE:
+            content = _string(args, "content", required=True, issues=issues)
+            if not issues:
+                await self.ctx.emit(MiddleMessage(content=content))
+            return ToolResult.ok(f"Sent a message to user: {content}")
+        if name == builtin.AGENT_STOP:
+            return self._stop(args, issues)
+        return await self._verify(args, issues)
+
+    async def _think(
+        self, args: dict[str, Any], issues: list[ArgumentIssue], round_no: int
+    ) -> ToolResult:
+        summary = _string(args, "summary", required=True, issues=issues)
+        last_step = _string(args, "last_step", required=False, issues=issues)
+        if issues:
+            return ToolResult.fail("invalid")
+        state = self.ctx.state
+        state.last_summary, state.last_step = summary, last_step
+        await self.ctx.emit(ReasoningStep(round=round_no, last_step=last_step, summary=summary))
+        await self._structured(summary)
+        return ToolResult.ok(prompts.REASONING_RECORDED)
+
+    async def _structured(self, summary: str) -> None:
+        config = self.ctx.config
+        if not config.structured_reasoning:
+            return
+        for index, total, phase, sub in parse_structured_reasoning(summary, config.reasoning_depth):
+            await self.ctx.emit(
+                StructuredReasoning(
+                    step_index=index, total_steps=total, phase=phase, sub_problem=sub
+                )
+            )
+        prediction = parse_tool_prediction(summary) if config.tool_prediction else None
+        if prediction:
+            await self.ctx.emit(
+                ToolPrediction(predicted_tools=prediction[0], predicted_next_action=prediction[1])
+            )
+
+    def _stop(self, args: dict[str, Any], issues: list[ArgumentIssue]) -> ToolResult:
+        result = _string(args, "result", required=False, issues=issues)
+        if issues:
+            return ToolResult.fail("invalid")
+        state = self.ctx.state
+        state.suggested_stop = True
+        state.extra["stop_result"] = result
+        if self.reflection_pending:
+            return ToolResult.ok("Stop acknowledged. Your reasoning will be verified first.")
+        return ToolResult.ok(prompts.FINAL_ANSWER_INSTRUCTION)
+
+    @property
+    def reflection_pending(self) -> bool:
+        """True when a stop must be verified before the final answer."""
+        state, config = self.ctx.state, self.ctx.config
+        return (
+            config.enable_reflection
+            and state.suggested_stop
+            and state.reflection_attempts < config.reflection_depth
+        )
+
+    async def _verify(self, args: dict[str, Any], issues: list[ArgumentIssue]) -> ToolResult:
+        check_type = _choice(args, "check_type", CHECK_TYPES, issues)
+        verdict = _choice(args, "result", VERDICTS, issues)
+        detail = _string(args, "detail", required=False, issues=issues)
+        if issues:
+            return ToolResult.fail("invalid")
+        self.verdicts.append(verdict)
+        await self.ctx.emit(
+            Reflection(
+                check_type=check_type,
+                result=verdict,
+                detail=detail,
+                attempt=self.ctx.state.reflection_attempts,
+            )
+        )
+        self.ctx.state.extra["reflection_detail"] = detail
+        return ToolResult.ok(f"Verification recorded: {verdict}.")

@@ -1,0 +1,19 @@
+"""The plain-chat strategy (``no-action`` / ``tool_calling_mode = "none"``): no tools at all."""
+
+from __future__ import annotations
+
+from ponder.agent.strategy import AgentStrategy
+
+__all__ = ["NoActionStrategy"]
+
+
+class NoActionStrategy(AgentStrategy):
+    """One model request with no tools offered; its text is the answer."""
+
+    category = "chat"
+
+    async def run(self) -> None:
+        """Answer the user's message directly."""
+        response = await self.ctx.request("chat", (), "auto")
+        self.state.ledger.append(response.to_message())
+        self.finish(response.text, "answered")

@@ -1,0 +1,39 @@
+"""`RunResult`: what a finished run returns."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ponder.agent.state import RunState, RunStatus
+from ponder.messages import Message
+from ponder.models.base import Usage
+
+__all__ = ["RunResult"]
+
+
+@dataclass(frozen=True, slots=True)
+class RunResult:
+    """The answer, why the run stopped, the whole conversation, and the tokens used."""
+
+    output: str
+    status: RunStatus
+    stop_reason: str
+    messages: list[Message]
+    usage: Usage
+    run_id: str
+    rounds: int
+    tool_calls: int
+
+    @classmethod
+    def from_state(cls, state: RunState) -> RunResult:
+        """The result recorded in a finished run's state."""
+        return cls(
+            output=state.output or "",
+            status=state.status,
+            stop_reason=state.stop_reason or "",
+            messages=list(state.ledger.messages),
+            usage=state.usage,
+            run_id=state.run_id,
+            rounds=state.rounds,
+            tool_calls=state.tool_calls,
+        )

@@ -1,0 +1,145 @@
+"""`RunContext`: the live, non-serialisable side of one run (the VM's ``deps``).
+
+It holds what nodes need besides ``RunState``: the config, the model, the tools, the
+executor, the hooks and the event sink. ``request`` sends the ledger to the model (hooks,
+streaming, usage); ``emit`` stamps an event and delivers it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ponder.agent.hooks import Hooks, ModelCall
+from ponder.agent.state import RunState
+from ponder.config import AgentConfig
+from ponder.events import Event, ReasoningDelta, TextDelta
+from ponder.exceptions import ModelResponseError
+from ponder.messages import Message, UserMessage
+from ponder.models.base import (
+    Model,
+    ModelRequest,
+    ModelResponse,
+    ModelSettings,
+    OutputSchema,
+    ToolChoice,
+    ToolDefinition,
+)
+from ponder.tools.executor import ToolExecutor
+from ponder.tools.registry import ToolRegistry
+
+if TYPE_CHECKING:
+    from ponder.agent.strategy import AgentStrategy
+
+__all__ = ["EventSink", "RunContext"]
+
+EventSink = Callable[[Event], None]
+
+
+@dataclass(slots=True, eq=False)
+class RunContext:
+    """Everything a workflow node may use during one run."""
+
+    config: AgentConfig
+    model: Model
+    tools: ToolRegistry
+    executor: ToolExecutor
+    hooks: Hooks
+    state: RunState
+    instructions: str = ""
+    deps: Any = None
+    sink: EventSink | None = None
+    stream_text: bool = False
+    strategy_type: type[AgentStrategy] | None = None
+    _strategy: AgentStrategy | None = None
+    _backlog: list[Event] = field(default_factory=list)
+
+    @property
+    def strategy(self) -> AgentStrategy:
+        """The run's strategy instance, created on first use (also after a restore)."""
+        if self._strategy is None:
+            assert self.strategy_type is not None
+            self._strategy = self.strategy_type(self)
+        return self._strategy
+
+    @property
+    def settings(self) -> ModelSettings:
+        """Model settings derived from the config."""
+        return ModelSettings(
+            temperature=self.config.temperature,
+            max_tokens=self.config.max_tokens,
+            timeout=self.config.llm_timeout,
+        )
+
+    def emit_now(self, event: Event) -> None:
+        """Stamp and deliver ``event`` to the sink; hooks see it at the next ``flush``."""
+        state = self.state
+        state.event_seq += 1
+        event.run_id = state.run_id
+        event.seq = state.event_seq
+        event.time = time.time()
+        if self.sink is not None:
+            self.sink(event)
+        if self.hooks.has_event_handlers:
+            self._backlog.append(event)
+
+    async def flush(self) -> None:
+        """Give pending events to the hooks, in order."""
+        while self._backlog:
+            event = self._backlog.pop(0)
+            await self.hooks.dispatch(event)
+
+    async def emit(self, event: Event) -> None:
+        """Stamp, deliver, and run the hooks for ``event``."""
+        self.emit_now(event)
+        if self._backlog:
+            await self.flush()
+
+    def append_user(self, content: str) -> None:
+        """Append a runtime-injected user message to the ledger."""
+        self.state.ledger.append(UserMessage(content=content))
+
+    async def request(
+        self,
+        purpose: str,
+        tools: Sequence[ToolDefinition] = (),
+        tool_choice: ToolChoice = "auto",
+        *,
+        output: OutputSchema | None = None,
+        messages: Sequence[Message] | None = None,
+    ) -> ModelResponse:
+        """Send the ledger (or ``messages``) to the model and account for usage."""
+        ledger = self.state.ledger
+        if messages is None:
+            ledger.ensure_sendable()
+            messages = ledger.messages
+        call: ModelCall | None = None
+        if self.hooks.has_precompletion or self.hooks.has_completion:
+            call = ModelCall(self.state.run_id, purpose, list(messages), list(tools), tool_choice)
+            await self.hooks.before_request(call)
+            messages, tools, tool_choice = call.messages, call.tools, call.tool_choice
+        request = ModelRequest(messages, tools, tool_choice, output, self.settings)
+        if self.stream_text and self.sink is not None:
+            response = await self._stream(request)
+        else:
+            response = await self.model.request(request)
+        if call is not None:
+            response = await self.hooks.after_response(call, response)
+        self.state.usage = self.state.usage + response.usage
+        return response
+
+    async def _stream(self, request: ModelRequest) -> ModelResponse:
+        final: ModelResponse | None = None
+        async for item in self.model.stream(request):
+            if isinstance(item, ModelResponse):
+                final = item
+            elif item.kind == "text_delta":
+                self.emit_now(TextDelta(text=item.text))
+            elif item.kind == "reasoning_delta":
+                self.emit_now(ReasoningDelta(text=item.text))
+        await self.flush()
+        if final is None:
+            raise ModelResponseError("the model's stream ended without a response")
+        return final

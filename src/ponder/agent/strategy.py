@@ -1,0 +1,99 @@
+"""`AgentStrategy`: the hooks a workflow program calls, with sensible defaults.
+
+A strategy is created once per run (``RunContext.strategy``) and keeps nothing of its own:
+all it knows is in ``RunState``, so a restored run gets a fresh strategy and goes on.
+Categories: ``agent`` strategies are driven by the framework loop (``single_execute`` →
+go on?); ``rag``, ``chat`` and ``workflow`` strategies take full control in ``run``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, ClassVar, Literal
+
+from ponder.agent import prompts
+from ponder.events import LimitReached
+from ponder.messages import SystemMessage, ToolCallPart, UserMessage
+from ponder.tools.tool import ToolResult
+
+if TYPE_CHECKING:
+    from ponder.agent.run import RunContext
+
+__all__ = ["AgentStrategy", "StrategyCategory"]
+
+StrategyCategory = Literal["agent", "rag", "chat", "workflow"]
+
+
+class AgentStrategy:
+    """Base class of strategies. Subclass it and override the hooks you need."""
+
+    category: ClassVar[StrategyCategory] = "agent"
+
+    def __init__(self, ctx: RunContext) -> None:
+        self.ctx = ctx
+        self.state = ctx.state
+        self.config = ctx.config
+
+    @classmethod
+    def get_category(cls) -> StrategyCategory:
+        """How the workflow drives this strategy."""
+        return cls.category
+
+    async def on_init(self) -> None:
+        """Put the system prompt and the user's message into the ledger (once per turn)."""
+        ledger = self.state.ledger
+        system = prompts.system_prompt(self.ctx.instructions, self.config)
+        if system and not any(isinstance(m, SystemMessage) for m in ledger.messages[:1]):
+            ledger.replace([SystemMessage(content=system), *ledger.messages])
+        ledger.append(UserMessage(content=self.state.prompt))
+
+    async def on_entry(self) -> None:
+        """Called once when the strategy starts working on the turn."""
+
+    async def single_execute(self) -> bool:
+        """One framework-driven round; return True to go on. Agent category only."""
+        raise NotImplementedError(f"{type(self).__name__} does not run rounds")
+
+    async def after_round(self) -> None:
+        """Called after every round that returned True (the loop body)."""
+
+    async def run(self) -> None:
+        """Full control of the turn (``rag``, ``chat`` and ``workflow`` categories)."""
+        raise NotImplementedError(f"{type(self).__name__} does not take full control")
+
+    async def call_tool(self, call: ToolCallPart) -> ToolResult:
+        """Run one tool call outside a batch and return its result."""
+        outcomes = await self.ctx.executor.run_batch(
+            [call], run_id=self.state.run_id, states=self.state.tool_states, deps=self.ctx.deps
+        )
+        return outcomes[0].result
+
+    async def on_limited(self, limit: Literal["rounds", "tool_calls"], value: int) -> None:
+        """A limit ended the tool loop: by default, answer without tools."""
+        await self.ctx.emit(LimitReached(limit=limit, value=value))
+        stop_reason = "round_limit" if limit == "rounds" else "call_limit"
+        await self.final_answer(prompts.limit_instruction(limit, value), stop_reason)
+
+    async def on_exception(self, exc: BaseException) -> None:
+        """Called when the turn fails, before the error reaches the caller."""
+
+    async def on_post_process(self) -> None:
+        """Called once at the end of the turn; makes sure there is an output."""
+        if self.state.output is None:
+            await self.final_answer(None, self.state.stop_reason or "answered")
+
+    async def final_answer(self, instruction: str | None, stop_reason: str) -> None:
+        """Ask for the answer with tools off (after an optional instruction) and keep it."""
+        if instruction:
+            self.ctx.append_user(instruction)
+        response = await self.ctx.request("final_answer", (), "none")
+        self.state.ledger.append(response.to_message())
+        for call in response.tool_calls:
+            refused = ToolResult.fail("tools are off now; answer in plain text")
+            self.state.ledger.append(refused.to_message(call))
+        self.finish(response.text, stop_reason)
+
+    def finish(self, output: str, stop_reason: str) -> None:
+        """Record the turn's answer and end the loop."""
+        self.state.output = output
+        self.state.stop_reason = stop_reason
+        self.state.done = True

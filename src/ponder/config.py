@@ -1,0 +1,200 @@
+"""Agent configuration: one frozen pydantic model with the spec's key names, and loaders.
+
+``AgentConfig`` is flat so that ``AgentConfig(agent_tool_call_limit=5)`` reads naturally.
+``load_config`` reads ``ponder.toml`` (keys at the top level or under ``[agent]``) or a
+``config.toml`` in the existing bot's layout (``[core.function_config]``,
+``[core.builtin]``, ``[core.builtin.react_config]``, ``[llm]``, ``[llm.tools]``), then
+applies ``PONDER_<KEY>`` environment overrides. Unknown keys warn; invalid values raise
+``ConfigError`` naming the key and the allowed values. There is no global config.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+import warnings
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from ponder.exceptions import ConfigError
+
+__all__ = ["AgentConfig", "ConfigWarning", "load_config"]
+
+ThoughtMode = Literal["reasoning-required", "reasoning", "inline", "chat"]
+ToolCallingMode = Literal["agent", "rag", "none"]
+StrategyName = Literal["react", "no-action", "hybrid-react"]
+WorkflowName = Literal["react", "step-react"]
+ReportLevel = Literal["low", "medium", "high"]
+ContextStrategy = Literal["compact", "slide", "none"]
+StallAction = Literal["replan", "skip", "abandon"]
+
+
+class ConfigWarning(UserWarning):
+    """A configuration file holds a key ponder does not know."""
+
+
+class AgentConfig(BaseModel):
+    """Everything that shapes a run. Frozen: a run never changes its agent's config."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", validate_default=True)
+
+    # [llm]
+    agent_strategy: StrategyName = "react"
+    agent_workflow: WorkflowName = "react"
+    model: str | None = None
+    base_url: str | None = None
+    api_key: str | None = None
+    max_tokens: int | None = Field(default=None, ge=1)
+    temperature: float | None = Field(default=None, ge=0, le=2)
+    llm_timeout: float = Field(default=60.0, gt=0)
+    max_retries: int = Field(default=3, ge=0, le=20)
+    session_tokens_windows: int = Field(default=65536, ge=256)
+    memory_length_limit: int = Field(default=200, ge=2)
+    enable_compaction: bool = True
+    context_strategy: ContextStrategy = "compact"
+    compaction_trigger_ratio: float = Field(default=0.9, gt=0, le=1)
+    compaction_max_tokens: int = Field(default=2048, ge=64)
+
+    # [llm.tools]
+    enable_report: bool = False
+    report_invoke_level: ReportLevel = "medium"
+
+    # [core.function_config]
+    agent_tool_call_limit: int = Field(default=10, ge=1)
+    agent_max_tool_calls: int | None = Field(default=None, ge=1)
+    agent_middle_message: bool = True
+    agent_mcp_client_enable: bool = False
+    agent_mcp_server_scripts: tuple[str | dict[str, Any], ...] = ()
+    use_minimal_context: bool = False
+    agent_step_token_budget: int = -1
+    validate_tool_arguments: bool = True
+    tool_timeout: float = Field(default=60.0, gt=0)
+    tool_output_max_chars: int = Field(default=20000, ge=100)
+
+    # [core.builtin]
+    tool_calling_mode: ToolCallingMode = "agent"
+    agent_thought_mode: ThoughtMode = "reasoning-required"
+    loop_reasoning_trigger: int = Field(default=5, ge=1)
+    stall_action: StallAction = "replan"
+    step_iteration_limit: int = Field(default=8, ge=1)
+
+    # [core.builtin.react_config]
+    structured_reasoning: bool = False
+    reasoning_depth: int = Field(default=3, ge=1, le=10)
+    enable_reflection: bool = False
+    reflection_depth: int = Field(default=1, ge=1, le=5)
+    tool_prediction: bool = False
+    reasoning_aware_tools: bool = False
+
+    # ponder's own
+    enable_thinking_tool: bool = True
+    enable_todo_tool: bool = False
+    thought_max_chars: int = Field(default=2000, ge=100)
+
+    @field_validator("agent_mcp_server_scripts", mode="before")
+    @classmethod
+    def _scripts_as_tuple(cls, value: Any) -> Any:
+        return tuple(value) if isinstance(value, list) else value
+
+    @classmethod
+    def from_mapping(cls, values: Mapping[str, Any]) -> AgentConfig:
+        """Validate a flat mapping, turning pydantic errors into ``ConfigError``."""
+        known = {k: v for k, v in values.items() if k in cls.model_fields}
+        for key in values.keys() - known.keys():
+            warnings.warn(f"unknown configuration key {key!r} ignored", ConfigWarning, stacklevel=3)
+        try:
+            return cls(**known)
+        except ValidationError as exc:
+            raise _config_error(exc) from None
+
+    def replace(self, **changes: Any) -> AgentConfig:
+        """A copy with some keys changed (validated)."""
+        return AgentConfig.from_mapping({**self.model_dump(), **changes})
+
+
+def _config_error(exc: ValidationError) -> ConfigError:
+    first = exc.errors()[0]
+    key = ".".join(str(p) for p in first["loc"]) or "config"
+    allowed = _allowed_values(key)
+    hint = f" (allowed: {allowed})" if allowed else ""
+    return ConfigError(key, f"{first['msg']}, got {first.get('input')!r}{hint}")
+
+
+def _allowed_values(key: str) -> str:
+    field = AgentConfig.model_fields.get(key.split(".")[0])
+    args = getattr(field.annotation, "__args__", ()) if field else ()
+    literals = [a for a in args if isinstance(a, str)]
+    return ", ".join(literals)
+
+
+_BOT_SECTIONS = (
+    ("core", "function_config"),
+    ("core", "builtin"),
+    ("core", "builtin", "react_config"),
+    ("llm",),
+    ("llm", "tools"),
+    ("agent",),
+)
+
+
+def _flatten(document: Mapping[str, Any]) -> dict[str, Any]:
+    """Collect keys from the top level and from every known section into one mapping."""
+    flat: dict[str, Any] = {}
+    sections = {path[0] for path in _BOT_SECTIONS}
+    for key, value in document.items():
+        if key not in sections:
+            flat[key] = value
+    for path in _BOT_SECTIONS:
+        table: Any = document
+        for part in path:
+            table = table.get(part, {}) if isinstance(table, Mapping) else {}
+        for key, value in table.items():
+            if not isinstance(value, Mapping) or key == "agent_mcp_server_scripts":
+                flat[key] = value
+    return flat
+
+
+def _env_overrides(environ: Mapping[str, str]) -> dict[str, Any]:
+    overrides: dict[str, Any] = {}
+    for key in AgentConfig.model_fields:
+        raw = environ.get(f"PONDER_{key.upper()}")
+        if raw is not None:
+            overrides[key] = _parse_env_value(raw)
+    return overrides
+
+
+def _parse_env_value(raw: str) -> Any:
+    try:
+        return tomllib.loads(f"v = {raw}")["v"]
+    except tomllib.TOMLDecodeError:
+        return raw
+
+
+def load_config(
+    path: str | Path | None = None,
+    *,
+    environ: Mapping[str, str] | None = None,
+    **overrides: Any,
+) -> AgentConfig:
+    """Load a config file (either layout), then env overrides, then keyword overrides."""
+    values: dict[str, Any] = {}
+    if path is not None:
+        values.update(_read_toml(Path(path)))
+    values.update(_env_overrides(os.environ if environ is None else environ))
+    values.update(overrides)
+    return AgentConfig.from_mapping(values)
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(str(path), f"cannot read the config file: {exc.strerror}") from None
+    try:
+        document = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(str(path), f"not valid TOML: {exc}") from None
+    return _flatten(document)
