@@ -8,31 +8,18 @@ total timeout, and every failure surfaces as a typed `ModelError`.
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from collections.abc import AsyncIterator
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from pydantic import ValidationError
-
-from ponder.exceptions import (
-    ModelConnectionError,
-    ModelHTTPError,
-    ModelResponseError,
-    ModelTimeoutError,
-)
+from ponder.exceptions import ModelTimeoutError
 from ponder.messages import ensure_sendable
 from ponder.models.base import ModelDelta, ModelRequest, ModelResponse, ModelSettings, StreamEvent
 from ponder.models.openai_wire import StreamAssembler, request_body, response_from_message
 from ponder.models.providers import ProviderProfile, provider_profile
-from ponder.models.retry import (
-    Failure,
-    RetryPolicy,
-    call_with_retries,
-    parse_retry_after,
-    retryable_status,
-)
+from ponder.models.retry import Failure, RetryPolicy, call_with_retries
+from ponder.models.sdk_errors import translate_sdk_error
 from ponder.models.structured import tool_output_to_text
 
 if TYPE_CHECKING:
@@ -170,42 +157,10 @@ class OpenAIModel:
 
 
 def translate_error(exc: BaseException, model_name: str) -> Failure | None:
-    """A `Failure` for an exception raised by the SDK or its transport, else ``None``."""
-    import httpx2
+    """A `Failure` for an exception raised by the ``openai`` SDK or its transport."""
     import openai
 
-    if isinstance(exc, ModelResponseError):
-        return Failure(exc, is_retryable=False)
-    if isinstance(exc, openai.APIStatusError):
-        headers = exc.response.headers
-        error = ModelHTTPError(
-            exc.status_code, _provider_message(exc), model_name=model_name, body=exc.body
-        )
-        retry_after = _retry_after(headers.get("retry-after-ms"), headers.get("retry-after"))
-        return Failure(error, retryable_status(exc.status_code), retry_after)
-    if isinstance(exc, openai.APITimeoutError | httpx2.TimeoutException):
-        return Failure(ModelTimeoutError(f"{model_name}: request timed out"), is_retryable=True)
-    if isinstance(exc, openai.APIConnectionError | httpx2.TransportError):
-        detail = f"{model_name}: connection failed ({type(exc).__name__}: {exc})"
-        return Failure(ModelConnectionError(detail, model_name=model_name), is_retryable=True)
-    if isinstance(exc, json.JSONDecodeError | openai.APIResponseValidationError | ValidationError):
-        message = f"{model_name}: the provider sent a malformed response ({exc})"
-        return Failure(ModelResponseError(message, model_name=model_name), is_retryable=False)
-    return None
-
-
-def _provider_message(exc: Any) -> str:
-    body = exc.body
-    if isinstance(body, dict):
-        inner = body.get("error", body)
-        if isinstance(inner, dict) and inner.get("message"):
-            return str(inner["message"])
-    return str(exc.message)
-
-
-def _retry_after(milliseconds: str | None, seconds: str | None) -> float | None:
-    value = parse_retry_after(milliseconds)
-    return value / 1000 if value is not None else parse_retry_after(seconds)
+    return translate_sdk_error(exc, model_name, openai)
 
 
 def _merge(base: ModelSettings, override: ModelSettings) -> ModelSettings:

@@ -64,20 +64,20 @@ class FakeOpenAIServer:
 
     async def _handle(self, request: HttpRequest, reply: HttpReply) -> None:
         if request.method != "POST" or request.path.split("?")[0] != self.path:
-            await reply.send_json(404, _error(f"no route {request.method} {request.path}"))
+            await reply.send_json(404, self.error_body(f"no route {request.method} {request.path}"))
             return
         try:
             body = request.json()
         except ValueError:
-            await reply.send_json(400, _error("request body is not JSON"))
+            await reply.send_json(400, self.error_body("request body is not JSON"))
             return
         fake = self.script.next_reply(body)
         if fake is None:
-            await reply.send_json(400, _error(self.script.exhausted_message()))
+            await reply.send_json(400, self.error_body(self.script.exhausted_message()))
             return
         await asyncio.sleep(fake.delay)
         if fake.status is not None:
-            await _send_status(reply, fake)
+            await self._send_status(reply, fake)
         elif body.get("stream"):
             await self._send_stream(reply, fake, body)
         else:
@@ -125,6 +125,17 @@ class FakeOpenAIServer:
                 await reply.send_chunk(b'data: {"id": "chatcmpl-fake", "choices": [{\n\n')
         await reply.send_chunk(_DONE)
         await reply.end_stream()
+
+    def error_body(self, message: str, kind: str = "invalid_request_error") -> dict[str, Any]:
+        """The provider's JSON error body."""
+        return {"error": {"message": message, "type": kind, "code": None, "param": None}}
+
+    async def _send_status(self, reply: HttpReply, fake: FakeReply) -> None:
+        assert fake.status is not None
+        headers = {} if fake.retry_after is None else {"retry-after": str(fake.retry_after)}
+        await reply.send_json(
+            fake.status, self.error_body(fake.error_message, "api_error"), headers
+        )
 
     def _stream_chunks(self, fake: FakeReply) -> list[dict[str, Any]]:
         deltas: list[dict[str, Any]] = [{"role": "assistant", "content": ""}]
@@ -177,16 +188,6 @@ class FakeOpenAIServer:
             "model": model,
             "choices": choices,
         }
-
-
-def _error(message: str, kind: str = "invalid_request_error") -> dict[str, Any]:
-    return {"error": {"message": message, "type": kind, "code": None, "param": None}}
-
-
-async def _send_status(reply: HttpReply, fake: FakeReply) -> None:
-    assert fake.status is not None
-    headers = {} if fake.retry_after is None else {"retry-after": str(fake.retry_after)}
-    await reply.send_json(fake.status, _error(fake.error_message, "scripted_error"), headers)
 
 
 def _usage(fake: FakeReply, body: dict[str, Any]) -> dict[str, Any]:

@@ -1,0 +1,249 @@
+"""The Anthropic Messages wire format: ledger → request body, blocks/events → parts.
+
+System messages go to the top-level ``system`` field, never into ``messages``; thinking
+blocks are replayed with their signatures; tool results ride in user turns.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ponder.exceptions import ModelResponseError, UserError
+from ponder.messages import (
+    AssistantMessage,
+    AssistantPart,
+    Message,
+    ReasoningPart,
+    SystemMessage,
+    TextPart,
+    ToolCallPart,
+    ToolMessage,
+    UserMessage,
+)
+from ponder.models.base import (
+    ForceTool,
+    ModelDelta,
+    ModelRequest,
+    ModelResponse,
+    ReasoningDelta,
+    TextDelta,
+    ToolCallDelta,
+    Usage,
+)
+from ponder.models.structured import output_tool, tool_name
+
+__all__ = ["FINISH_REASONS", "StreamAssembler", "request_body", "response_from_blocks"]
+
+FINISH_REASONS = {
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "tool_use": "tool_calls",
+    "max_tokens": "length",
+}
+
+
+def request_body(request: ModelRequest, max_tokens: int) -> dict[str, Any]:
+    """The keyword arguments of ``messages.create`` (without model and stream)."""
+    system = "\n\n".join(m.content for m in request.messages if isinstance(m, SystemMessage))
+    body: dict[str, Any] = {"max_tokens": request.settings.max_tokens or max_tokens}
+    body["messages"] = _turns(m for m in request.messages if not isinstance(m, SystemMessage))
+    if system:
+        body["system"] = system
+    tools, choice = list(request.tools), request.tool_choice
+    if request.output is not None:
+        tools.append(output_tool(request.output))
+        choice = ForceTool(tool_name(request.output.name))
+    if tools:
+        body["tools"] = [
+            {"name": t.name, "description": t.description, "input_schema": t.parameters}
+            for t in tools
+        ]
+        body["tool_choice"] = _tool_choice(choice, [t.name for t in tools])
+    if request.settings.temperature is not None:
+        body["temperature"] = request.settings.temperature
+    if request.settings.extra_body:
+        body["extra_body"] = request.settings.extra_body
+    return body
+
+
+def _tool_choice(choice: Any, names: list[str]) -> dict[str, Any]:
+    if isinstance(choice, ForceTool):
+        if choice.name not in names:
+            raise UserError(f"tool_choice forces tool {choice.name!r}, which is not among {names}")
+        return {"type": "tool", "name": choice.name}
+    return {"type": {"auto": "auto", "required": "any", "none": "none"}[choice]}
+
+
+def _turns(messages: Any) -> list[dict[str, Any]]:
+    """Messages as alternating turns; consecutive same-role blocks share one turn."""
+    turns: list[dict[str, Any]] = []
+    for message in messages:
+        role, blocks = _blocks(message)
+        if not blocks:
+            continue
+        if turns and turns[-1]["role"] == role:
+            turns[-1]["content"].extend(blocks)
+        else:
+            turns.append({"role": role, "content": blocks})
+    return turns
+
+
+def _blocks(message: Message) -> tuple[str, list[dict[str, Any]]]:
+    if isinstance(message, UserMessage):
+        return "user", [{"type": "text", "text": message.content}] if message.content else []
+    if isinstance(message, ToolMessage):
+        result: dict[str, Any] = {
+            "type": "tool_result",
+            "tool_use_id": message.call_id,
+            "content": message.content,
+        }
+        if message.is_error:
+            result["is_error"] = True
+        return "user", [result]
+    assert isinstance(message, AssistantMessage)
+    return "assistant", [b for b in map(_assistant_block, message.parts) if b is not None]
+
+
+def _assistant_block(part: AssistantPart) -> dict[str, Any] | None:
+    if isinstance(part, TextPart):
+        return {"type": "text", "text": part.text} if part.text else None
+    if isinstance(part, ToolCallPart):
+        return {"type": "tool_use", "id": part.id, "name": part.name, "input": part.args or {}}
+    if part.redacted is not None:
+        return {"type": "redacted_thinking", "data": part.redacted}
+    if part.signature is not None:  # unsigned reasoning (another provider's) cannot be replayed
+        return {"type": "thinking", "thinking": part.text, "signature": part.signature}
+    return None
+
+
+def usage_from(raw: Any) -> Usage:
+    """Usage from an Anthropic usage object (cache reads count as input)."""
+    if raw is None:
+        return Usage(requests=1)
+    input_tokens = sum(
+        getattr(raw, key, 0) or 0
+        for key in ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
+    )
+    return Usage(requests=1, input_tokens=input_tokens, output_tokens=raw.output_tokens or 0)
+
+
+def block_part(block: Any) -> AssistantPart | None:
+    """One content block of a response as a ledger part."""
+    kind = block.type
+    if kind == "text":
+        return TextPart(text=block.text)
+    if kind == "thinking":
+        return ReasoningPart(text=block.thinking, signature=block.signature, provider="anthropic")
+    if kind == "redacted_thinking":
+        return ReasoningPart(text="", redacted=block.data, provider="anthropic")
+    if kind == "tool_use":
+        return ToolCallPart.from_args(block.id, block.name, dict(block.input))
+    return None
+
+
+def response_from_blocks(message: Any) -> ModelResponse:
+    """A `ModelResponse` from a non-streamed Anthropic ``Message``."""
+    parts = [p for p in map(block_part, message.content) if p is not None]
+    return ModelResponse(
+        parts=tuple(parts),
+        usage=usage_from(message.usage),
+        finish_reason=FINISH_REASONS.get(message.stop_reason or "", message.stop_reason),
+        model_name=message.model,
+    )
+
+
+@dataclass
+class _Block:
+    kind: str
+    text: list[str] = field(default_factory=list)
+    signature: str | None = None
+    redacted: str | None = None
+    call_id: str = ""
+    name: str = ""
+    call_index: int = -1
+
+
+@dataclass
+class StreamAssembler:
+    """Folds raw stream events into deltas and, at ``message_stop``, one response."""
+
+    blocks: dict[int, _Block] = field(default_factory=dict)
+    usage: Usage = field(default_factory=lambda: Usage(requests=1))
+    finish_reason: str | None = None
+    model_name: str | None = None
+    is_complete: bool = False
+
+    def feed(self, event: Any) -> list[ModelDelta]:
+        """Take one stream event; return the deltas it carries."""
+        kind = event.type
+        if kind == "message_start":
+            self.model_name = event.message.model
+            self.usage = usage_from(event.message.usage)
+        elif kind == "content_block_start":
+            return self._start(event.index, event.content_block)
+        elif kind == "content_block_delta":
+            return self._delta(self.blocks[event.index], event.delta)
+        elif kind == "message_delta":
+            reason = event.delta.stop_reason
+            self.finish_reason = FINISH_REASONS.get(reason or "", reason)
+            output = event.usage.output_tokens or 0
+            self.usage = self.usage.model_copy(update={"output_tokens": output})
+        elif kind == "message_stop":
+            self.is_complete = True
+        return []
+
+    def _start(self, index: int, block: Any) -> list[ModelDelta]:
+        state = _Block(block.type)
+        self.blocks[index] = state
+        if block.type == "redacted_thinking":
+            state.redacted = block.data
+        if block.type != "tool_use":
+            return []
+        state.call_id, state.name = block.id, block.name
+        state.call_index = sum(1 for b in self.blocks.values() if b.kind == "tool_use") - 1
+        return [ToolCallDelta(state.call_index, id=block.id, name=block.name)]
+
+    @staticmethod
+    def _delta(state: _Block, delta: Any) -> list[ModelDelta]:
+        kind = delta.type
+        if kind == "text_delta":
+            state.text.append(delta.text)
+            return [TextDelta(delta.text)]
+        if kind == "thinking_delta":
+            state.text.append(delta.thinking)
+            return [ReasoningDelta(delta.thinking)]
+        if kind == "signature_delta":
+            state.signature = (state.signature or "") + delta.signature
+        elif kind == "input_json_delta":
+            state.text.append(delta.partial_json)
+            return [ToolCallDelta(state.call_index, arguments=delta.partial_json)]
+        return []
+
+    def finish(self) -> ModelResponse:
+        """The complete response; `ModelResponseError` if the stream was cut short."""
+        if not self.is_complete:
+            raise ModelResponseError(
+                "the stream ended before the provider finished the response",
+                model_name=self.model_name,
+            )
+        parts = [_part(b) for _, b in sorted(self.blocks.items())]
+        return ModelResponse(
+            parts=tuple(p for p in parts if p is not None),
+            usage=self.usage,
+            finish_reason=self.finish_reason,
+            model_name=self.model_name,
+        )
+
+
+def _part(block: _Block) -> AssistantPart | None:
+    text = "".join(block.text)
+    if block.kind == "text":
+        return TextPart(text=text)
+    if block.kind == "thinking":
+        return ReasoningPart(text=text, signature=block.signature, provider="anthropic")
+    if block.kind == "redacted_thinking":
+        return ReasoningPart(text="", redacted=block.redacted, provider="anthropic")
+    if block.kind == "tool_use":
+        return ToolCallPart.from_raw(block.call_id, block.name, text)
+    return None
