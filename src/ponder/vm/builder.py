@@ -6,6 +6,8 @@ description into flat instructions and reports malformed ones as ``CompileError`
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import inspect
 from collections.abc import Callable, Sequence
 from typing import Any, TypeAlias, overload
@@ -84,10 +86,11 @@ class Seq(Block):
 class Node(Block):
     """A named step: a sync or async callable taking the run context.
 
-    ``blocking=True`` runs a sync callable in a worker thread.
+    ``blocking=True`` runs a sync callable in a worker thread. ``run`` is what the
+    interpreter calls and ``awaits`` whether it awaits the result.
     """
 
-    __slots__ = ("blocking", "fn", "is_async", "name")
+    __slots__ = ("awaits", "blocking", "fn", "is_async", "name", "run")
 
     def __init__(self, fn: Callable[[Any], Any], name: str, *, blocking: bool = False) -> None:
         if not callable(fn):
@@ -96,10 +99,14 @@ class Node(Block):
             raise CompileError(f"node: a node needs a non-empty string name, got {name!r}")
         self.fn = fn
         self.name = name
-        self.is_async = inspect.iscoroutinefunction(fn)
+        self.is_async = inspect.iscoroutinefunction(fn) or (
+            not inspect.isroutine(fn) and inspect.iscoroutinefunction(type(fn).__call__)
+        )
         self.blocking = blocking
         if blocking and self.is_async:
             raise CompileError(f"node {name!r}: blocking=True is for sync callables only")
+        self.run: Callable[[Any], Any] = functools.partial(_in_thread, fn) if blocking else fn
+        self.awaits = blocking or self.is_async
 
     def __call__(self, ctx: Any) -> Any:
         """Call the wrapped function (handy in tests)."""
@@ -108,6 +115,10 @@ class Node(Block):
     def describe(self) -> str:
         """A short readable form of this block."""
         return self.name
+
+
+async def _in_thread(fn: Callable[[Any], Any], ctx: Any) -> Any:
+    return await asyncio.to_thread(fn, ctx)
 
 
 def _default_name(fn: Callable[..., Any]) -> str:

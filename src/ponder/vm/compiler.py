@@ -8,6 +8,7 @@ interpreter needs no block stack; exception handlers go to a per-offset table.
 from __future__ import annotations
 
 import difflib
+import gc
 import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -33,7 +34,7 @@ from ponder.vm.builder import (
     to_block,
 )
 from ponder.vm.ops import Opcode
-from ponder.vm.program import Program, RawInstruction
+from ponder.vm.program import Assembly, Program
 
 __all__ = ["compile_program"]
 
@@ -78,8 +79,7 @@ class _Scope:
 
 @dataclass
 class _Compiler:
-    code: list[RawInstruction] = field(default_factory=list)
-    labels: list[int] = field(default_factory=list)
+    asm: Assembly = field(default_factory=Assembly)
     nodes: dict[str, Node] = field(default_factory=dict)
     subs: dict[str, Sub] = field(default_factory=dict)
     sub_labels: dict[str, int] = field(default_factory=dict)
@@ -101,14 +101,16 @@ class _Compiler:
 
     # -- emission -----------------------------------------------------------------
     def label(self) -> int:
-        self.labels.append(-1)
-        return len(self.labels) - 1
+        return self.asm.label()
 
     def place(self, label: int) -> None:
-        self.labels[label] = len(self.code)
+        self.asm.place(label)
 
     def _emit(self, op: Opcode, arg: Any, target: int, scope: _Scope) -> None:
-        self.code.append((op, arg, target, scope.handler))
+        if isinstance(arg, Node):
+            self.asm.emit_node(op, arg, target, scope.handler)
+        else:
+            self.asm.emit(op, arg, target, scope.handler)
 
     def _node(self, block: Node) -> Node:
         known = self.nodes.setdefault(block.name, block)
@@ -121,26 +123,34 @@ class _Compiler:
 
     # -- blocks -------------------------------------------------------------------
     def block(self, block: Block, scope: _Scope) -> None:
-        stack = [block]
-        code, handler, intern = self.code, scope.handler, self._node
+        stack: list[Any] = [block]
+        known, run = self.nodes, []  # a run of plain nodes is emitted in bulk
         while stack:
             item = stack.pop()
             kind = type(item)
             if kind is Node:
-                code.append((Opcode.CALL, intern(item), -1, handler))  # type: ignore[arg-type]
+                seen = known.get(item.name)
+                if seen is None:
+                    known[item.name] = item
+                elif seen is not item:
+                    item = self._node(item)
+                run.append(item)
             elif kind is Seq:
-                stack.extend(reversed(item.parts))  # type: ignore[attr-defined]
+                stack.extend(reversed(item.parts))
             else:
+                self.asm.emit_nodes(Opcode.CALL, run, scope.handler)
+                run = []
                 compile_one = self.dispatch.get(kind)
                 if compile_one is None:
                     raise CompileError(f"{item!r} is not a block ponder can compile")
                 compile_one(item, scope)
+        self.asm.emit_nodes(Opcode.CALL, run, scope.handler)
 
     def body(self, block: Block | None, scope: _Scope, what: str) -> None:
-        start = len(self.code)
+        start = len(self.asm)
         if block is not None:
             self.block(block, scope)
-        if len(self.code) == start:
+        if len(self.asm) == start:
             raise CompileError(f"{what}: the body is empty (use NOP for a body that does nothing)")
 
     def cond(
@@ -273,7 +283,7 @@ class _Compiler:
                 edge_scope = _Scope((_FrameEdge(),))
                 self.body(sub.body, edge_scope, sub.describe())
                 self._emit(Opcode.RETURN, None, -1, edge_scope)
-        return {name: self.labels[label] for name, label in self.sub_labels.items()}
+        return {name: self.asm.labels[label] for name, label in self.sub_labels.items()}
 
     # -- TRY ----------------------------------------------------------------------
     def _try(self, block: Try, scope: _Scope) -> None:
@@ -344,6 +354,16 @@ def _did_you_mean(name: str, known: Iterable[str]) -> str:
 
 def compile_program(main: Any, *, subs: Iterable[Sub] = ()) -> Program:
     """Compile ``main`` (a block, callable or list) and the ``subs`` it calls by name."""
+    collecting = gc.isenabled()
+    gc.disable()  # compiling allocates many small, acyclic objects: skip the collector passes
+    try:
+        return _compile(main, subs)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _compile(main: Any, subs: Iterable[Sub]) -> Program:
     compiler = _Compiler()
     for sub in subs:
         if not isinstance(sub, Sub):
@@ -353,4 +373,4 @@ def compile_program(main: Any, *, subs: Iterable[Sub] = ()) -> Program:
     compiler.body(to_block(main), root, "program")
     compiler._emit(Opcode.RETURN, None, -1, root)
     entries = compiler.sub_bodies()
-    return Program.from_raw(compiler.code, compiler.labels, list(compiler.nodes.values()), entries)
+    return Program.from_assembly(compiler.asm, list(compiler.nodes.values()), entries)

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import asyncio
+import array
 import functools
 import hashlib
+import itertools
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -12,15 +13,68 @@ from types import MappingProxyType
 from typing import Any
 
 from ponder.vm.builder import Node
-from ponder.vm.ops import NODE_OPCODES, ExceptionEntry, Instruction, Opcode
+from ponder.vm.ops import ExceptionEntry, Instruction, Opcode
 
-__all__ = ["Program", "RawInstruction"]
+__all__ = ["Assembly", "Program"]
 
-RawInstruction = tuple[Opcode, Any, int, tuple[int, int] | None]
-"""What the compiler emits: opcode, argument, target label, (handler label, depth)."""
+HandlerLabel = tuple[int, int] | None
+"""Where an exception at an instruction goes: (handler label, depth), or nowhere."""
 
 FastInstruction = tuple[Opcode, Any, bool, int]
 """What the interpreter runs: opcode, callable or argument, is-awaitable flag, target."""
+
+
+@dataclass(eq=False)
+class Assembly:
+    """Instructions as the compiler emits them: parallel lists, targets still labels."""
+
+    opcodes: list[Opcode] = field(default_factory=list)
+    args: list[Any] = field(default_factory=list)
+    runs: list[Any] = field(default_factory=list)
+    awaits: list[bool] = field(default_factory=list)
+    targets: list[int] = field(default_factory=list)
+    handlers: list[HandlerLabel] = field(default_factory=list)
+    labels: list[int] = field(default_factory=list)
+
+    def emit(self, op: Opcode, arg: Any, target: int, handler: HandlerLabel) -> None:
+        """Append an instruction that runs no node."""
+        self.opcodes.append(op)
+        self.args.append(arg)
+        self.runs.append(arg)
+        self.awaits.append(False)
+        self.targets.append(target)
+        self.handlers.append(handler)
+
+    def emit_node(self, op: Opcode, node: Node, target: int, handler: HandlerLabel) -> None:
+        """Append an instruction that runs ``node``."""
+        self.opcodes.append(op)
+        self.args.append(node)
+        self.runs.append(node.run)
+        self.awaits.append(node.awaits)
+        self.targets.append(target)
+        self.handlers.append(handler)
+
+    def emit_nodes(self, op: Opcode, nodes: Sequence[Node], handler: HandlerLabel) -> None:
+        """Append one instruction per node, all with opcode ``op`` and no target."""
+        count = len(nodes)
+        self.opcodes.extend(itertools.repeat(op, count))
+        self.args.extend(nodes)
+        self.runs.extend([n.run for n in nodes])
+        self.awaits.extend([n.awaits for n in nodes])
+        self.targets.extend(itertools.repeat(-1, count))
+        self.handlers.extend(itertools.repeat(handler, count))
+
+    def label(self) -> int:
+        """A new label, placed later with ``place``."""
+        self.labels.append(-1)
+        return len(self.labels) - 1
+
+    def place(self, label: int) -> None:
+        """Put ``label`` at the next instruction."""
+        self.labels[label] = len(self.opcodes)
+
+    def __len__(self) -> int:
+        return len(self.opcodes)
 
 
 @dataclass(frozen=True, eq=False)
@@ -31,7 +85,9 @@ class Program:
     snapshot is never restored into a different program.
     """
 
-    instructions: tuple[Instruction, ...]
+    opcodes: tuple[Opcode, ...]
+    args: tuple[Any, ...]
+    targets: tuple[int, ...]
     nodes: tuple[Node, ...]
     exception_table: tuple[ExceptionEntry, ...]
     sub_entries: Mapping[str, int]
@@ -40,41 +96,42 @@ class Program:
     handler_at: tuple[tuple[int, int] | None, ...] = field(repr=False)
 
     @classmethod
-    def from_raw(
-        cls,
-        raw: Sequence[RawInstruction],
-        labels: Sequence[int],
-        nodes: Sequence[Node],
-        sub_entries: Mapping[str, int],
+    def from_assembly(
+        cls, asm: Assembly, nodes: Sequence[Node], sub_entries: Mapping[str, int]
     ) -> Program:
         """Resolve labels to offsets and build the lookup tables."""
-        resolved: dict[tuple[int, int] | None, tuple[int, int] | None] = {None: None}
-        instructions, code, handler_at = [], [], []
-        for offset, (op, arg, target, handler) in enumerate(raw):
-            at = labels[target] if target >= 0 else -1
-            instructions.append(Instruction(offset, op, arg, at))
-            if op in NODE_OPCODES:
-                code.append((op, *_callable(arg), at))
-            else:
-                code.append((op, arg, False, at))
-            if handler not in resolved:
-                resolved[handler] = (labels[handler[0]], handler[1])  # type: ignore[index]
-            handler_at.append(resolved[handler])
+        labels = asm.labels
+        targets = tuple(labels[t] if t >= 0 else -1 for t in asm.targets)
+        code = tuple(zip(asm.opcodes, asm.runs, asm.awaits, targets, strict=True))
+        resolved: dict[Any, tuple[int, int] | None] = {None: None}
+        resolved.update((h, (labels[h[0]], h[1])) for h in set(asm.handlers) if h is not None)
+        handler_at = tuple(map(resolved.__getitem__, asm.handlers))
         table = _ranges(handler_at)
+        opcodes, args = tuple(asm.opcodes), tuple(asm.args)
         return cls(
-            instructions=tuple(instructions),
+            opcodes=opcodes,
+            args=args,
+            targets=targets,
             nodes=tuple(nodes),
             exception_table=table,
             sub_entries=MappingProxyType(dict(sub_entries)),
-            fingerprint=_fingerprint(instructions, table),
-            code=tuple(code),
-            handler_at=tuple(handler_at),
+            fingerprint=_fingerprint(opcodes, args, targets, table),
+            code=code,
+            handler_at=handler_at,
+        )
+
+    @functools.cached_property
+    def instructions(self) -> tuple[Instruction, ...]:
+        """The instructions, in offset order."""
+        return tuple(
+            Instruction(offset, *parts)
+            for offset, parts in enumerate(zip(self.opcodes, self.args, self.targets, strict=True))
         )
 
     def node_at(self, pc: int) -> Node | None:
         """The node run by the instruction at ``pc``, if it runs one."""
-        if 0 <= pc < len(self.instructions):
-            arg = self.instructions[pc].arg
+        if 0 <= pc < len(self.args):
+            arg = self.args[pc]
             return arg if isinstance(arg, Node) else None
         return None
 
@@ -100,18 +157,7 @@ class Program:
         return "\n".join(lines)
 
     def __len__(self) -> int:
-        return len(self.instructions)
-
-
-def _callable(node: Node) -> tuple[Any, bool]:
-    if node.blocking:
-        fn = node.fn
-        return functools.partial(_in_thread, fn), True
-    return node.fn, node.is_async
-
-
-async def _in_thread(fn: Any, ctx: Any) -> Any:
-    return await asyncio.to_thread(fn, ctx)
+        return len(self.opcodes)
 
 
 def _ranges(handler_at: Sequence[tuple[int, int] | None]) -> tuple[ExceptionEntry, ...]:
@@ -139,18 +185,24 @@ def _show(ins: Instruction) -> str:
     return json.dumps(arg, ensure_ascii=False)
 
 
-def _encode(ins: Instruction) -> str:
-    arg = ins.arg
-    if isinstance(arg, Node):
-        text = arg.name
-    elif ins.opcode is Opcode.MATCH_EXCEPT:
-        text = ",".join(f"{t.__module__}.{t.__qualname__}" for t in arg)
-    else:
-        text = json.dumps(arg, sort_keys=True)
-    return f"{ins.opcode.name} {text} {ins.target}"
+def _encode(op: Opcode, arg: Any) -> str:
+    if op is Opcode.MATCH_EXCEPT:
+        return ",".join(f"{t.__module__}:{t.__qualname__}" for t in arg)
+    return json.dumps(arg, sort_keys=True)
 
 
-def _fingerprint(instructions: Sequence[Instruction], table: Sequence[ExceptionEntry]) -> str:
-    text = "\n".join(map(_encode, instructions))
-    text += "\n" + "\n".join(f"{e.start} {e.end} {e.handler} {e.depth}" for e in table)
-    return hashlib.sha256(text.encode()).hexdigest()
+def _fingerprint(
+    opcodes: Sequence[Opcode],
+    args: Sequence[Any],
+    targets: Sequence[int],
+    table: Sequence[ExceptionEntry],
+) -> str:
+    digest = hashlib.sha256(bytes(opcodes))
+    digest.update(array.array("q", targets).tobytes())
+    texts = [
+        arg.name if type(arg) is Node else _encode(op, arg)
+        for op, arg in zip(opcodes, args, strict=True)
+    ]
+    digest.update("\x00".join(texts).encode())
+    digest.update(repr([tuple(entry) for entry in table]).encode())
+    return digest.hexdigest()
