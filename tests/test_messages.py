@@ -64,3 +64,41 @@ def test_non_object_arguments_are_a_parse_error() -> None:
     assert call.args is None
     assert call.args_error == "arguments must be a JSON object, got list"
     assert ToolCallPart.from_raw("c2", "add", "  ").args == {}
+
+
+def test_result_must_name_the_called_tool() -> None:
+    ledger = Ledger([AssistantMessage(parts=(_call("c1", "add"),))])
+    with pytest.raises(LedgerError, match="names tool 'mul', but the call was to 'add'"):
+        ledger.append(ToolMessage(call_id="c1", name="mul", content="x"))
+    assert ledger.open_calls == {"c1": "add"}
+
+
+def test_ensure_sendable_checks_plain_lists_and_ledgers() -> None:
+    from ponder.messages import ensure_sendable
+
+    call = AssistantMessage(parts=(_call("c7"),))
+    with pytest.raises(LedgerError, match="c7"):
+        ensure_sendable([UserMessage(content="u"), call])
+    with pytest.raises(LedgerError, match="'c8'"):
+        ensure_sendable([UserMessage(content="u"), ToolMessage(call_id="c8", name="x", content="")])
+    done = [call, ToolMessage(call_id="c7", name="add", content="1"), UserMessage(content="ok")]
+    ensure_sendable(done)
+    ensure_sendable(Ledger(done))
+
+
+def test_replace_refuses_a_compaction_that_splits_a_pair() -> None:
+    call = AssistantMessage(parts=(_call("c1"),))
+    result = ToolMessage(call_id="c1", name="add", content="1")
+    ledger = Ledger([UserMessage(content="u"), call, result])
+    with pytest.raises(LedgerError, match="'c1'"):
+        ledger.replace([UserMessage(content="summary"), result])
+    assert len(ledger) == 3
+
+
+def test_malformed_json_is_rejected_on_load() -> None:
+    from pydantic import ValidationError
+
+    with pytest.raises(ValidationError):
+        Ledger.from_json([{"kind": "assistant", "parts": [{"kind": "tool_call"}]}])
+    with pytest.raises(ValidationError):
+        Ledger.from_json([{"role": "user", "content": "no kind"}])
