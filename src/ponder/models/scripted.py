@@ -7,6 +7,7 @@ A script is a list of entries served in order — a `ModelResponse` (build one w
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any, TypeAlias
@@ -101,6 +102,8 @@ class ScriptedModel:
 
     async def request(self, request: ModelRequest) -> ModelResponse:
         """Record the request and return the next scripted response."""
+        # The caller may keep appending to the list it sent (a live ledger): record a copy.
+        request = dataclasses.replace(request, messages=tuple(request.messages))
         self.requests.append(request)
         entry = self._next_entry()
         value = entry(request) if callable(entry) else entry
