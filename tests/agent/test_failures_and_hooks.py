@@ -129,7 +129,7 @@ async def test_a_failing_model_surfaces_a_typed_error_with_a_failed_event() -> N
     agent = agent_for(model)
     events: list[Event] = []
     agent.on_event("*")(events.append)
-    with pytest.raises(ModelResponseError, match="no more responses"):
+    with pytest.raises(ModelResponseError, match="out of script"):
         await agent.run("go")
     assert events[-1].kind == "run_failed"
 

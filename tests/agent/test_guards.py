@@ -74,12 +74,13 @@ async def test_loop_guard_fires_on_repeated_reasoning_with_different_calls() -> 
     script = []
     for i in range(4):
         script += [think("Try another key."), call_tools(("lookup", {"key": f"k{i}"}))]
-    model = ScriptedModel([*script, think("Try another key."), stop(), reply("ok")])
+    model = ScriptedModel([*script, think("Use what I have."), stop(), reply("ok")])
     agent = agent_for(model, agent_thought_mode="reasoning-required", loop_reasoning_trigger=2)
     events = [e async for e in agent.stream("search")]
     loops = of_kind(events, "loop_detected")
     assert [e.action for e in loops] == ["corrected"]
     assert loops[0].signature == 'lookup({"key": "k3"})'
+    assert of_kind(events, "run_finished")[0].stop_reason == "answered"
 
 
 async def test_a_loop_corrected_in_time_lets_the_run_finish_normally() -> None:
