@@ -35,6 +35,7 @@ from __future__ import annotations
 from typing import Any
 
 from ponder.tools.thinking_schema import (
+    Spelling,
     ThinkingConfig,
     ThoughtInput,
     describe_problems,
@@ -138,12 +139,16 @@ def _output(entry: ThoughtEntry, warnings: list[str]) -> str:
 
 
 def plan_call(
-    state: ThinkingState, config: ThinkingConfig, args: dict[str, Any], tool_name: str = TOOL_NAME
+    state: ThinkingState,
+    config: ThinkingConfig,
+    args: dict[str, Any],
+    tool_name: str = TOOL_NAME,
+    spelling: Spelling = "snake_case",
 ) -> ThoughtPlan | str:
     """Validate ``args`` and plan the call: a plan to commit, or the error message."""
-    parsed = parse_thought_arguments(args, config)
+    parsed = parse_thought_arguments(args, config, spelling)
     if not isinstance(parsed, ThoughtInput):
-        return describe_problems(parsed, tool_name)
+        return describe_problems(parsed, tool_name, spelling)
     plan = plan_thought(state, config, parsed)
     if plan.refusals:
         reasons = "\n".join(f"- {r}" for r in plan.refusals)

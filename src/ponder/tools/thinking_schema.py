@@ -222,14 +222,17 @@ def parse_thought_arguments(
     return ThoughtInput(**values, branch_id=branch_id or None, ignored_keys=ignored)
 
 
-def describe_problems(problems: list[ArgumentProblem], tool_name: str) -> str:
+def describe_problems(
+    problems: list[ArgumentProblem], tool_name: str, spelling: Spelling = "snake_case"
+) -> str:
     """One message listing every problem, with a corrective hint."""
+    names = [f.name if spelling == "snake_case" else f.alias for f in FIELDS[:4]]
     count = f"{len(problems)} problem" + ("s" if len(problems) > 1 else "")
     lines = [f"invalid arguments for {tool_name} ({count}):"]
     lines += [f"- {problem}" for problem in problems]
     lines.append(
-        "Hint: send thought (your reasoning as text), next_thought_needed (true/false), "
-        "thought_number and total_thoughts (integers from 1); fix the fields above and call "
+        f"Hint: send {names[0]} (your reasoning as text), {names[1]} (true/false), "
+        f"{names[2]} and {names[3]} (integers from 1); fix the fields above and call "
         "again. Nothing was recorded."
     )
     return "\n".join(lines)

@@ -1,0 +1,279 @@
+"""An MCP server for ``sequential_thinking``, a drop-in for the reference server.
+
+Run ``python -m ponder.mcp.thinking_server`` (stdio). By default it serves the tool as
+``sequentialthinking`` with the reference server's camelCase input schema and output
+shape: one text item holding the payload as 2-space JSON, and ``structuredContent``
+``{thoughtNumber, totalThoughts, nextThoughtNeeded, branches, thoughtHistoryLength}``;
+a success has no ``isError``. Warnings (see `ponder.tools.thinking`) never enter the
+payload: they follow as a second text item. ``--native`` serves ponder's own
+``sequential_thinking`` (snake_case; result ``data`` as structured content).
+
+Differences from the reference server, on purpose: every connection (and every
+streamable-HTTP session) has its own bounded state; snake_case aliases are accepted;
+ambiguous coercions, empty thoughts and thoughts over the size cap are refused with one
+``isError`` result listing every problem; any branch id is an opaque key; a call that
+fails (even while logging) changes nothing; annotations say the tool is neither
+read-only nor idempotent; the description is ponder's own, under 1024 characters;
+``DISABLE_THOUGHT_LOGGING`` turns the stderr boxes off for true/1/yes/on (any case).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import OrderedDict
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from importlib.metadata import version
+from typing import Any, TextIO
+
+import anyio
+import mcp_types as types
+from mcp.server import Server, ServerRequestContext
+from mcp.server.stdio import stdio_server
+from mcp.shared.exceptions import MCPError
+
+from ponder.mcp.thinking_log import is_logging_disabled, render_thought_box
+from ponder.tools.thinking import (
+    DESCRIPTION,
+    TOOL_NAME,
+    ThinkingConfig,
+    ThinkingState,
+    plan_call,
+    thinking_data,
+)
+from ponder.tools.thinking_schema import Spelling, snake_case_parameters
+from ponder.tools.thinking_state import ThoughtPlan, commit_thought
+
+__all__ = [
+    "REFERENCE_TOOL_NAME",
+    "SERVER_NAME",
+    "ThinkingServerOptions",
+    "build_server",
+    "camel_case_input_schema",
+    "main",
+]
+
+SERVER_NAME = "ponder-sequential-thinking"
+REFERENCE_TOOL_NAME = "sequentialthinking"
+_COUNT = {"type": "integer", "minimum": 1, "maximum": 2**53 - 1}
+_FLAG = {"type": ["boolean", "string"]}
+CAMEL_DESCRIPTION = (
+    DESCRIPTION.replace("thought_number", "thoughtNumber")
+    .replace("total_thoughts", "totalThoughts")
+    .replace("next_thought_needed", "nextThoughtNeeded")
+    .replace("needs_more_thoughts", "needsMoreThoughts")
+    .replace("is_revision", "isRevision")
+    .replace("revises_thought", "revisesThought")
+    .replace("revision_type", "revisionType")
+    .replace("branch_from_thought", "branchFromThought")
+    .replace("branch_id", "branchId")
+)
+OUTPUT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "thoughtNumber": {"type": "number"},
+        "totalThoughts": {"type": "number"},
+        "nextThoughtNeeded": {"type": "boolean"},
+        "branches": {"type": "array", "items": {"type": "string"}},
+        "thoughtHistoryLength": {"type": "number"},
+    },
+    "required": [
+        "thoughtNumber",
+        "totalThoughts",
+        "nextThoughtNeeded",
+        "branches",
+        "thoughtHistoryLength",
+    ],
+    "additionalProperties": False,
+}
+
+
+def camel_case_input_schema() -> dict[str, Any]:
+    """The reference server's input schema (camelCase, booleans may be strings)."""
+    properties = {
+        "thought": {"type": "string", "description": "Your current thinking step"},
+        "nextThoughtNeeded": {**_FLAG, "description": "Whether another thought is needed"},
+        "thoughtNumber": {**_COUNT, "description": "Current thought number"},
+        "totalThoughts": {**_COUNT, "description": "Estimated total thoughts needed"},
+        "isRevision": {**_FLAG, "description": "Whether this revises previous thinking"},
+        "revisesThought": {**_COUNT, "description": "Which thought is being reconsidered"},
+        "branchFromThought": {**_COUNT, "description": "Branching point thought number"},
+        "branchId": {"type": "string", "description": "Branch identifier"},
+        "needsMoreThoughts": {**_FLAG, "description": "If more thoughts are needed"},
+    }
+    return {"type": "object", "properties": properties, "required": list(properties)[:4]}
+
+
+@dataclass(frozen=True, slots=True)
+class ThinkingServerOptions:
+    """How the server names its tool, bounds its state and logs."""
+
+    native: bool = False
+    """Serve ``sequential_thinking`` (snake_case, ponder's data) instead of the reference."""
+    config: ThinkingConfig = field(
+        default_factory=lambda: ThinkingConfig(max_thought_chars=100_000)
+    )
+    max_sessions: int = 256
+    """States kept per connection (one per streamable-HTTP session); least recent dropped."""
+    log_thoughts: bool = True
+    log_stream: TextIO | None = None
+    """Where boxes go; None = ``sys.stderr``."""
+
+    @property
+    def tool_name(self) -> str:
+        """The registered tool name."""
+        return TOOL_NAME if self.native else REFERENCE_TOOL_NAME
+
+
+@dataclass
+class _Scope:
+    state: ThinkingState = field(default_factory=ThinkingState)
+    lock: anyio.Lock = field(default_factory=anyio.Lock)
+
+
+class _Scopes:
+    """Per-connection thinking states, keyed by HTTP session id, least recent dropped."""
+
+    def __init__(self, limit: int) -> None:
+        self._limit = limit
+        self._scopes: OrderedDict[str, _Scope] = OrderedDict()
+
+    def get(self, key: str) -> _Scope:
+        scope = self._scopes.pop(key, None) or _Scope()
+        self._scopes[key] = scope
+        while len(self._scopes) > self._limit:
+            self._scopes.popitem(last=False)
+        return scope
+
+
+def _scope_key(ctx: ServerRequestContext[Any]) -> str:
+    headers = getattr(ctx.request, "headers", None)
+    session = headers.get("mcp-session-id") if headers is not None else None
+    return str(session) if session else "connection"
+
+
+def _tool(options: ThinkingServerOptions) -> types.Tool:
+    if options.native:
+        schema, description, output = snake_case_parameters(options.config), DESCRIPTION, None
+    else:
+        schema, description, output = camel_case_input_schema(), CAMEL_DESCRIPTION, OUTPUT_SCHEMA
+    return types.Tool(
+        name=options.tool_name,
+        title="Sequential Thinking",
+        description=description,
+        input_schema=schema,
+        output_schema=output,
+        annotations=types.ToolAnnotations(
+            title="Sequential Thinking",
+            read_only_hint=False,
+            destructive_hint=False,
+            idempotent_hint=False,
+            open_world_hint=False,
+        ),
+    )
+
+
+def _text(value: Any) -> types.TextContent:
+    return types.TextContent(type="text", text=value)
+
+
+def _success(state: ThinkingState, options: ThinkingServerOptions, plan: ThoughtPlan) -> Any:
+    data = thinking_data(state, options.config, plan)
+    if options.native:
+        payload: dict[str, Any] = data
+    else:
+        payload = {
+            "thoughtNumber": data["thought_number"],
+            "totalThoughts": data["total_thoughts"],
+            "nextThoughtNeeded": data["next_thought_needed"],
+            "branches": data["branches"],
+            "thoughtHistoryLength": data["thought_history_length"],
+        }
+    content = [_text(json.dumps(payload, indent=2, ensure_ascii=False))]
+    if plan.warnings:
+        content.append(_text("Warnings:\n" + "\n".join(f"- {w}" for w in plan.warnings)))
+    return types.CallToolResult(content=content, structured_content=payload)
+
+
+def _failure(text: str) -> types.CallToolResult:
+    return types.CallToolResult(content=[_text(text)], is_error=True)
+
+
+def _record(scope: _Scope, options: ThinkingServerOptions, args: dict[str, Any]) -> Any:
+    """Validate, log, then commit; any failure leaves the scope's state unchanged."""
+    spelling: Spelling = "snake_case" if options.native else "camelCase"
+    outcome = plan_call(scope.state, options.config, args, options.tool_name, spelling)
+    if isinstance(outcome, str):
+        return _failure(outcome)
+    if options.log_thoughts:
+        stream = options.log_stream or sys.stderr
+        try:
+            stream.write(render_thought_box(outcome.entry))
+            stream.flush()
+        except Exception as exc:
+            return _failure(json.dumps({"error": str(exc), "status": "failed"}, indent=2))
+    commit_thought(scope.state, options.config, outcome)
+    return _success(scope.state, options, outcome)
+
+
+def build_server(options: ThinkingServerOptions | None = None) -> Server[_Scopes]:
+    """The MCP server; each connection it serves gets fresh thinking state."""
+    opts = options or ThinkingServerOptions(log_thoughts=not is_logging_disabled())
+    tool = _tool(opts)
+
+    @asynccontextmanager
+    async def lifespan(_: Server[_Scopes]) -> AsyncIterator[_Scopes]:
+        yield _Scopes(opts.max_sessions)
+
+    async def list_tools(
+        ctx: ServerRequestContext[_Scopes], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=[tool])
+
+    async def call_tool(
+        ctx: ServerRequestContext[_Scopes], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        if params.name != tool.name:
+            raise MCPError(code=types.INVALID_PARAMS, message=f"Tool {params.name} not found")
+        scope = ctx.lifespan_context.get(_scope_key(ctx))
+        async with scope.lock:
+            result: types.CallToolResult = _record(scope, opts, dict(params.arguments or {}))
+        return result
+
+    return Server(
+        SERVER_NAME,
+        version=version("ponder"),
+        lifespan=lifespan,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )
+
+
+async def _serve(server: Server[_Scopes]) -> None:
+    async with stdio_server() as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Serve over stdio until the client closes the connection."""
+    parser = argparse.ArgumentParser(prog="python -m ponder.mcp.thinking_server")
+    parser.add_argument("--native", action="store_true", help="serve sequential_thinking")
+    parser.add_argument("--max-thought-chars", type=int, default=100_000)
+    parser.add_argument("--max-history", type=int, default=1000)
+    parser.add_argument("--strict", action="store_true", help="cross-field checks are errors")
+    args = parser.parse_args(argv)
+    config = ThinkingConfig(
+        max_thought_chars=args.max_thought_chars, max_history=args.max_history, strict=args.strict
+    )
+    options = ThinkingServerOptions(
+        native=args.native, config=config, log_thoughts=not is_logging_disabled()
+    )
+    print("Sequential Thinking MCP Server running on stdio", file=sys.stderr, flush=True)
+    anyio.run(_serve, build_server(options))
+
+
+if __name__ == "__main__":
+    main()
