@@ -31,6 +31,8 @@ _ARTICLES = {
     "object": "an object",
     "null": "null",
 }
+_EXACT: dict[str, type] = {"integer": int, "boolean": bool}
+_BOUND_KEYS = frozenset(("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"))
 _SCALARS: dict[str, Callable[[Any], Any]] = {
     "integer": coerce_integer,
     "number": coerce_number,
@@ -76,6 +78,8 @@ class SchemaConformer:
         return result
 
     def _resolve(self, schema: Mapping[str, Any]) -> Mapping[str, Any]:
+        if "$ref" not in schema and "allOf" not in schema:
+            return schema
         seen = 0
         while "$ref" in schema and seen < 32:
             name = str(schema["$ref"]).rsplit("/", 1)[-1]
@@ -111,12 +115,14 @@ class SchemaConformer:
         self, value: Any, kind: str, schema: Mapping[str, Any], path: Path, issues: Issues
     ) -> Any:
         if kind in _SCALARS:
-            try:
-                value = _SCALARS[kind](value)
-            except ValueError as exc:
-                issues.append(ArgumentIssue(format_path(path), str(exc)))
-                return value
-            _check_bounds(value, schema, path, issues)
+            if type(value) is not _EXACT.get(kind):
+                try:
+                    value = _SCALARS[kind](value)
+                except ValueError as exc:
+                    issues.append(ArgumentIssue(format_path(path), str(exc)))
+                    return value
+            if not _BOUND_KEYS.isdisjoint(schema):
+                _check_bounds(value, schema, path, issues)
             return value
         if kind == "object":
             return self._object(value, schema, path, issues)

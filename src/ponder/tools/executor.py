@@ -178,7 +178,10 @@ class ToolExecutor:
                     f"the tool's saved state is unusable: {_describe(exc)}"
                 ), "error"
             ctx.lock = self._lock_for(batch, found.name)
-        async with _maybe(ctx.lock), _maybe(self._limit_for(found)):
+        limit = self._limit_for(found)
+        if ctx.lock is None and limit is None:
+            return await self._invoke(found, ctx, args)
+        async with _maybe(ctx.lock), _maybe(limit):
             return await self._invoke(found, ctx, args)
 
     async def _invoke(
