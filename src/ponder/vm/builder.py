@@ -139,10 +139,10 @@ def node(
 ) -> Node | Callable[[Callable[[Any], Any]], Node]:
     """Make a node: ``@node``, ``@node(name=..., blocking=...)`` or ``node(fn, name=...)``."""
     if fn is None:
-        return lambda f: Node(f, name or _default_name(f), blocking=blocking)
+        return lambda f: node(f, name=name, blocking=blocking)
     if isinstance(fn, Node):
-        return Node(fn.fn, name or fn.name, blocking=blocking)
-    return Node(fn, name or _default_name(fn), blocking=blocking)
+        return Node(fn.fn, fn.name if name is None else name, blocking=blocking)
+    return Node(fn, _default_name(fn) if name is None else name, blocking=blocking)
 
 
 def to_block(value: Any) -> Block:

@@ -60,6 +60,11 @@ class NodeContext:
         return None if found is None else found.name
 
     @property
+    def value(self) -> Any:
+        """The current value: what the last node (or sub-program call) returned."""
+        return self.interpreter.value
+
+    @property
     def exception(self) -> BaseException | None:
         """The exception being handled (inside EXCEPT or FINALLY), else None."""
         for frame in reversed(self.interpreter.frames):
@@ -196,17 +201,16 @@ class Interpreter:
             op, fn, is_async, target = code[pc]
             if op is call:
                 self.pc = pc
-                if is_async:
-                    await fn(ctx)
-                else:
-                    fn(ctx)
+                self.value = await fn(ctx) if is_async else fn(ctx)
                 pc += 1
             elif op is branch_true:
                 self.pc = pc
-                pc = target if (await fn(ctx) if is_async else fn(ctx)) else pc + 1
+                self.value = value = await fn(ctx) if is_async else fn(ctx)
+                pc = target if value else pc + 1
             elif op is branch_false:
                 self.pc = pc
-                pc = pc + 1 if (await fn(ctx) if is_async else fn(ctx)) else target
+                self.value = value = await fn(ctx) if is_async else fn(ctx)
+                pc = pc + 1 if value else target
             elif op is jump:
                 pc = target
             else:
@@ -234,17 +238,15 @@ class Interpreter:
                 value = await value
         finally:
             self.ctx.resume_value = None
+        self.value = value
         if op is Opcode.SET_RETURN_NODE:
             self.frames[-1].return_value = value
         after_pc = (target if value else pc + 1) if op is Opcode.BRANCH_TRUE else pc + 1
         if op is Opcode.BRANCH_FALSE and not value:
             after_pc = target
         if self.after is not None:
-            try:
-                await _settle(self.after(self, pc))
-            except Suspend:
-                self.pc = after_pc  # the node completed: suspend after it
-                raise
+            self.pc = after_pc  # the node completed: a snapshot or suspend here resumes after it
+            await _settle(self.after(self, pc))
         return after_pc
 
     # -- control transfers --------------------------------------------------------

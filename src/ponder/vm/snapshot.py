@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ValidationError
 
 from ponder.exceptions import SnapshotError
+from ponder.vm.ops import Opcode
 from ponder.vm.state import (
     SNAPSHOT_FORMAT,
     Finished,
@@ -40,7 +41,7 @@ def take_snapshot(vm: Interpreter) -> dict[str, Any]:
         status=vm.status,
         pc=vm.pc,
         frames=[_frame_record(frame, depth) for depth, frame in enumerate(vm.frames)],
-        value=_loose_json(vm.value),
+        value=_current_value(vm),
         suspension=None
         if suspension is None
         else (suspension.reason, to_json_value(suspension.payload, "the suspension payload")),
@@ -64,11 +65,14 @@ def _frame_record(frame: Frame, depth: int) -> FrameRecord:
     )
 
 
-def _loose_json(value: Any) -> Any:
-    """The current value is advisory between nodes: kept only when it is plain data."""
+def _current_value(vm: Interpreter) -> Any:
+    """The current value, which must be plain data only when the next instruction tests it."""
+    tested = vm.program.opcodes[vm.pc] in (Opcode.JUMP_IF_TRUE, Opcode.JUMP_IF_FALSE)
     try:
-        return to_json_value(value, "the current value")
+        return to_json_value(vm.value, "the current value (a CALL's value about to be tested)")
     except SnapshotError:
+        if tested:
+            raise
         return None
 
 
