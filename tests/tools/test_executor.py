@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
+from ponder.exceptions import UserError
 from ponder.messages import AssistantMessage, Ledger, ToolCallPart
 from ponder.tools import (
     ArgumentError,
@@ -364,3 +365,34 @@ async def test_callbacks_fire_once_per_call_and_may_be_async() -> None:
 
 async def test_an_empty_batch_is_an_empty_list() -> None:
     assert await ToolExecutor(ToolRegistry()).run_batch([], run_id="r") == []
+
+
+async def test_a_pydantic_validator_reports_fields_like_the_built_in_one() -> None:
+    class Window(BaseModel):
+        width: int
+        height: int
+
+    sized = make_tool(
+        "sized",
+        "Size a window.",
+        Window.model_json_schema(),
+        lambda width, height: width * height,
+        validator=lambda args: Window.model_validate(args, strict=True).model_dump(),
+    )
+    executor = ToolExecutor(ToolRegistry([sized]))
+    good, bad = await executor.run_batch(
+        [call("1", "sized", '{"width": 2, "height": 3}'), call("2", "sized", '{"width": "2"}')],
+        run_id="r",
+    )
+    assert good.message.content == "6"
+    assert bad.status == "invalid_arguments"
+    assert "- width: Input should be a valid integer, received string '2'" in bad.message.content
+    assert "- height: missing" in bad.message.content
+
+
+@pytest.mark.parametrize(
+    "options", [{"default_timeout": 0}, {"default_timeout": -1.0}, {"max_output_chars": 0}]
+)
+def test_executor_refuses_bad_settings(options: dict[str, Any]) -> None:
+    with pytest.raises(UserError):
+        ToolExecutor(ToolRegistry(), **options)
