@@ -80,6 +80,8 @@ def run() -> str:
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+        if proc.stdout is not None:
+            proc.stdout.close()
     return (
         "## MCP tool calls\n\n"
         f"Median latency of one `tools/call` (`add`) on the Python fixture server: "

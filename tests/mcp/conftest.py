@@ -81,6 +81,8 @@ class HTTPServer:
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
+        if self.process.stdout is not None:
+            self.process.stdout.close()
 
 
 @pytest.fixture

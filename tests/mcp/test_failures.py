@@ -136,3 +136,17 @@ async def test_closed_toolset() -> None:
 def test_invalid_timeouts() -> None:
     with pytest.raises(UserError, match="positive"):
         MCPToolset([], call_timeout=0)
+
+
+async def test_cancelled_connect_leaves_no_process() -> None:
+    before = descendants()
+    async with MCPToolset([parse_server_spec(raw_entry("silent"))], init_timeout=60) as ts:
+        listing = asyncio.create_task(ts.tools())
+        for _ in range(200):  # wait until the server process exists, wherever that lands
+            if descendants() - before:
+                break
+            await asyncio.sleep(0.01)
+        listing.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await listing
+        assert descendants() - before == set()

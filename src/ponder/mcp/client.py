@@ -15,7 +15,7 @@ from typing import Any, Literal, TypeVar
 
 import anyio
 import mcp_types as types
-from mcp import ClientSession
+from mcp.client.session import ClientSession
 from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
@@ -208,6 +208,10 @@ class MCPServerConnection:
         try:
             async with asyncio.timeout(self.init_timeout):
                 session = await asyncio.shield(ready)
+        except asyncio.CancelledError:
+            await asyncio.shield(self._stop(cancel=True))
+            self.status = "idle"
+            raise
         except Exception as exc:
             raise await self._connect_failed(exc) from exc
         self._session, self.status, self.tools_stale = session, "ready", True
