@@ -1,0 +1,118 @@
+"""What the commands share: building an agent from options, and running it with a display."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import IO, Any
+
+from rich.console import Console
+
+from ponder.agent import Agent, RunResult
+from ponder.cli.render import LiveDisplay
+from ponder.config import AgentConfig, load_config
+from ponder.events import Event, event_to_dict
+from ponder.messages import Message
+from ponder.models.providers import PROVIDERS
+
+__all__ = [
+    "AgentOptions",
+    "ChatSession",
+    "build_agent",
+    "model_base_url",
+    "run_with_display",
+    "write_json_event",
+]
+
+
+class AgentOptions:
+    """The options every agent-running command takes."""
+
+    def __init__(
+        self, model: str | None, config: Path | None, workflow: str | None, instructions: str = ""
+    ) -> None:
+        self.model = model
+        self.config_path = config
+        self.workflow = workflow
+        self.instructions = instructions
+
+    def load(self) -> AgentConfig:
+        """The configuration: file, then ``PONDER_*`` variables, then these options."""
+        overrides: dict[str, Any] = {}
+        if self.model:
+            overrides["model"] = self.model
+        if self.workflow:
+            overrides["agent_workflow"] = self.workflow
+        return load_config(self.config_path, **overrides)
+
+
+def build_agent(options: AgentOptions) -> tuple[Agent, AgentConfig]:
+    """An agent for ``options`` with its model resolved now, so a missing key fails early."""
+    config = options.load()
+    agent = Agent(config=config, instructions=options.instructions)
+    _ = agent.model
+    return agent, config
+
+
+def model_base_url(config: AgentConfig | None) -> str | None:
+    """Where the configured model lives, for error messages."""
+    if config is None or not config.model:
+        return None
+    provider = config.model.partition(":")[0]
+    profile = PROVIDERS.get(provider)
+    if profile is None:
+        return config.base_url
+    return profile.base_url(config.base_url) or "https://api.openai.com/v1"
+
+
+def write_json_event(event: Event, out: IO[str]) -> None:
+    """One event as one JSON line."""
+    out.write(json.dumps(event_to_dict(event), ensure_ascii=False, default=str) + "\n")
+    out.flush()
+
+
+async def run_with_display(
+    agent: Agent, prompt: str, console: Console, *, as_json: bool, out: IO[str]
+) -> None:
+    """Stream a run: JSON lines to ``out``, or the live view on ``console``."""
+    stream = agent.stream(prompt)
+    if as_json:
+        async for event in stream:
+            write_json_event(event, out)
+        return
+    with LiveDisplay(console) as display:
+        async for event in stream:
+            display.update(event)
+
+
+class ChatSession:
+    """A conversation: each turn runs with the previous turns' messages as history."""
+
+    def __init__(self, agent: Agent, console: Console, *, as_json: bool, out: IO[str]) -> None:
+        self.agent = agent
+        self.console = console
+        self.as_json = as_json
+        self.out = out
+        self.history: list[Message] = []
+        self._display: LiveDisplay | None = None
+        agent.on_event("*")(self._show)
+
+    def _show(self, event: Event) -> None:
+        if self.as_json:
+            write_json_event(event, self.out)
+        elif self._display is not None:
+            self._display.update(event)
+
+    async def send(self, prompt: str) -> RunResult:
+        """Run one turn and keep its messages for the next."""
+        self._display = None if self.as_json else LiveDisplay(self.console)
+        try:
+            if self._display is None:
+                result = await self.agent.run(prompt, message_history=self.history)
+            else:
+                with self._display:
+                    result = await self.agent.run(prompt, message_history=self.history)
+        finally:
+            self._display = None
+        self.history = list(result.messages)
+        return result

@@ -1,0 +1,287 @@
+"""`RunView`: what a run looks like so far, folded from its event stream.
+
+The view is plain data and knows nothing about terminals: ``apply(event)`` updates it,
+and `ponder.cli.render` draws it. Thoughts keep their branch and revision links so a
+renderer can draw the sequential-thinking tree with superseded thoughts marked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from ponder.events import (
+    Event,
+    LimitReached,
+    LoopDetected,
+    MiddleMessage,
+    ReasoningDelta,
+    ReasoningStep,
+    Reflection,
+    RoundStarted,
+    RunFailed,
+    RunFinished,
+    RunStarted,
+    RunSuspended,
+    StallDetected,
+    StepFinished,
+    StepStarted,
+    TextDelta,
+    ThinkingRecorded,
+    TodoUpdated,
+    ToolCallFailed,
+    ToolCallFinished,
+    ToolCallStarted,
+)
+
+__all__ = ["CallStatus", "RunStatus", "RunView", "StepView", "ThoughtView", "ToolCallView"]
+
+RunStatus = Literal["running", "finished", "failed", "suspended"]
+CallStatus = Literal["running", "ok", "error", "timeout", "invalid", "cancelled", "unknown"]
+_CALL_STATUSES: tuple[CallStatus, ...] = ("error", "timeout", "invalid", "cancelled")
+
+
+@dataclass(slots=True)
+class ThoughtView:
+    """One recorded sequential thought and its links."""
+
+    seq: int
+    number: int
+    total: int
+    text: str
+    branch_id: str | None = None
+    branch_from: int | None = None
+    revises: int | None = None
+    revision_type: str | None = None
+    supersedes: int | None = None
+    superseded_by: int | None = None
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class ToolCallView:
+    """One tool call: arguments, then its result or error and how long it took."""
+
+    call_id: str
+    name: str
+    arguments: Any
+    round: int
+    status: CallStatus = "running"
+    output: str = ""
+    duration: float | None = None
+
+
+@dataclass(slots=True)
+class StepView:
+    """One plan step of a step-driven workflow."""
+
+    step_id: str
+    description: str
+    index: int
+    total: int
+    status: str = "running"
+    summary: str = ""
+
+
+@dataclass
+class RunView:
+    """Everything the live displays show about one run."""
+
+    run_id: str = ""
+    prompt: str = ""
+    model: str = ""
+    workflow: str = ""
+    status: RunStatus = "running"
+    round: int = 0
+    summaries: list[tuple[int, str]] = field(default_factory=list)
+    thoughts: list[ThoughtView] = field(default_factory=list)
+    calls: dict[str, ToolCallView] = field(default_factory=dict)
+    steps: list[StepView] = field(default_factory=list)
+    plan: dict[str, Any] | None = None
+    notices: list[str] = field(default_factory=list)
+    reasoning_text: str = ""
+    answer: str = ""
+    stop_reason: str = ""
+    error: str = ""
+    usage: dict[str, int] = field(default_factory=dict)
+    events: int = 0
+
+    def apply(self, event: Event) -> None:
+        """Fold one event into the view; unknown kinds are counted and otherwise ignored."""
+        self.events += 1
+        handler = _HANDLERS.get(type(event))
+        if handler is not None:
+            handler(self, event)
+
+    @property
+    def current_step(self) -> StepView | None:
+        """The latest plan step, if the workflow has steps."""
+        return self.steps[-1] if self.steps else None
+
+    @property
+    def thought_progress(self) -> tuple[int, int]:
+        """(latest thought number, current total estimate), or (0, 0)."""
+        if not self.thoughts:
+            return 0, 0
+        last = self.thoughts[-1]
+        return last.number, last.total
+
+    def main_line(self) -> list[ThoughtView]:
+        """Thoughts outside any branch, in call order."""
+        return [t for t in self.thoughts if not t.branch_id]
+
+    def branch(self, branch_id: str) -> list[ThoughtView]:
+        """The thoughts filed under ``branch_id``, in call order."""
+        return [t for t in self.thoughts if t.branch_id == branch_id]
+
+    def branch_ids(self) -> list[str]:
+        """Branch ids in first-seen order."""
+        seen: dict[str, None] = {}
+        for thought in self.thoughts:
+            if thought.branch_id:
+                seen.setdefault(thought.branch_id, None)
+        return list(seen)
+
+    # event handlers -------------------------------------------------------------------
+
+    def _started(self, event: RunStarted) -> None:
+        self.run_id, self.prompt = event.run_id, event.prompt
+        self.model, self.workflow = event.model, event.workflow
+        self.status, self.answer, self.error = "running", "", ""
+
+    def _round(self, event: RoundStarted) -> None:
+        self.round = event.round
+
+    def _reasoning(self, event: ReasoningStep) -> None:
+        self.summaries.append((event.round, event.summary))
+
+    def _call_started(self, event: ToolCallStarted) -> None:
+        self.calls[event.call_id] = ToolCallView(
+            event.call_id, event.name, event.arguments, self.round
+        )
+
+    def _call_finished(self, event: ToolCallFinished) -> None:
+        call = self._call(event.call_id, event.name)
+        call.status, call.output, call.duration = "ok", event.output, event.duration
+
+    def _call_failed(self, event: ToolCallFailed) -> None:
+        call = self._call(event.call_id, event.name)
+        status = event.status if event.status in _CALL_STATUSES else "error"
+        call.status = status
+        call.output, call.duration = event.error, event.duration
+
+    def _call(self, call_id: str, name: str) -> ToolCallView:
+        if call_id not in self.calls:
+            self.calls[call_id] = ToolCallView(call_id, name, None, self.round)
+        return self.calls[call_id]
+
+    def _thinking(self, event: ThinkingRecorded) -> None:
+        self.thoughts.append(thought_from_data(event.data))
+        self._link_revision(self.thoughts[-1])
+
+    def _link_revision(self, thought: ThoughtView) -> None:
+        if thought.revises is None or thought.revision_type == "amend":
+            return
+        for earlier in reversed(self.thoughts[:-1]):
+            if thought.supersedes is not None:
+                found = earlier.seq == thought.supersedes
+            else:
+                found = earlier.number == thought.revises and earlier.superseded_by is None
+            if found:
+                earlier.superseded_by = thought.seq
+                return
+
+    def _todo(self, event: TodoUpdated) -> None:
+        self.plan = dict(event.data)
+
+    def _step_started(self, event: StepStarted) -> None:
+        self.steps.append(StepView(event.step_id, event.description, event.index, event.total))
+
+    def _step_finished(self, event: StepFinished) -> None:
+        for step in reversed(self.steps):
+            if step.step_id == event.step_id:
+                step.status, step.summary = event.status, event.summary
+                return
+
+    def _message(self, event: MiddleMessage) -> None:
+        self.notices.append(f"message: {event.content}")
+
+    def _reflection(self, event: Reflection) -> None:
+        detail = f" — {event.detail}" if event.detail else ""
+        self.notices.append(f"verify {event.check_type}: {event.result}{detail}")
+
+    def _limit(self, event: LimitReached) -> None:
+        self.notices.append(f"limit reached: {event.limit} ({event.value})")
+
+    def _loop(self, event: LoopDetected) -> None:
+        self.notices.append(f"loop detected ({event.repeats} repeats): {event.action}")
+
+    def _stall(self, event: StallDetected) -> None:
+        self.notices.append(f"step {event.step_id} stalled ({event.repeats} repeats)")
+
+    def _text(self, event: TextDelta) -> None:
+        self.answer += event.text
+
+    def _reasoning_delta(self, event: ReasoningDelta) -> None:
+        self.reasoning_text += event.text
+
+    def _finished(self, event: RunFinished) -> None:
+        self.status, self.answer = "finished", event.output
+        self.stop_reason, self.usage = event.stop_reason, dict(event.usage)
+
+    def _failed(self, event: RunFailed) -> None:
+        self.status, self.error = "failed", f"{event.error_type}: {event.error}"
+
+    def _suspended(self, event: RunSuspended) -> None:
+        self.status = "suspended"
+        self.notices.append(f"suspended: {event.reason}")
+
+
+def _optional_int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def thought_from_data(data: dict[str, Any]) -> ThoughtView:
+    """A `ThoughtView` from ``sequential_thinking`` result data (``node`` when present)."""
+    node = data.get("node") if isinstance(data.get("node"), dict) else {}
+    assert isinstance(node, dict)
+    seq = _optional_int(node.get("seq")) or _optional_int(data.get("thought_history_length"))
+    branch = node.get("branch_id")
+    warnings = data.get("warnings")
+    return ThoughtView(
+        seq=seq or 0,
+        number=_optional_int(data.get("thought_number")) or 0,
+        total=_optional_int(data.get("total_thoughts")) or 0,
+        text=str(data.get("thought", "")),
+        branch_id=branch if isinstance(branch, str) and branch else None,
+        branch_from=_optional_int(node.get("branch_from_thought")),
+        revises=_optional_int(node.get("revises_thought")) if node.get("is_revision") else None,
+        revision_type=node.get("revision_type") if node.get("is_revision") else None,
+        supersedes=_optional_int(node.get("supersedes")),
+        warnings=[str(w) for w in warnings] if isinstance(warnings, list) else [],
+    )
+
+
+_HANDLERS: dict[type[Event], Callable[[RunView, Any], None]] = {
+    RunStarted: RunView._started,
+    RoundStarted: RunView._round,
+    ReasoningStep: RunView._reasoning,
+    ToolCallStarted: RunView._call_started,
+    ToolCallFinished: RunView._call_finished,
+    ToolCallFailed: RunView._call_failed,
+    ThinkingRecorded: RunView._thinking,
+    TodoUpdated: RunView._todo,
+    StepStarted: RunView._step_started,
+    StepFinished: RunView._step_finished,
+    MiddleMessage: RunView._message,
+    Reflection: RunView._reflection,
+    LimitReached: RunView._limit,
+    LoopDetected: RunView._loop,
+    StallDetected: RunView._stall,
+    TextDelta: RunView._text,
+    ReasoningDelta: RunView._reasoning_delta,
+    RunFinished: RunView._finished,
+    RunFailed: RunView._failed,
+    RunSuspended: RunView._suspended,
+}
