@@ -1,0 +1,117 @@
+"""`create_app`: the ponder HTTP server — runs API, OpenAI-compatible endpoint and viewer.
+
+```python
+app = create_app(Agent(ScriptedModel([...])), token=None)
+serve_app(app, host="127.0.0.1", port=8000)
+```
+
+Errors are JSON ``{"error": {"message", "type", "param"}}``: 4xx for bad input (never a
+500 for it), 401 without the token when one is set, 413 for oversized bodies.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from importlib.resources import files
+from pathlib import Path
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import FileResponse, JSONResponse
+from fastapi.staticfiles import StaticFiles
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+import ponder
+from ponder.exceptions import UserError
+from ponder.server import openai_compat, routes
+from ponder.server.guards import BearerTokenGuard, BodySizeLimit
+from ponder.server.launcher import AgentSource, RunLauncher
+from ponder.server.runs import MemoryRunRegistry, RunRegistry
+
+__all__ = ["DEFAULT_MAX_BODY_BYTES", "create_app", "serve_app"]
+
+DEFAULT_MAX_BODY_BYTES = 1_000_000
+_STATIC = Path(str(files("ponder.server") / "static"))
+_ERROR_TYPES = {401: "authentication_error", 404: "not_found", 413: "request_too_large"}
+
+
+def _error(status: int, message: str, error_type: str, param: str | None = None) -> JSONResponse:
+    body: dict[str, Any] = {"message": message, "type": error_type, "param": param}
+    return JSONResponse({"error": body}, status_code=status)
+
+
+async def _validation_error(_: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, RequestValidationError)
+    errors = exc.errors()
+    first = errors[0] if errors else {"loc": (), "msg": "invalid request"}
+    param = ".".join(str(p) for p in first.get("loc", ()) if p != "body") or None
+    message = "; ".join(
+        f"{'.'.join(str(p) for p in e.get('loc', ()))}: {e.get('msg')}" for e in errors[:5]
+    )
+    return _error(422, message or "invalid request", "invalid_request_error", param)
+
+
+async def _http_error(_: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, StarletteHTTPException)
+    kind = _ERROR_TYPES.get(exc.status_code, "invalid_request_error")
+    if exc.status_code >= 500:
+        kind = "server_error"
+    return _error(exc.status_code, str(exc.detail), kind)
+
+
+async def _user_error(_: Request, exc: Exception) -> JSONResponse:
+    return _error(400, str(exc), "invalid_request_error")
+
+
+def _lifespan(launcher: RunLauncher) -> Any:
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        yield
+        await launcher.shutdown()
+
+    return lifespan
+
+
+def create_app(
+    agent: AgentSource,
+    *,
+    token: str | None = None,
+    registry: RunRegistry | None = None,
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+) -> FastAPI:
+    """The server for ``agent`` (an `Agent`, or a function returning one per run).
+
+    With ``token`` every ``/v1/`` request needs ``Authorization: Bearer <token>``.
+    """
+    launcher = RunLauncher(agent, registry or MemoryRunRegistry())
+    app = FastAPI(
+        title="ponder",
+        version=ponder.__version__,
+        description="Run ponder agents over HTTP and watch them think.",
+        lifespan=_lifespan(launcher),
+    )
+    app.state.launcher = launcher
+    app.add_exception_handler(RequestValidationError, _validation_error)
+    app.add_exception_handler(StarletteHTTPException, _http_error)
+    app.add_exception_handler(UserError, _user_error)
+    app.include_router(routes.router)
+    app.include_router(openai_compat.router)
+    app.mount("/static", StaticFiles(directory=_STATIC), name="static")
+
+    @app.get("/", include_in_schema=False)
+    async def viewer() -> FileResponse:
+        return FileResponse(_STATIC / "index.html")
+
+    if token:
+        app.add_middleware(BearerTokenGuard, token=token)
+    app.add_middleware(BodySizeLimit, max_bytes=max_body_bytes)
+    return app
+
+
+def serve_app(app: FastAPI, *, host: str = "127.0.0.1", port: int = 8000) -> None:
+    """Serve ``app`` with uvicorn until interrupted."""
+    import uvicorn
+
+    uvicorn.run(app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=5)

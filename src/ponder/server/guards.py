@@ -1,0 +1,105 @@
+"""ASGI guards in front of the API: request size limit and bearer-token check.
+
+Both answer with the API's JSON error shape, before any route runs.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+from typing import Any
+from urllib.parse import parse_qs
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+__all__ = ["BearerTokenGuard", "BodySizeLimit", "send_error"]
+
+
+async def send_error(send: Send, status: int, message: str, error_type: str) -> None:
+    """Send a JSON error response ``{"error": {"message", "type"}}``."""
+    body = json.dumps({"error": {"message": message, "type": error_type}}).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    if status == 401:
+        headers.append((b"www-authenticate", b"Bearer"))
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+class _TooLarge(Exception):
+    pass
+
+
+class BodySizeLimit:
+    """Refuses request bodies larger than ``max_bytes`` with 413 (declared or streamed)."""
+
+    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+
+    def _message(self) -> str:
+        return f"request body larger than {self.max_bytes} bytes"
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Pass the request on, or answer 413."""
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = dict(scope["headers"]).get(b"content-length")
+        if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
+            await send_error(send, 413, self._message(), "request_too_large")
+            return
+        received = 0
+        started = False
+
+        async def limited_receive() -> Message:
+            nonlocal received
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > self.max_bytes:
+                    raise _TooLarge
+            return message
+
+        async def tracking_send(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, limited_receive, tracking_send)
+        except _TooLarge:
+            if not started:
+                await send_error(send, 413, self._message(), "request_too_large")
+
+
+class BearerTokenGuard:
+    """Requires ``Authorization: Bearer <token>`` on API paths.
+
+    ``access_token`` in the query is accepted too, for browsers' ``EventSource`` which
+    cannot send headers. The viewer page and the OpenAPI schema stay public.
+    """
+
+    def __init__(self, app: ASGIApp, token: str, protected_prefix: str = "/v1/") -> None:
+        self.app = app
+        self.token = token.encode()
+        self.prefix = protected_prefix
+
+    def _presented(self, scope: Scope) -> bytes | None:
+        header = dict(scope["headers"]).get(b"authorization")
+        if header is not None:
+            scheme, _, value = header.partition(b" ")
+            return value.strip() if scheme.lower() == b"bearer" else None
+        query: dict[str, Any] = parse_qs(scope.get("query_string", b"").decode("latin-1"))
+        values = query.get("access_token")
+        return values[0].encode() if values else None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Pass the request on, or answer 401."""
+        if scope["type"] != "http" or not str(scope["path"]).startswith(self.prefix):
+            await self.app(scope, receive, send)
+            return
+        presented = self._presented(scope)
+        if presented is None or not hmac.compare_digest(presented, self.token):
+            await send_error(send, 401, "missing or wrong bearer token", "authentication_error")
+            return
+        await self.app(scope, receive, send)

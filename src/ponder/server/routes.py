@@ -1,0 +1,131 @@
+"""``/v1/runs``: start a run, read it, follow its events over SSE (resumable), cancel it."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Header, HTTPException, Query, Request
+from sse_starlette import EventSourceResponse, ServerSentEvent
+
+from ponder.messages import AssistantMessage, Message, SystemMessage, TextPart, UserMessage
+from ponder.server.launcher import RunLauncher
+from ponder.server.runs import TERMINAL_KINDS, RunRecord
+from ponder.server.schemas import ErrorBody, HistoryMessage, RunList, RunRequest, RunSummary
+
+__all__ = ["router", "to_messages"]
+
+router = APIRouter(prefix="/v1/runs", tags=["runs"])
+_ERRORS: dict[int | str, dict[str, Any]] = {
+    400: {"model": ErrorBody},
+    401: {"model": ErrorBody},
+    404: {"model": ErrorBody},
+    413: {"model": ErrorBody},
+    422: {"model": ErrorBody},
+}
+_WAIT_SECONDS = 10.0
+
+
+def to_messages(history: list[HistoryMessage]) -> list[Message]:
+    """Ledger messages for a request's history."""
+    messages: list[Message] = []
+    for item in history:
+        if item.role == "system":
+            messages.append(SystemMessage(content=item.content))
+        elif item.role == "user":
+            messages.append(UserMessage(content=item.content))
+        else:
+            messages.append(AssistantMessage(parts=(TextPart(text=item.content),)))
+    return messages
+
+
+def _launcher(request: Request) -> RunLauncher:
+    launcher = request.app.state.launcher
+    assert isinstance(launcher, RunLauncher)
+    return launcher
+
+
+def _record(request: Request, run_id: str) -> RunRecord:
+    record = _launcher(request).registry.get(run_id)
+    if record is None:
+        raise HTTPException(404, f"no run with id {run_id!r}")
+    return record
+
+
+@router.post("", status_code=201, response_model=RunSummary, responses=_ERRORS)
+async def start_run(body: RunRequest, request: Request) -> dict[str, Any]:
+    """Start a run in the background; follow it at ``/v1/runs/{id}/events``."""
+    record = _launcher(request).start(body.prompt, to_messages(body.history))
+    return record.summary()
+
+
+@router.get("", response_model=RunList, responses=_ERRORS)
+async def list_runs(
+    request: Request, limit: Annotated[int, Query(ge=1, le=1000)] = 100
+) -> dict[str, Any]:
+    """The newest runs first."""
+    runs = _launcher(request).registry.list_runs(limit)
+    return {"runs": [r.summary() for r in runs]}
+
+
+@router.get("/{run_id}", response_model=RunSummary, responses=_ERRORS)
+async def get_run(run_id: str, request: Request) -> dict[str, Any]:
+    """A run's status and outcome."""
+    return _record(request, run_id).summary()
+
+
+@router.post("/{run_id}/cancel", response_model=RunSummary, responses=_ERRORS)
+async def cancel_run(run_id: str, request: Request) -> dict[str, Any]:
+    """Stop a running run; a run that already ended is returned as it is."""
+    record = _record(request, run_id)
+    launcher = _launcher(request)
+    if launcher.cancel(run_id):
+        await launcher.wait(run_id)
+    return record.summary()
+
+
+def _resume_point(last_event_id: str | None, after: int | None) -> int:
+    if last_event_id is None or not last_event_id.strip():
+        return after or 0
+    try:
+        value = int(last_event_id.strip())
+    except ValueError:
+        raise HTTPException(400, "Last-Event-ID must be an event number") from None
+    if value < 0:
+        raise HTTPException(400, "Last-Event-ID must not be negative")
+    return value
+
+
+async def _follow(request: Request, record: RunRecord, seq: int) -> AsyncIterator[ServerSentEvent]:
+    registry = _launcher(request).registry
+    while True:
+        for event in registry.events_after(record.run_id, seq):
+            seq = int(event["seq"])
+            yield ServerSentEvent(data=json.dumps(event), event=str(event["kind"]), id=str(seq))
+            if event["kind"] in TERMINAL_KINDS and record.is_done:
+                return
+        if record.is_done and not registry.events_after(record.run_id, seq):
+            return
+        if await request.is_disconnected():
+            return
+        await registry.wait(record.run_id, seq, _WAIT_SECONDS)
+
+
+@router.get(
+    "/{run_id}/events",
+    responses={
+        **_ERRORS,
+        200: {"content": {"text/event-stream": {}}, "description": "The run's events (SSE)."},
+    },
+)
+async def run_events(
+    run_id: str,
+    request: Request,
+    last_event_id: Annotated[str | None, Header(max_length=32)] = None,
+    after: Annotated[int | None, Query(ge=0, description="Replay events after this seq.")] = None,
+) -> EventSourceResponse:
+    """The run's events as server-sent events; ``Last-Event-ID`` resumes without loss."""
+    record = _record(request, run_id)
+    seq = _resume_point(last_event_id, after)
+    return EventSourceResponse(_follow(request, record, seq), ping=15)

@@ -1,0 +1,179 @@
+"""Runs the server knows about: a small registry interface and its in-memory implementation.
+
+A `RunRecord` is plain data — the prompt, status, outcome and the run's event log (JSON
+dicts with increasing ``seq``), so an SSE client can replay from any ``Last-Event-ID``.
+The registry owns the records and lets readers wait for new events; a durable store can
+implement the same `RunRegistry` protocol later.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+__all__ = ["MemoryRunRegistry", "RunRecord", "RunRegistry", "RunStatus", "to_json_safe"]
+
+RunStatus = Literal["running", "completed", "failed", "cancelled"]
+TERMINAL_KINDS = frozenset({"run_finished", "run_failed"})
+
+
+def to_json_safe(value: dict[str, Any]) -> dict[str, Any]:
+    """A copy of ``value`` that ``json.dumps`` accepts (unknown objects become strings)."""
+    result: dict[str, Any] = json.loads(json.dumps(value, ensure_ascii=False, default=str))
+    return result
+
+
+@dataclass
+class RunRecord:
+    """One run as the server sees it."""
+
+    run_id: str
+    prompt: str
+    created: float = field(default_factory=time.time)
+    status: RunStatus = "running"
+    output: str | None = None
+    error: str | None = None
+    usage: dict[str, int] = field(default_factory=dict)
+    events: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def is_done(self) -> bool:
+        """True once the run has ended, whatever the outcome."""
+        return self.status != "running"
+
+    @property
+    def last_seq(self) -> int:
+        """The ``seq`` of the latest event (0 before the first)."""
+        return int(self.events[-1]["seq"]) if self.events else 0
+
+    def summary(self) -> dict[str, Any]:
+        """The record without its event log."""
+        return {
+            "id": self.run_id,
+            "prompt": self.prompt,
+            "created": self.created,
+            "status": self.status,
+            "output": self.output,
+            "error": self.error,
+            "usage": self.usage,
+            "event_count": len(self.events),
+        }
+
+
+class RunRegistry(Protocol):
+    """Where runs and their event logs live."""
+
+    def create(self, run_id: str, prompt: str) -> RunRecord:
+        """Register a new running run."""
+        ...
+
+    def get(self, run_id: str) -> RunRecord | None:
+        """The run with this id, if known."""
+        ...
+
+    def list_runs(self, limit: int) -> list[RunRecord]:
+        """The newest runs first."""
+        ...
+
+    async def append(self, run_id: str, event: dict[str, Any]) -> None:
+        """Add an event to a run's log and wake its readers."""
+        ...
+
+    async def finish(
+        self, run_id: str, status: RunStatus, *, output: str | None = None, error: str | None = None
+    ) -> None:
+        """Record how a run ended and wake its readers."""
+        ...
+
+    def events_after(self, run_id: str, seq: int) -> list[dict[str, Any]]:
+        """The run's events with ``seq`` greater than ``seq``."""
+        ...
+
+    async def wait(self, run_id: str, seq: int, timeout: float) -> None:
+        """Return when the run has events after ``seq``, has ended, or ``timeout`` passed."""
+        ...
+
+
+class MemoryRunRegistry:
+    """Runs kept in memory; the oldest finished runs are dropped beyond ``max_runs``."""
+
+    def __init__(self, max_runs: int = 1000) -> None:
+        self.max_runs = max_runs
+        self._runs: OrderedDict[str, RunRecord] = OrderedDict()
+        self._changed: dict[str, asyncio.Condition] = {}
+
+    def create(self, run_id: str, prompt: str) -> RunRecord:
+        """Register a new running run."""
+        record = RunRecord(run_id=run_id, prompt=prompt)
+        self._runs[run_id] = record
+        self._changed[run_id] = asyncio.Condition()
+        self._evict()
+        return record
+
+    def _evict(self) -> None:
+        finished = [r.run_id for r in self._runs.values() if r.is_done]
+        while len(self._runs) > self.max_runs and finished:
+            run_id = finished.pop(0)
+            del self._runs[run_id]
+            self._changed.pop(run_id, None)
+
+    def get(self, run_id: str) -> RunRecord | None:
+        """The run with this id, if known."""
+        return self._runs.get(run_id)
+
+    def list_runs(self, limit: int) -> list[RunRecord]:
+        """The newest runs first."""
+        return list(reversed(self._runs.values()))[:limit]
+
+    async def _notify(self, run_id: str) -> None:
+        condition = self._changed.get(run_id)
+        if condition is not None:
+            async with condition:
+                condition.notify_all()
+
+    async def append(self, run_id: str, event: dict[str, Any]) -> None:
+        """Add an event to a run's log and wake its readers."""
+        record = self._runs[run_id]
+        record.events.append(to_json_safe(event))
+        if event.get("kind") == "run_finished":
+            usage = event.get("usage")
+            record.usage = dict(usage) if isinstance(usage, dict) else {}
+        await self._notify(run_id)
+
+    async def finish(
+        self, run_id: str, status: RunStatus, *, output: str | None = None, error: str | None = None
+    ) -> None:
+        """Record how a run ended and wake its readers."""
+        record = self._runs[run_id]
+        record.status, record.output, record.error = status, output, error
+        await self._notify(run_id)
+
+    def events_after(self, run_id: str, seq: int) -> list[dict[str, Any]]:
+        """The run's events with ``seq`` greater than ``seq``."""
+        record = self._runs.get(run_id)
+        if record is None:
+            return []
+        events = record.events
+        start = len(events)
+        while start > 0 and int(events[start - 1]["seq"]) > seq:
+            start -= 1
+        return events[start:]
+
+    async def wait(self, run_id: str, seq: int, timeout: float) -> None:
+        """Return when the run has events after ``seq``, has ended, or ``timeout`` passed."""
+        record, condition = self._runs.get(run_id), self._changed.get(run_id)
+        if record is None or condition is None:
+            return
+
+        def ready() -> bool:
+            return record.is_done or record.last_seq > seq
+
+        async with condition:
+            try:
+                await asyncio.wait_for(condition.wait_for(ready), timeout)
+            except TimeoutError:
+                return

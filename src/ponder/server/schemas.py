@@ -1,0 +1,124 @@
+"""Request and response bodies of the HTTP API (they make the OpenAPI schema)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "MAX_MESSAGES",
+    "MAX_TEXT_CHARS",
+    "ChatMessageIn",
+    "ChatRequest",
+    "ContentPart",
+    "ErrorBody",
+    "ErrorDetail",
+    "HistoryMessage",
+    "RunList",
+    "RunRequest",
+    "RunSummary",
+    "StreamOptions",
+]
+
+MAX_TEXT_CHARS = 200_000
+MAX_MESSAGES = 500
+
+
+class HistoryMessage(BaseModel):
+    """An earlier turn of the conversation."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    role: Literal["system", "user", "assistant"]
+    content: str = Field(max_length=MAX_TEXT_CHARS)
+
+
+class RunRequest(BaseModel):
+    """Start a run: the task and, optionally, the conversation so far."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    prompt: str = Field(min_length=1, max_length=MAX_TEXT_CHARS)
+    history: list[HistoryMessage] = Field(default_factory=list, max_length=MAX_MESSAGES)
+
+
+class RunSummary(BaseModel):
+    """A run without its events."""
+
+    id: str
+    prompt: str
+    created: float
+    status: Literal["running", "completed", "failed", "cancelled"]
+    output: str | None
+    error: str | None
+    usage: dict[str, int]
+    event_count: int
+
+
+class RunList(BaseModel):
+    """The newest runs first."""
+
+    runs: list[RunSummary]
+
+
+class ErrorDetail(BaseModel):
+    """What went wrong, OpenAI-style."""
+
+    message: str
+    type: str
+    param: str | None = None
+    code: str | None = None
+
+
+class ErrorBody(BaseModel):
+    """Every error response."""
+
+    error: ErrorDetail
+
+
+class ContentPart(BaseModel):
+    """One part of a multi-part message; only text parts are read."""
+
+    model_config = ConfigDict(extra="allow")
+
+    type: str = Field(max_length=64)
+    text: str | None = Field(default=None, max_length=MAX_TEXT_CHARS)
+
+
+class ChatMessageIn(BaseModel):
+    """One message of an OpenAI chat request."""
+
+    model_config = ConfigDict(extra="allow")
+
+    role: Literal["system", "developer", "user", "assistant", "tool"]
+    content: str | list[ContentPart] | None = Field(default=None, max_length=MAX_TEXT_CHARS)
+    name: str | None = Field(default=None, max_length=256)
+
+
+class StreamOptions(BaseModel):
+    """OpenAI ``stream_options``."""
+
+    model_config = ConfigDict(extra="allow")
+
+    include_usage: bool = False
+
+
+class ChatRequest(BaseModel):
+    """An OpenAI ``/v1/chat/completions`` request; sampling options are accepted and ignored."""
+
+    model_config = ConfigDict(extra="allow")
+
+    model: str = Field(default="ponder", max_length=256)
+    messages: list[ChatMessageIn] = Field(min_length=1, max_length=MAX_MESSAGES)
+    stream: bool = False
+    stream_options: StreamOptions | None = None
+
+    def text_of(self, message: ChatMessageIn) -> str:
+        """A message's text (text parts joined)."""
+        content: Any = message.content
+        if content is None:
+            return ""
+        if isinstance(content, str):
+            return content
+        return "".join(part.text or "" for part in content if part.type == "text")
