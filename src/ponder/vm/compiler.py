@@ -238,8 +238,9 @@ class _Compiler:
         if isinstance(value, Block) and not isinstance(value, Node):
             raise CompileError(f"RETURN: the value must be a constant or a node, got {value!r}")
         if isinstance(value, Node) or callable(value):
-            self._emit(Opcode.SET_RETURN_NODE, self._node(node(value)), -1, scope)
-        elif value is not None:
+            made = value if isinstance(value, Node) else node(value)
+            self._emit(Opcode.SET_RETURN_NODE, self._node(made), -1, scope)
+        else:  # always set: a RETURN abandoned by a FINALLY's BREAK must not leak its value
             self._emit(Opcode.SET_RETURN, _json_constant(value, "RETURN"), -1, scope)
         edge = next(
             (
@@ -282,6 +283,7 @@ class _Compiler:
                 self.place(self.sub_labels[name])
                 edge_scope = _Scope((_FrameEdge(),))
                 self.body(sub.body, edge_scope, sub.describe())
+                self._emit(Opcode.SET_RETURN, None, -1, edge_scope)
                 self._emit(Opcode.RETURN, None, -1, edge_scope)
         return {name: self.asm.labels[label] for name, label in self.sub_labels.items()}
 
@@ -371,6 +373,7 @@ def _compile(main: Any, subs: Iterable[Sub]) -> Program:
         compiler.define(sub)
     root = _Scope()
     compiler.body(to_block(main), root, "program")
+    compiler._emit(Opcode.SET_RETURN, None, -1, root)
     compiler._emit(Opcode.RETURN, None, -1, root)
     entries = compiler.sub_bodies()
     return Program.from_assembly(compiler.asm, list(compiler.nodes.values()), entries)
