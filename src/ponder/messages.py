@@ -185,11 +185,13 @@ class Ledger:
     latest assistant message, and no other message may be appended while calls are open.
     """
 
-    __slots__ = ("_messages", "_open_calls")
+    __slots__ = ("_messages", "_open_calls", "generation")
 
     def __init__(self, messages: Iterable[Message] = ()) -> None:
         self._messages: list[Message] = []
         self._open_calls: dict[str, str] = {}
+        self.generation = 0
+        """Incremented whenever the conversation is replaced rather than appended to."""
         self.extend(messages)
 
     def __len__(self) -> int:
@@ -237,6 +239,7 @@ class Ledger:
         """Replace the whole conversation (compaction); the new one must be valid too."""
         fresh = Ledger(messages)
         self._messages, self._open_calls = fresh._messages, fresh._open_calls
+        self.generation += 1
 
     def to_json(self) -> list[dict[str, Any]]:
         """The messages as JSON-able dicts."""

@@ -1,33 +1,41 @@
 """Acting on a model response: append it, run its tool calls, append one result per call.
 
 Built-in calls are applied inline; every other call goes to the executor as one
-concurrent batch. Results are appended in call order. ``agent_max_tool_calls`` is exact:
-calls past the limit are answered with an error result, not executed.
+concurrent batch, and results are appended in call order. With a store, the response is
+checkpointed before any call runs and each result the moment its call finishes, so the
+same code also finishes a batch that a crash or an approval interrupted:
+
+- a call whose result was saved is never run again;
+- a call awaiting approval runs, is edited or is refused as the resume value says;
+- any other unanswered call was running at the crash: it runs again only if its tool is
+  ``idempotent``, otherwise the model is told it was interrupted.
+
+``agent_max_tool_calls`` is exact: calls past the limit get an error result, unrun.
 """
 
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from ponder.events import (
-    ThinkingRecorded,
-    TodoUpdated,
-    ToolCallFailed,
-    ToolCallFinished,
-    ToolCallStarted,
-)
-from ponder.messages import ToolCallPart, ToolMessage
+from ponder.agent.approval import approval_payload, decide
+from ponder.events import ToolCallStarted
+from ponder.exceptions import Suspend
+from ponder.messages import AssistantMessage, ToolCallPart, ToolMessage
 from ponder.models.base import ModelResponse
 from ponder.tools.builtin import CONTROL_TOOLS
-from ponder.tools.executor import ToolOutcome
 from ponder.tools.tool import ToolResult
 
 if TYPE_CHECKING:
     from ponder.agent.builtins import Builtins
     from ponder.agent.run import RunContext
 
-__all__ = ["act", "call_signature"]
+__all__ = ["act", "answer_open_calls", "call_signature"]
+
+INTERRUPTED = (
+    "interrupted: the run stopped while this call was running and its tool is not marked "
+    "idempotent, so it was not run again. Check its effect before calling it again."
+)
 
 
 def call_signature(call: ToolCallPart) -> str:
@@ -37,35 +45,76 @@ def call_signature(call: ToolCallPart) -> str:
     return f"{call.name}<{call.arguments.strip()}>"
 
 
-def _report(ctx: RunContext, outcome: ToolOutcome) -> None:
-    call, result = outcome.call, outcome.result
-    if outcome.status == "ok":
-        ctx.emit_now(
-            ToolCallFinished(
-                call_id=call.id,
-                name=call.name,
-                output=result.output,
-                data=result.data,
-                duration=outcome.duration,
-            )
-        )
-    else:
-        ctx.emit_now(
-            ToolCallFailed(
-                call_id=call.id,
-                name=call.name,
-                error=result.error or result.output,
-                status=outcome.status,
-                duration=outcome.duration,
-            )
-        )
-    data = result.data
-    if result.success and isinstance(data, dict):
-        display = data.get("display_type")
-        if display == "thinking":
-            ctx.emit_now(ThinkingRecorded(call_id=call.id, data=data))
-        elif display == "plan":
-            ctx.emit_now(TodoUpdated(call_id=call.id, data=data))
+async def act(
+    ctx: RunContext, response: ModelResponse, builtins: Builtins, round_no: int
+) -> tuple[ToolCallPart, ...]:
+    """Append ``response`` and answer each of its tool calls; return the calls."""
+    ctx.state.ledger.append(response.to_message())
+    if not response.tool_calls:
+        return ()
+    if ctx.checkpointer is not None:
+        await ctx.checkpointer.checkpoint()
+    return await answer_open_calls(ctx, builtins, round_no)
+
+
+async def answer_open_calls(
+    ctx: RunContext, builtins: Builtins, round_no: int
+) -> tuple[ToolCallPart, ...]:
+    """Answer the latest assistant message's unanswered calls; return all its calls."""
+    state = ctx.state
+    message = next(m for m in reversed(state.ledger.messages) if isinstance(m, AssistantMessage))
+    open_ids = state.ledger.open_calls
+    calls = message.tool_calls
+    answers: dict[str, ToolMessage] = {}
+    saved = ctx.checkpointer.effects if ctx.checkpointer is not None else {}
+    for call in calls:
+        if call.id not in open_ids:
+            continue
+        if call.id in saved:
+            answers[call.id] = saved[call.id]
+        elif call.name in builtins:
+            answers[call.id] = (await builtins.handle(call, round_no)).to_message(call)
+    pending = [c for c in calls if c.id in open_ids and c.id not in answers]
+    runnable = _settle_pending(ctx, pending, answers)
+    await _run(ctx, runnable, answers)
+    waiting = [c for c in pending if c.id not in answers]
+    if waiting:
+        state.extra["awaiting_approval"] = [c.id for c in waiting]
+        raise Suspend("approval", approval_payload(waiting))
+    state.extra.pop("awaiting_approval", None)
+    ctx.interrupted.clear()
+    for call in calls:
+        if call.id in answers:
+            state.ledger.append(answers[call.id])
+    return calls
+
+
+def _settle_pending(
+    ctx: RunContext, pending: list[ToolCallPart], answers: dict[str, ToolMessage]
+) -> list[ToolCallPart]:
+    """Decide what runs now: limits, approvals and interrupted calls are answered here."""
+    state = ctx.state
+    awaiting = set(state.extra.get("awaiting_approval", ()))
+    actions = [c for c in pending if c.name not in CONTROL_TOOLS]
+    allowed, refused = _split_by_limit(ctx, actions)
+    for call in refused:
+        answers[call.id] = ToolResult.fail(
+            f"not executed: the limit of {ctx.config.agent_max_tool_calls} tool calls was reached"
+        ).to_message(call)
+    runnable: list[ToolCallPart] = []
+    for call in [*allowed, *(c for c in pending if c.name in CONTROL_TOOLS)]:
+        tool = ctx.tools.get(call.name)
+        if tool is not None and tool.requires_approval:
+            decided = decide(call, ctx.resume_value if call.id in awaiting else None)
+            if isinstance(decided, ToolMessage):
+                answers[call.id] = decided
+            elif decided is not None:
+                runnable.append(decided)
+        elif call.id in ctx.interrupted and not (tool is not None and tool.idempotent):
+            answers[call.id] = ToolResult.fail(INTERRUPTED).to_message(call)
+        else:
+            runnable.append(call)
+    return runnable
 
 
 def _split_by_limit(
@@ -78,54 +127,20 @@ def _split_by_limit(
     return calls[:remaining], calls[remaining:]
 
 
-async def act(
-    ctx: RunContext, response: ModelResponse, builtins: Builtins, round_no: int
-) -> tuple[ToolCallPart, ...]:
-    """Append ``response`` and answer each of its tool calls; return the calls."""
-    state = ctx.state
-    state.ledger.append(response.to_message())
-    calls = response.tool_calls
+async def _run(ctx: RunContext, calls: list[ToolCallPart], answers: dict[str, ToolMessage]) -> None:
     if not calls:
-        return calls
-    answers: dict[str, ToolMessage] = {}
+        return
     for call in calls:
-        if call.name in builtins:
-            answers[call.id] = (await builtins.handle(call, round_no)).to_message(call)
-    actions = [c for c in calls if c.id not in answers]
-    allowed, refused = _split_by_limit(ctx, [c for c in actions if c.name not in CONTROL_TOOLS])
-    allowed += [c for c in actions if c.name in CONTROL_TOOLS]
-    for call in refused:
-        limit = ctx.config.agent_max_tool_calls
-        answers[call.id] = ToolResult.fail(
-            f"not executed: the limit of {limit} tool calls was reached"
-        ).to_message(call)
-    if allowed:
-        await _execute(ctx, allowed, answers)
-    for call in calls:
-        state.ledger.append(answers[call.id])
-    return calls
-
-
-async def _execute(
-    ctx: RunContext, calls: list[ToolCallPart], answers: dict[str, ToolMessage]
-) -> None:
-    state = ctx.state
-    for call in calls:
-        ctx.emit_now(
-            ToolCallStarted(
-                call_id=call.id,
-                name=call.name,
-                arguments=call.args if call.args is not None else call.arguments,
-            )
-        )
+        arguments: Any = call.args if call.args is not None else call.arguments
+        ctx.emit_now(ToolCallStarted(call_id=call.id, name=call.name, arguments=arguments))
     outcomes = await ctx.executor.run_batch(
         calls,
-        run_id=state.run_id,
-        states=state.tool_states,
+        run_id=ctx.state.run_id,
+        states=ctx.state.tool_states,
         deps=ctx.deps,
-        on_finish=lambda outcome: _report(ctx, outcome),
+        on_finish=ctx.tool_finished,
     )
     await ctx.flush()
-    state.tool_calls += len(calls)
+    ctx.state.tool_calls += sum(1 for c in calls if c.name not in CONTROL_TOOLS)
     for outcome in outcomes:
         answers[outcome.call.id] = outcome.message

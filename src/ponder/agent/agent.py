@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
 from ponder.agent.chat import NoActionStrategy
+from ponder.agent.execution import resume_run, start_run
 from ponder.agent.hooks import Hooks
 from ponder.agent.react import ReActStrategy
 from ponder.agent.result import RunResult
@@ -22,14 +23,15 @@ from ponder.agent.state import RunState
 from ponder.agent.strategy import AgentStrategy
 from ponder.agent.workflows import program_for
 from ponder.config import AgentConfig
-from ponder.events import Event, RunFailed, RunFinished, RunStarted
-from ponder.exceptions import UserError, VMError
+from ponder.events import Event
+from ponder.exceptions import UserError
 from ponder.messages import Ledger, Message
 from ponder.models.base import Model
+from ponder.store.base import Store
 from ponder.tools.executor import ToolExecutor
 from ponder.tools.registry import ToolRegistry
 from ponder.tools.tool import Tool
-from ponder.vm import Interpreter, Program
+from ponder.vm import Program
 
 __all__ = ["Agent"]
 
@@ -55,11 +57,13 @@ class Agent:
         config: AgentConfig | None = None,
         *,
         strategy: type[AgentStrategy] | None = None,
+        store: Store | None = None,
         **config_overrides: Any,
     ) -> None:
         base = config or AgentConfig()
         self.config = base.replace(**config_overrides) if config_overrides else base
         self.instructions = instructions
+        self.store = store
         self.hooks = Hooks()
         self.on_event = self.hooks.on_event
         self.on_precompletion = self.hooks.on_precompletion
@@ -166,12 +170,24 @@ class Agent:
         deps: Any = None,
         run_id: str | None = None,
         session_id: str | None = None,
+        store: Store | None = None,
     ) -> RunResult:
-        """Run the agent on ``prompt`` and return its result."""
+        """Run the agent on ``prompt``; with a ``store``, checkpoint it as it goes."""
         state = self.new_state(
             prompt, message_history=message_history, run_id=run_id, session_id=session_id
         )
-        return await self._execute(state, deps, sink=None, stream=False)
+        ctx = self._context(state, deps, None, False)
+        return await start_run(ctx, self.program, store or self.store)
+
+    async def resume(
+        self, run_id: str, value: Any = None, *, store: Store | None = None, deps: Any = None
+    ) -> RunResult:
+        """Continue a stored run (crashed, or suspended for approval) from any process."""
+        chosen = store or self.store
+        if chosen is None:
+            raise UserError("resume needs the store the run was checkpointed to")
+        ctx = self._context(self.new_state(""), deps, None, False)
+        return await resume_run(ctx, self.program, chosen, run_id, value)
 
     def run_sync(self, prompt: str, **options: Any) -> RunResult:
         """`run` for code without an event loop."""
@@ -185,13 +201,15 @@ class Agent:
         deps: Any = None,
         run_id: str | None = None,
         session_id: str | None = None,
+        store: Store | None = None,
     ) -> AsyncIterator[Event]:
         """Run the agent and yield its events as they happen (text deltas included)."""
         state = self.new_state(
             prompt, message_history=message_history, run_id=run_id, session_id=session_id
         )
         queue: asyncio.Queue[Any] = asyncio.Queue()
-        task = asyncio.ensure_future(self._execute(state, deps, queue.put_nowait, True))
+        ctx = self._context(state, deps, queue.put_nowait, True)
+        task = asyncio.ensure_future(start_run(ctx, self.program, store or self.store))
         task.add_done_callback(lambda _: queue.put_nowait(_DONE))
         try:
             while (item := await queue.get()) is not _DONE:
@@ -201,31 +219,3 @@ class Agent:
             if not task.done():
                 task.cancel()
                 await asyncio.gather(task, return_exceptions=True)
-
-    async def _execute(
-        self, state: RunState, deps: Any, sink: EventSink | None, stream: bool
-    ) -> RunResult:
-        ctx = self._context(state, deps, sink, stream)
-        vm = Interpreter(self.program, state, deps=ctx)
-        await ctx.emit(
-            RunStarted(
-                prompt=state.prompt, workflow=self.config.agent_workflow, model=self.model.name
-            )
-        )
-        try:
-            await vm.run()
-        except VMError as error:
-            cause = error.__cause__ or error
-            await ctx.strategy.on_exception(cause)
-            state.status = "failed"
-            await ctx.emit(RunFailed(error=str(cause), error_type=type(cause).__name__))
-            raise cause from None
-        state.status = "completed"
-        await ctx.emit(
-            RunFinished(
-                output=state.output or "",
-                stop_reason=state.stop_reason or "",
-                usage=state.usage.model_dump(),
-            )
-        )
-        return RunResult.from_state(state)

@@ -14,14 +14,15 @@ against loops (``loop_reasoning_trigger``); each ends in an answer, never an exc
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from ponder.agent import prompts
-from ponder.agent.acting import act, call_signature
+from ponder.agent.acting import act, answer_open_calls, call_signature
 from ponder.agent.builtins import Builtins
 from ponder.agent.strategy import AgentStrategy
 from ponder.events import LoopDetected, RoundStarted
-from ponder.models.base import ForceTool, ModelResponse, ToolChoice, ToolDefinition
+from ponder.messages import ToolCallPart
+from ponder.models.base import ForceTool, ToolChoice, ToolDefinition
 from ponder.tools.builtin import THINK_AND_REASON, VERIFY_REASONING
 
 if TYPE_CHECKING:
@@ -53,42 +54,53 @@ class ReActStrategy(AgentStrategy):
         state, config = self.state, self.config
         if state.done:
             return False
-        if state.rounds >= config.agent_tool_call_limit:
-            await self._limit_reached("rounds", config.agent_tool_call_limit)
-            return False
-        limit = config.agent_max_tool_calls
-        if limit is not None and state.tool_calls >= limit:
-            await self._limit_reached("tool_calls", limit)
-            return False
         round_no = state.rounds + 1
-        choice: ToolChoice = "auto" if state.suggested_stop else "required"
-        await self.ctx.emit(RoundStarted(round=round_no, tool_choice=str(choice)))
-        state.last_summary = ""
-        if self._must_think(round_no):
-            response = await self.ctx.request("reasoning", self.tools, ForceTool(THINK_AND_REASON))
-            if not await self._handle(response, round_no):
+        if state.ledger.open_calls:  # resumed in the middle of a round
+            await self._after_calls(await answer_open_calls(self.ctx, self.builtins, round_no))
+            if state.extra.get("phase") != "reasoning":
+                return True
+        else:
+            if state.rounds >= config.agent_tool_call_limit:
+                await self._limit_reached("rounds", config.agent_tool_call_limit)
                 return False
-        response = await self.ctx.request("action", self.tools, choice)
-        return await self._handle(response, round_no)
+            limit = config.agent_max_tool_calls
+            if limit is not None and state.tool_calls >= limit:
+                await self._limit_reached("tool_calls", limit)
+                return False
+            await self.ctx.emit(RoundStarted(round=round_no, tool_choice=self._choice()))
+            state.last_summary = ""
+            if self._must_think(round_no) and not await self._ask(
+                "reasoning", ForceTool(THINK_AND_REASON), round_no
+            ):
+                return False
+        return await self._ask("action", self._choice(), round_no)
+
+    def _choice(self) -> Literal["auto", "required"]:
+        return "auto" if self.state.suggested_stop else "required"
+
+    async def _ask(self, phase: str, choice: ToolChoice, round_no: int) -> bool:
+        """Request, act on the response; False when it was the answer."""
+        self.state.extra["phase"] = phase
+        response = await self.ctx.request(phase, self.tools, choice)
+        calls = await act(self.ctx, response, self.builtins, round_no)
+        if not calls:
+            self.finish(response.text, "answered")
+            return False
+        await self._after_calls(calls)
+        return True
+
+    async def _after_calls(self, calls: tuple[ToolCallPart, ...]) -> None:
+        signature = " ".join(sorted(call_signature(c) for c in calls if c.name != THINK_AND_REASON))
+        if signature:
+            self.state.extra["round_signature"] = signature
+        if self.builtins.reflection_pending:
+            await self._reflect()
 
     def _must_think(self, round_no: int) -> bool:
         if self.state.suggested_stop or THINK_AND_REASON not in self.builtins:
             return False
         mode = self.config.agent_thought_mode
         return mode == "reasoning-required" or (mode == "reasoning" and round_no == 1)
-
-    async def _handle(self, response: ModelResponse, round_no: int) -> bool:
-        """Act on a response; False when it was the answer."""
-        calls = await act(self.ctx, response, self.builtins, round_no)
-        if not calls:
-            self.finish(response.text, "answered")
-            return False
-        signature = " ".join(sorted(call_signature(c) for c in calls if c.name != THINK_AND_REASON))
-        if signature:
-            self.state.extra["round_signature"] = signature
-        if self.builtins.reflection_pending:
-            await self._reflect()
-        return True
 
     async def after_round(self) -> None:
         """Count the round and run the loop guard."""

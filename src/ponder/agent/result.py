@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
+from typing import Any
 
 from ponder.agent.state import RunState, RunStatus
 from ponder.messages import Message
@@ -23,6 +25,8 @@ class RunResult:
     run_id: str
     rounds: int
     tool_calls: int
+    suspension: dict[str, Any] | None = None
+    """For a suspended run: ``{"reason": ..., "payload": ...}`` (resume it by ``run_id``)."""
 
     @classmethod
     def from_state(cls, state: RunState) -> RunResult:
@@ -36,4 +40,10 @@ class RunResult:
             run_id=state.run_id,
             rounds=state.rounds,
             tool_calls=state.tool_calls,
+        )
+
+    def suspended(self, reason: str, payload: Any) -> RunResult:
+        """A copy of the result, marked as suspended for ``reason``."""
+        return dataclasses.replace(
+            self, status="suspended", suspension={"reason": reason, "payload": payload}
         )

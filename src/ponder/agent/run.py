@@ -15,7 +15,15 @@ from typing import TYPE_CHECKING, Any
 from ponder.agent.hooks import Hooks, ModelCall
 from ponder.agent.state import RunState
 from ponder.config import AgentConfig
-from ponder.events import Event, ReasoningDelta, TextDelta
+from ponder.events import (
+    Event,
+    ReasoningDelta,
+    TextDelta,
+    ThinkingRecorded,
+    TodoUpdated,
+    ToolCallFailed,
+    ToolCallFinished,
+)
 from ponder.exceptions import ModelResponseError
 from ponder.messages import Message, UserMessage
 from ponder.models.base import (
@@ -27,10 +35,11 @@ from ponder.models.base import (
     ToolChoice,
     ToolDefinition,
 )
-from ponder.tools.executor import ToolExecutor
+from ponder.tools.executor import ToolExecutor, ToolOutcome
 from ponder.tools.registry import ToolRegistry
 
 if TYPE_CHECKING:
+    from ponder.agent.durable import Checkpointer
     from ponder.agent.strategy import AgentStrategy
 
 __all__ = ["EventSink", "RunContext"]
@@ -53,6 +62,11 @@ class RunContext:
     sink: EventSink | None = None
     stream_text: bool = False
     strategy_type: type[AgentStrategy] | None = None
+    checkpointer: Checkpointer | None = None
+    resume_value: Any = None
+    """The value a suspended run was resumed with (approval decisions)."""
+    interrupted: set[str] = field(default_factory=set)
+    """Calls that were running when the run stopped (set when it is resumed)."""
     _strategy: AgentStrategy | None = None
     _backlog: list[Event] = field(default_factory=list)
 
@@ -96,6 +110,39 @@ class RunContext:
         self.emit_now(event)
         if self._backlog:
             await self.flush()
+
+    async def tool_finished(self, outcome: ToolOutcome) -> None:
+        """Report a finished call (events) and save its result (store)."""
+        call, result = outcome.call, outcome.result
+        if outcome.status == "ok":
+            self.emit_now(
+                ToolCallFinished(
+                    call_id=call.id,
+                    name=call.name,
+                    output=result.output,
+                    data=result.data,
+                    duration=outcome.duration,
+                )
+            )
+        else:
+            self.emit_now(
+                ToolCallFailed(
+                    call_id=call.id,
+                    name=call.name,
+                    error=result.error or result.output,
+                    status=outcome.status,
+                    duration=outcome.duration,
+                )
+            )
+        data = result.data
+        if result.success and isinstance(data, dict):
+            display = data.get("display_type")
+            if display == "thinking":
+                self.emit_now(ThinkingRecorded(call_id=call.id, data=data))
+            elif display == "plan":
+                self.emit_now(TodoUpdated(call_id=call.id, data=data))
+        if self.checkpointer is not None:
+            await self.checkpointer.record(outcome)
 
     def append_user(self, content: str) -> None:
         """Append a runtime-injected user message to the ledger."""

@@ -10,6 +10,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, PlainValidator
 
+from ponder.agent.step_state import ContextTracking, StepRunState
 from ponder.messages import Ledger
 from ponder.models.base import Usage
 
@@ -37,7 +38,8 @@ class RunState(BaseModel):
     run_id: str
     session_id: str | None = None
     prompt: str = ""
-    ledger: LedgerField = Field(default_factory=Ledger)
+    ledger: LedgerField = Field(default_factory=Ledger, exclude=True)
+    """Stored beside the snapshot, message by message (see ``ponder.store``)."""
     status: RunStatus = "running"
 
     rounds: int = 0
@@ -60,5 +62,8 @@ class RunState(BaseModel):
     stop_reason: str | None = None
     usage: Usage = Field(default_factory=Usage)
     tool_states: dict[str, Any] = Field(default_factory=dict)
+    step: StepRunState = Field(default_factory=StepRunState)
+    """The step-driven workflow's plan and per-step counters."""
+    context: ContextTracking = Field(default_factory=ContextTracking)
     event_seq: int = 0
     extra: dict[str, Any] = Field(default_factory=dict)

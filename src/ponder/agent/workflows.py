@@ -22,6 +22,7 @@ __all__ = ["REACT_BLOCK", "RUN_BLOCK", "program_for"]
 def _run(ctx: NodeContext) -> RunContext:
     deps = ctx.deps
     assert isinstance(deps, RunContext)
+    deps.resume_value = ctx.resume_value
     return deps
 
 

@@ -1,1 +1,46 @@
-"""ponder.store."""
+"""Checkpoint stores: where runs are written so they survive a crash and resume elsewhere.
+
+``open_store("memory://")``, ``open_store("sqlite:///path/runs.db")`` (or a plain path),
+``open_store("postgresql://user@host/db")``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ponder.exceptions import UserError
+from ponder.store.base import FORMAT, Checkpoint, RunRecord, Store, StoredRun
+from ponder.store.memory import MemoryStore
+from ponder.store.sqlite import SQLiteStore
+
+__all__ = [
+    "FORMAT",
+    "Checkpoint",
+    "MemoryStore",
+    "RunRecord",
+    "SQLiteStore",
+    "Store",
+    "StoredRun",
+    "open_store",
+]
+
+
+def open_store(url: str | Path | None = None) -> Store:
+    """A store from a URL or path; ``None`` is the default SQLite file."""
+    if url is None:
+        return SQLiteStore()
+    text = str(url)
+    if text.startswith("memory:"):
+        return MemoryStore()
+    if text.startswith(("postgresql://", "postgres://")):
+        from ponder.store.postgres import PostgresStore
+
+        return PostgresStore(text)
+    if text.startswith("sqlite:///"):
+        return SQLiteStore(text.removeprefix("sqlite:///"))
+    if "://" in text:
+        raise UserError(
+            f"unknown store URL {text!r}: use memory://, sqlite:///PATH, a file path, "
+            "or postgresql://..."
+        )
+    return SQLiteStore(text)

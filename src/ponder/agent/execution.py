@@ -1,0 +1,138 @@
+"""Driving one run on the VM to its end: finished, suspended, failed or cancelled.
+
+With a store, the run holds a lease for as long as it is driven, every node boundary is
+checkpointed, and the run's final status is written before the lease is released.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import uuid
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from ponder.agent.approval import check_decision
+from ponder.agent.durable import Checkpointer
+from ponder.agent.result import RunResult
+from ponder.agent.run import RunContext
+from ponder.agent.state import RunState
+from ponder.events import RunFailed, RunFinished, RunResumed, RunStarted, RunSuspended
+from ponder.exceptions import UserError, VMError
+from ponder.store.base import Store
+from ponder.vm import Finished, Interpreter, Outcome, Program
+
+__all__ = ["LEASE_SECONDS", "resume_run", "start_run"]
+
+LEASE_SECONDS = 600.0
+
+
+def _owner() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+
+async def start_run(ctx: RunContext, program: Program, store: Store | None) -> RunResult:
+    """Run a fresh state from the program's start."""
+    checkpointer = Checkpointer(store, ctx) if store is not None else None
+    ctx.checkpointer = checkpointer
+    vm = Interpreter(
+        program, ctx.state, deps=ctx, after=checkpointer.after_node if checkpointer else None
+    )
+    state = ctx.state
+    await ctx.emit(
+        RunStarted(prompt=state.prompt, workflow=ctx.config.agent_workflow, model=ctx.model.name)
+    )
+    return await _drive(ctx, vm, store, vm.run)
+
+
+async def resume_run(
+    ctx: RunContext, program: Program, store: Store, run_id: str, value: Any
+) -> RunResult:
+    """Continue a stored run after a crash or a suspension."""
+    stored = await store.load(run_id)
+    if stored.record.status == "cancelled":
+        raise UserError(f"run {run_id!r} was cancelled and cannot be resumed")
+    checkpointer = Checkpointer(store, ctx)
+    snapshot, ledger = checkpointer.load(stored)
+    vm = Interpreter.restore(
+        program, snapshot, state_type=RunState, deps=ctx, after=checkpointer.after_node
+    )
+    state = vm.state
+    assert isinstance(state, RunState)
+    state.ledger = ledger
+    ctx.state, ctx.checkpointer = state, checkpointer
+    if stored.record.status == "completed" or vm.is_finished:
+        return RunResult.from_state(state)
+    awaiting = list(state.extra.get("awaiting_approval", ()))
+    if vm.status == "suspended" and awaiting:
+        check_decision(value, awaiting)
+    ctx.interrupted = {
+        c for c in ledger.open_calls if c not in checkpointer.effects and c not in awaiting
+    }
+    state.status = "running"
+    await ctx.emit(RunResumed(pc=vm.pc))
+    start: Callable[[], Awaitable[Outcome]] = (
+        (lambda: vm.resume(value)) if vm.status == "suspended" else vm.run
+    )
+    return await _drive(ctx, vm, store, start)
+
+
+async def _drive(
+    ctx: RunContext, vm: Interpreter, store: Store | None, start: Callable[[], Awaitable[Outcome]]
+) -> RunResult:
+    state, owner = ctx.state, _owner()
+    if store is not None:
+        await store.acquire(state.run_id, owner, LEASE_SECONDS)
+    try:
+        outcome = await _outcome(ctx, vm, start)
+        if ctx.checkpointer is not None:
+            await ctx.checkpointer.checkpoint(state.status)
+        return _result(ctx, outcome)
+    finally:
+        if store is not None:
+            await store.release(state.run_id, owner)
+
+
+async def _outcome(
+    ctx: RunContext, vm: Interpreter, start: Callable[[], Awaitable[Outcome]]
+) -> Outcome:
+    state = ctx.state
+    try:
+        outcome = await start()
+    except VMError as error:
+        cause = error.__cause__ or error
+        state.status = "failed"
+        await _save(ctx, "failed")
+        await ctx.strategy.on_exception(cause)
+        await ctx.emit(RunFailed(error=str(cause), error_type=type(cause).__name__))
+        raise cause from None
+    except asyncio.CancelledError:
+        state.status = "cancelled"
+        await asyncio.shield(_save(ctx, "cancelled"))
+        raise
+    if isinstance(outcome, Finished):
+        state.status = "completed"
+        await ctx.emit(
+            RunFinished(
+                output=state.output or "",
+                stop_reason=state.stop_reason or "",
+                usage=state.usage.model_dump(),
+            )
+        )
+    else:
+        state.status = "suspended"
+        await ctx.emit(RunSuspended(reason=outcome.reason, payload=outcome.payload))
+    return outcome
+
+
+async def _save(ctx: RunContext, status: str) -> None:
+    if ctx.checkpointer is not None:
+        await ctx.checkpointer.checkpoint(status)
+
+
+def _result(ctx: RunContext, outcome: Outcome) -> RunResult:
+    result = RunResult.from_state(ctx.state)
+    if isinstance(outcome, Finished):
+        return result
+    return result.suspended(outcome.reason, outcome.payload)

@@ -1,0 +1,129 @@
+"""The checkpoint store protocol and the checkpoint format.
+
+A run is stored as three kinds of rows, all JSON text (never pickle):
+
+- one **run row**: id, status, timestamps, lease, and a small **header** — the VM snapshot
+  of the run (program fingerprint, pc, frames, the `RunState` without its ledger) plus the
+  ledger's length and generation; rewritten in place at each checkpoint;
+- **message rows**, append-only: the ledger, one row per message, indexed from 0; a
+  checkpoint writes only the messages added since the last one (compaction, which
+  replaces the ledger, bumps the generation and rewrites them);
+- **effect rows**: the result of each completed tool call, written the moment the call
+  finishes, so a resumed run never executes a completed call again.
+
+``FORMAT`` is the header's version; a store refuses headers of another format.
+"""
+
+from __future__ import annotations
+
+import time
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from ponder.exceptions import StoreError
+
+__all__ = ["FORMAT", "Checkpoint", "RunRecord", "Store", "StoredRun", "check_header"]
+
+FORMAT = "ponder.checkpoint/1"
+RunRecordStatus = Literal["running", "completed", "suspended", "failed", "cancelled"]
+
+
+@dataclass(frozen=True, slots=True)
+class RunRecord:
+    """A stored run's summary, for listing."""
+
+    run_id: str
+    status: str
+    created: float
+    updated: float
+    prompt: str
+    messages: int
+    lease_owner: str | None = None
+
+
+@dataclass(slots=True)
+class Checkpoint:
+    """What one checkpoint writes: the header, and messages from ``first_index`` on."""
+
+    run_id: str
+    status: str
+    header: dict[str, Any]
+    first_index: int
+    messages: list[dict[str, Any]]
+    rewrite: bool = False
+    """True when the ledger was replaced: drop the stored messages first."""
+    prompt: str = ""
+
+
+@dataclass(slots=True)
+class StoredRun:
+    """Everything stored for one run."""
+
+    record: RunRecord
+    header: dict[str, Any]
+    messages: list[dict[str, Any]]
+    effects: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+def check_header(run_id: str, header: Any) -> dict[str, Any]:
+    """Return ``header`` if it is a checkpoint header of this format, else raise."""
+    if not isinstance(header, dict) or header.get("format") != FORMAT:
+        found = header.get("format") if isinstance(header, dict) else type(header).__name__
+        raise StoreError(
+            f"run {run_id!r}: stored checkpoint has format {found!r}, expected {FORMAT!r}"
+        )
+    return header
+
+
+class Store(ABC):
+    """Where runs are checkpointed. Implementations must be safe for concurrent runs."""
+
+    @abstractmethod
+    async def write(self, checkpoint: Checkpoint) -> int:
+        """Write a checkpoint atomically; return the bytes written."""
+
+    @abstractmethod
+    async def write_effect(self, run_id: str, call_id: str, message: dict[str, Any]) -> int:
+        """Record a completed tool call's result; return the bytes written."""
+
+    @abstractmethod
+    async def load(self, run_id: str) -> StoredRun:
+        """Everything stored for ``run_id``; ``StoreError`` if unknown or unreadable."""
+
+    @abstractmethod
+    async def list_runs(self, *, status: str | None = None, limit: int = 100) -> list[RunRecord]:
+        """Runs, newest first."""
+
+    @abstractmethod
+    async def set_status(self, run_id: str, status: str) -> None:
+        """Change a run's status (``cancelled`` stops it from being resumed)."""
+
+    @abstractmethod
+    async def delete(self, run_id: str) -> None:
+        """Remove a run and everything stored for it."""
+
+    @abstractmethod
+    async def acquire(self, run_id: str, owner: str, ttl: float) -> None:
+        """Take the run's lease for ``ttl`` seconds; ``RunLeaseError`` if someone holds it."""
+
+    @abstractmethod
+    async def release(self, run_id: str, owner: str) -> None:
+        """Give the lease back (no error if it is not held)."""
+
+    async def prune(self, *, keep_last: int | None = None, older_than: float | None = None) -> int:
+        """Delete runs beyond the newest ``keep_last`` or not updated for ``older_than`` s."""
+        runs = await self.list_runs(limit=1_000_000)
+        cutoff = None if older_than is None else time.time() - older_than
+        doomed = [
+            r.run_id
+            for index, r in enumerate(runs)
+            if (keep_last is not None and index >= keep_last)
+            or (cutoff is not None and r.updated < cutoff)
+        ]
+        for run_id in doomed:
+            await self.delete(run_id)
+        return len(doomed)
+
+    async def close(self) -> None:  # noqa: B027 - optional for stores without resources
+        """Release the store's resources."""

@@ -1,0 +1,128 @@
+"""`MemoryStore`: checkpoints in this process's memory (tests, short-lived agents).
+
+It keeps the same JSON the other stores write, so a run behaves identically whichever
+store holds it.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from ponder.exceptions import RunLeaseError, StoreError
+from ponder.store.base import Checkpoint, RunRecord, Store, StoredRun, check_header
+
+__all__ = ["MemoryStore"]
+
+
+@dataclass
+class _Run:
+    record: RunRecord
+    header: dict[str, Any] = field(default_factory=dict)
+    messages: list[str] = field(default_factory=list)
+    effects: dict[str, str] = field(default_factory=dict)
+    lease_until: float = 0.0
+
+
+def _dump(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+class MemoryStore(Store):
+    """Checkpoints in a dict."""
+
+    def __init__(self) -> None:
+        self._runs: dict[str, _Run] = {}
+
+    def _run(self, run_id: str) -> _Run:
+        found = self._runs.get(run_id)
+        if found is None:
+            raise StoreError(f"no stored run with id {run_id!r}")
+        return found
+
+    def _ensure(self, run_id: str, prompt: str = "") -> _Run:
+        if run_id not in self._runs:
+            now = time.time()
+            self._runs[run_id] = _Run(RunRecord(run_id, "running", now, now, prompt, 0))
+        return self._runs[run_id]
+
+    async def write(self, checkpoint: Checkpoint) -> int:
+        """Store the header and append the new messages."""
+        run = self._ensure(checkpoint.run_id, checkpoint.prompt)
+        header = _dump(checkpoint.header)
+        bodies = [_dump(m) for m in checkpoint.messages]
+        if checkpoint.rewrite:
+            run.messages.clear()
+        del run.messages[checkpoint.first_index :]
+        run.messages.extend(bodies)
+        run.header = json.loads(header)
+        record = run.record
+        run.record = RunRecord(
+            record.run_id,
+            checkpoint.status,
+            record.created,
+            time.time(),
+            record.prompt or checkpoint.prompt,
+            len(run.messages),
+            record.lease_owner,
+        )
+        return len(header) + sum(len(b) for b in bodies)
+
+    async def write_effect(self, run_id: str, call_id: str, message: dict[str, Any]) -> int:
+        """Record one completed call."""
+        body = _dump(message)
+        self._ensure(run_id).effects.setdefault(call_id, body)
+        return len(body)
+
+    async def load(self, run_id: str) -> StoredRun:
+        """A copy of everything stored for the run."""
+        run = self._run(run_id)
+        header = check_header(run_id, copy.deepcopy(run.header))
+        return StoredRun(
+            run.record,
+            header,
+            [json.loads(m) for m in run.messages],
+            {k: json.loads(v) for k, v in run.effects.items()},
+        )
+
+    async def list_runs(self, *, status: str | None = None, limit: int = 100) -> list[RunRecord]:
+        """Runs, newest first."""
+        records = [
+            r.record for r in self._runs.values() if status is None or r.record.status == status
+        ]
+        return sorted(records, key=lambda r: r.updated, reverse=True)[:limit]
+
+    async def set_status(self, run_id: str, status: str) -> None:
+        """Change a run's status."""
+        run = self._run(run_id)
+        r = run.record
+        run.record = RunRecord(
+            r.run_id, status, r.created, time.time(), r.prompt, r.messages, r.lease_owner
+        )
+
+    async def delete(self, run_id: str) -> None:
+        """Forget a run."""
+        self._runs.pop(run_id, None)
+
+    async def acquire(self, run_id: str, owner: str, ttl: float) -> None:
+        """Take the lease or raise `RunLeaseError`."""
+        run = self._ensure(run_id)
+        r, now = run.record, time.time()
+        if r.lease_owner not in (None, owner) and run.lease_until >= now:
+            raise RunLeaseError(f"run {run_id!r} is held by {r.lease_owner}")
+        run.record = RunRecord(
+            r.run_id, r.status, r.created, r.updated, r.prompt, r.messages, owner
+        )
+        run.lease_until = now + ttl
+
+    async def release(self, run_id: str, owner: str) -> None:
+        """Give the lease back."""
+        run = self._runs.get(run_id)
+        if run is not None and run.record.lease_owner == owner:
+            r = run.record
+            run.record = RunRecord(
+                r.run_id, r.status, r.created, r.updated, r.prompt, r.messages, None
+            )

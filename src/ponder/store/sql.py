@@ -1,0 +1,139 @@
+"""SQL shared by the SQLite and PostgreSQL stores (``?`` placeholders; PostgreSQL maps them).
+
+Schema version 1. ``ponder_meta`` holds the version so later versions can migrate.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ponder.exceptions import StoreError
+from ponder.store.base import Checkpoint, RunRecord, StoredRun, check_header
+
+__all__ = [
+    "ACQUIRE",
+    "DELETE_EFFECTS",
+    "DELETE_MESSAGES",
+    "DELETE_RUN",
+    "INSERT_EFFECT",
+    "INSERT_MESSAGE",
+    "LIST_RUNS",
+    "LIST_RUNS_BY_STATUS",
+    "RELEASE",
+    "SCHEMA",
+    "SCHEMA_VERSION",
+    "SELECT_EFFECTS",
+    "SELECT_MESSAGES",
+    "SELECT_RUN",
+    "SET_STATUS",
+    "UPSERT_RUN",
+    "checkpoint_rows",
+    "decode_run",
+    "record_from_row",
+]
+
+SCHEMA_VERSION = 1
+
+SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS ponder_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS ponder_runs ("
+    " run_id TEXT PRIMARY KEY, status TEXT NOT NULL, created DOUBLE PRECISION NOT NULL,"
+    " updated DOUBLE PRECISION NOT NULL, prompt TEXT NOT NULL DEFAULT '',"
+    " header TEXT NOT NULL DEFAULT '{}', messages INTEGER NOT NULL DEFAULT 0,"
+    " lease_owner TEXT, lease_until DOUBLE PRECISION)",
+    "CREATE TABLE IF NOT EXISTS ponder_messages ("
+    " run_id TEXT NOT NULL, idx INTEGER NOT NULL, body TEXT NOT NULL,"
+    " PRIMARY KEY (run_id, idx))",
+    "CREATE TABLE IF NOT EXISTS ponder_effects ("
+    " run_id TEXT NOT NULL, call_id TEXT NOT NULL, body TEXT NOT NULL,"
+    " PRIMARY KEY (run_id, call_id))",
+    "CREATE INDEX IF NOT EXISTS ponder_runs_updated ON ponder_runs (updated)",
+)
+
+UPSERT_RUN = (
+    "INSERT INTO ponder_runs (run_id, status, created, updated, prompt, header, messages)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?)"
+    " ON CONFLICT (run_id) DO UPDATE SET status = excluded.status,"
+    " updated = excluded.updated, header = excluded.header, messages = excluded.messages,"
+    " prompt = CASE WHEN ponder_runs.prompt = '' THEN excluded.prompt"
+    " ELSE ponder_runs.prompt END"
+)
+INSERT_MESSAGE = "INSERT INTO ponder_messages (run_id, idx, body) VALUES (?, ?, ?)"
+DELETE_MESSAGES = "DELETE FROM ponder_messages WHERE run_id = ?"
+INSERT_EFFECT = (
+    "INSERT INTO ponder_effects (run_id, call_id, body) VALUES (?, ?, ?)"
+    " ON CONFLICT (run_id, call_id) DO NOTHING"
+)
+DELETE_EFFECTS = "DELETE FROM ponder_effects WHERE run_id = ?"
+DELETE_RUN = "DELETE FROM ponder_runs WHERE run_id = ?"
+SELECT_RUN = (
+    "SELECT run_id, status, created, updated, prompt, messages, lease_owner, header"
+    " FROM ponder_runs WHERE run_id = ?"
+)
+SELECT_MESSAGES = "SELECT idx, body FROM ponder_messages WHERE run_id = ? ORDER BY idx"
+SELECT_EFFECTS = "SELECT call_id, body FROM ponder_effects WHERE run_id = ?"
+_LIST = "SELECT run_id, status, created, updated, prompt, messages, lease_owner FROM ponder_runs"
+LIST_RUNS = _LIST + " ORDER BY updated DESC LIMIT ?"
+LIST_RUNS_BY_STATUS = _LIST + " WHERE status = ? ORDER BY updated DESC LIMIT ?"
+SET_STATUS = "UPDATE ponder_runs SET status = ?, updated = ? WHERE run_id = ?"
+ACQUIRE = (
+    "INSERT INTO ponder_runs (run_id, status, created, updated, lease_owner, lease_until)"
+    " VALUES (?, 'running', ?, ?, ?, ?)"
+    " ON CONFLICT (run_id) DO UPDATE SET lease_owner = excluded.lease_owner,"
+    " lease_until = excluded.lease_until"
+    " WHERE ponder_runs.lease_owner IS NULL OR ponder_runs.lease_until < ?"
+    " OR ponder_runs.lease_owner = excluded.lease_owner"
+)
+RELEASE = (
+    "UPDATE ponder_runs SET lease_owner = NULL, lease_until = NULL"
+    " WHERE run_id = ? AND lease_owner = ?"
+)
+
+
+def checkpoint_rows(
+    checkpoint: Checkpoint, now: float
+) -> tuple[tuple[Any, ...], list[tuple[Any, ...]], int]:
+    """The run row, the message rows, and the bytes they hold."""
+    header = json.dumps(checkpoint.header, ensure_ascii=False, separators=(",", ":"))
+    bodies = [json.dumps(m, ensure_ascii=False, separators=(",", ":")) for m in checkpoint.messages]
+    count = checkpoint.first_index + len(bodies)
+    run_row = (checkpoint.run_id, checkpoint.status, now, now, checkpoint.prompt, header, count)
+    message_rows = [
+        (checkpoint.run_id, checkpoint.first_index + i, body) for i, body in enumerate(bodies)
+    ]
+    return run_row, message_rows, len(header) + sum(len(b) for b in bodies)
+
+
+def record_from_row(row: tuple[Any, ...]) -> RunRecord:
+    """A `RunRecord` from the first seven columns of a runs row."""
+    run_id, status, created, updated, prompt, messages, owner = row[:7]
+    return RunRecord(
+        str(run_id), str(status), float(created), float(updated), str(prompt), int(messages), owner
+    )
+
+
+def _json(run_id: str, text: str, what: str) -> Any:
+    try:
+        return json.loads(text)
+    except (TypeError, json.JSONDecodeError) as exc:
+        raise StoreError(f"run {run_id!r}: stored {what} is not valid JSON ({exc})") from None
+
+
+def decode_run(
+    run_id: str,
+    row: tuple[Any, ...] | None,
+    messages: list[tuple[Any, ...]],
+    effects: list[tuple[Any, ...]],
+) -> StoredRun:
+    """Turn raw rows into a `StoredRun`, checking the header and the message indices."""
+    if row is None:
+        raise StoreError(f"no stored run with id {run_id!r}")
+    header = check_header(run_id, _json(run_id, row[7], "header"))
+    bodies = []
+    for expected, (idx, body) in enumerate(messages):
+        if idx != expected:
+            raise StoreError(f"run {run_id!r}: stored messages have a gap at index {expected}")
+        bodies.append(_json(run_id, body, f"message {idx}"))
+    found = {str(c): _json(run_id, b, f"effect {c}") for c, b in effects}
+    return StoredRun(record_from_row(row), header, bodies, found)

@@ -1,0 +1,142 @@
+"""`SQLiteStore`: the default store, a file in WAL mode.
+
+Writes are small transactions run inline (no thread hop): a checkpoint costs one upsert
+and one insert per new message. Several processes may share a file; leases keep two of
+them from resuming the same run.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from pathlib import Path
+from typing import Any
+
+from ponder.exceptions import RunLeaseError, StoreError
+from ponder.store import sql
+from ponder.store.base import Checkpoint, RunRecord, Store, StoredRun
+
+__all__ = ["SQLiteStore", "default_path"]
+
+
+def default_path() -> Path:
+    """``<user data dir>/ponder/runs.sqlite3``."""
+    from platformdirs import user_data_dir
+
+    return Path(user_data_dir("ponder")) / "runs.sqlite3"
+
+
+class SQLiteStore(Store):
+    """Checkpoints in one SQLite file."""
+
+    def __init__(self, path: str | Path | None = None) -> None:
+        target = Path(path) if path is not None else default_path()
+        if str(target) != ":memory:":
+            target.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self._db = sqlite3.connect(
+                str(target), isolation_level=None, check_same_thread=False, timeout=10.0
+            )
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._migrate()
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"cannot open the SQLite store at {target}: {exc}") from None
+        self.path = target
+
+    def _migrate(self) -> None:
+        with self._transaction() as db:
+            for statement in sql.SCHEMA:
+                db.execute(statement)
+            row = db.execute("SELECT value FROM ponder_meta WHERE key = 'schema'").fetchone()
+            if row is None:
+                db.execute(
+                    "INSERT INTO ponder_meta VALUES ('schema', ?)", (str(sql.SCHEMA_VERSION),)
+                )
+            elif int(row[0]) > sql.SCHEMA_VERSION:
+                raise StoreError(f"the store's schema version {row[0]} is newer than this ponder")
+
+    def _transaction(self) -> _Transaction:
+        return _Transaction(self._db)
+
+    async def write(self, checkpoint: Checkpoint) -> int:
+        """Write the header and the new messages in one transaction."""
+        run_row, message_rows, size = sql.checkpoint_rows(checkpoint, time.time())
+        with self._transaction() as db:
+            if checkpoint.rewrite:
+                db.execute(sql.DELETE_MESSAGES, (checkpoint.run_id,))
+            db.executemany(sql.INSERT_MESSAGE, message_rows)
+            db.execute(sql.UPSERT_RUN, run_row)
+        return size
+
+    async def write_effect(self, run_id: str, call_id: str, message: dict[str, Any]) -> int:
+        """Record one completed call."""
+        body = json.dumps(message, ensure_ascii=False, separators=(",", ":"))
+        with self._transaction() as db:
+            db.execute(sql.INSERT_EFFECT, (run_id, call_id, body))
+        return len(body)
+
+    async def load(self, run_id: str) -> StoredRun:
+        """Read a run back."""
+        db = self._db
+        row = db.execute(sql.SELECT_RUN, (run_id,)).fetchone()
+        messages = db.execute(sql.SELECT_MESSAGES, (run_id,)).fetchall()
+        effects = db.execute(sql.SELECT_EFFECTS, (run_id,)).fetchall()
+        return sql.decode_run(run_id, row, messages, effects)
+
+    async def list_runs(self, *, status: str | None = None, limit: int = 100) -> list[RunRecord]:
+        """Runs, newest first."""
+        if status is None:
+            rows = self._db.execute(sql.LIST_RUNS, (limit,)).fetchall()
+        else:
+            rows = self._db.execute(sql.LIST_RUNS_BY_STATUS, (status, limit)).fetchall()
+        return [sql.record_from_row(r) for r in rows]
+
+    async def set_status(self, run_id: str, status: str) -> None:
+        """Change a run's status."""
+        with self._transaction() as db:
+            if db.execute(sql.SET_STATUS, (status, time.time(), run_id)).rowcount == 0:
+                raise StoreError(f"no stored run with id {run_id!r}")
+
+    async def delete(self, run_id: str) -> None:
+        """Remove a run."""
+        with self._transaction() as db:
+            for statement in (sql.DELETE_MESSAGES, sql.DELETE_EFFECTS, sql.DELETE_RUN):
+                db.execute(statement, (run_id,))
+
+    async def acquire(self, run_id: str, owner: str, ttl: float) -> None:
+        """Take the lease or raise `RunLeaseError`."""
+        now = time.time()
+        with self._transaction() as db:
+            cursor = db.execute(sql.ACQUIRE, (run_id, now, now, owner, now + ttl, now))
+            if cursor.rowcount == 0:
+                holder = db.execute(
+                    "SELECT lease_owner FROM ponder_runs WHERE run_id = ?", (run_id,)
+                ).fetchone()
+                raise RunLeaseError(
+                    f"run {run_id!r} is held by {holder[0] if holder else 'another process'}"
+                )
+
+    async def release(self, run_id: str, owner: str) -> None:
+        """Give the lease back."""
+        with self._transaction() as db:
+            db.execute(sql.RELEASE, (run_id, owner))
+
+    async def close(self) -> None:
+        """Close the file."""
+        self._db.close()
+
+
+class _Transaction:
+    """``BEGIN IMMEDIATE`` … ``COMMIT`` (or ``ROLLBACK`` on error) on a connection."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+
+    def __enter__(self) -> sqlite3.Connection:
+        self.db.execute("BEGIN IMMEDIATE")
+        return self.db
+
+    def __exit__(self, kind: object, exc: object, tb: object) -> None:
+        self.db.execute("COMMIT" if kind is None else "ROLLBACK")
