@@ -81,6 +81,35 @@ def _direct_batch() -> None:
         record_thought(state, settings, _args(n))
 
 
+def _rows(ponder_rate: float, reference_rate: float, tool_s: float, direct_s: float) -> list[Any]:
+    reference = [
+        f"{reference_rate:,.0f}",
+        fmt_us(1 / reference_rate),
+        fmt_ratio(reference_rate, ponder_rate),
+    ]
+    return [
+        [
+            "MCP stdio, ponder `python -m ponder.mcp.thinking_server`",
+            f"{ponder_rate:,.0f}",
+            fmt_us(1 / ponder_rate),
+            "1.0×",
+        ],
+        [f"MCP stdio, npm `{REFERENCE}`", *(reference if reference_rate else ["n/a"] * 3)],
+        [
+            "in process, `sequential_thinking` Tool.function",
+            f"{1 / tool_s:,.0f}",
+            fmt_us(tool_s),
+            fmt_ratio(1 / tool_s, ponder_rate),
+        ],
+        [
+            "in process, `record_thought` (no event loop)",
+            f"{1 / direct_s:,.0f}",
+            fmt_us(direct_s),
+            fmt_ratio(1 / direct_s, ponder_rate),
+        ],
+    ]
+
+
 def run() -> str:
     """One Markdown section."""
     ponder_rate = asyncio.run(_stdio_rate(PONDER))
@@ -88,35 +117,10 @@ def run() -> str:
     reference_rate = asyncio.run(_stdio_rate(command)) if command else 0.0
     tool_seconds = median_seconds(_local_batch, repeat=5, warmup=1) / LOCAL_CALLS
     direct_seconds = median_seconds(_direct_batch, repeat=5, warmup=1) / LOCAL_CALLS
-    rows = [
-        [
-            "MCP stdio, ponder `python -m ponder.mcp.thinking_server`",
-            f"{ponder_rate:,.0f}",
-            fmt_us(1 / ponder_rate),
-            "1.0×",
-        ],
-        [
-            f"MCP stdio, npm `{REFERENCE}`",
-            f"{reference_rate:,.0f}" if reference_rate else "n/a",
-            fmt_us(1 / reference_rate) if reference_rate else "n/a",
-            fmt_ratio(reference_rate, ponder_rate) if reference_rate else "n/a",
-        ],
-        [
-            "in process, `sequential_thinking` Tool.function",
-            f"{1 / tool_seconds:,.0f}",
-            fmt_us(tool_seconds),
-            fmt_ratio(1 / tool_seconds, ponder_rate),
-        ],
-        [
-            "in process, `record_thought` (no event loop)",
-            f"{1 / direct_seconds:,.0f}",
-            fmt_us(direct_seconds),
-            fmt_ratio(1 / direct_seconds, ponder_rate),
-        ],
-    ]
+    rows = _rows(ponder_rate, reference_rate, tool_seconds, direct_seconds)
     return (
         "## sequential_thinking\n\n"
-        f"Sequential `sequentialthinking` calls over one MCP stdio connection through the "
+        "Sequential `sequentialthinking` calls over one MCP stdio connection through the "
         f"official `mcp` Python client ({MCP_CALLS} calls, median of 3 rounds, logging off; "
         f"every fifth call files a branch), and {LOCAL_CALLS} in-process calls per run. "
         "Ratio = calls per second relative to ponder's stdio server.\n\n"
