@@ -125,6 +125,9 @@ def _default_name(fn: Callable[..., Any]) -> str:
     name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None)
     if not isinstance(name, str):
         raise CompileError(f"node: cannot name {fn!r}; pass node(fn, name=...)")
+    code = getattr(fn, "__code__", None)
+    if name.endswith("<lambda>") and code is not None:
+        name += f"@{code.co_firstlineno}"  # tell apart the lambdas of one function
     return name
 
 
