@@ -61,6 +61,7 @@ class AgentConfig(BaseModel):
     # [llm.tools]
     enable_report: bool = False
     report_invoke_level: ReportLevel = "medium"
+    report_block_message: str = "Sorry, I can't help with that request."
 
     # [core.function_config]
     agent_tool_call_limit: int = Field(default=10, ge=1)
@@ -80,6 +81,9 @@ class AgentConfig(BaseModel):
     loop_reasoning_trigger: int = Field(default=5, ge=1)
     stall_action: StallAction = "replan"
     step_iteration_limit: int = Field(default=8, ge=1)
+    structured_output_retries: int = Field(default=2, ge=0, le=5)
+    rag_index_path: str | None = None
+    rag_top_k: int = Field(default=4, ge=1, le=50)
 
     # [core.builtin.react_config]
     structured_reasoning: bool = False

@@ -3,7 +3,8 @@
 A strategy is created once per run (``RunContext.strategy``) and keeps nothing of its own:
 all it knows is in ``RunState``, so a restored run gets a fresh strategy and goes on.
 Categories: ``agent`` strategies are driven by the framework loop (``single_execute`` →
-go on?); ``rag``, ``chat`` and ``workflow`` strategies take full control in ``run``.
+go on?); ``step`` strategies run the step loop; ``rag``, ``chat`` and ``workflow``
+strategies take full control in ``run``.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ if TYPE_CHECKING:
 
 __all__ = ["AgentStrategy", "StrategyCategory"]
 
-StrategyCategory = Literal["agent", "rag", "chat", "workflow"]
+StrategyCategory = Literal["agent", "step", "rag", "chat", "workflow"]
 
 
 class AgentStrategy:

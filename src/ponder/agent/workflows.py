@@ -4,6 +4,9 @@
 REACT_BLOCK = STRATEGY_INIT >> AGENT_ENTRY
               >> WHILE(SINGLE_STRATEGY_CALL).ACTION(REACT_COUNTER) >> AGENT_POST_PROCESS
 RUN_BLOCK   = STRATEGY_INIT >> AGENT_ENTRY >> STRATEGY_RUN >> AGENT_POST_PROCESS
+STEP_REACT_BLOCK = STRATEGY_INIT >> AGENT_ENTRY >> DO(STEP_BODY).WHILE(TASK_COND)
+                   >> AGENT_POST_PROCESS
+STEP_BODY   = NODE_INTRO >> WHILE(ITER_COND).ACTION(STEP_EXEC) >> NODE_LEAVE
 ```
 
 Every node boundary is a suspend point and a possible checkpoint; a node reaches the run
@@ -12,11 +15,13 @@ through ``ctx.deps`` (a `RunContext`) and ``ctx.state`` (the `RunState`).
 
 from __future__ import annotations
 
+from ponder.agent.compaction import compact_if_needed
 from ponder.agent.run import RunContext
+from ponder.agent.step_react import StepReActStrategy
 from ponder.agent.strategy import StrategyCategory
-from ponder.vm import WHILE, NodeContext, Program, compile_program, node
+from ponder.vm import DO, WHILE, NodeContext, Program, compile_program, node
 
-__all__ = ["REACT_BLOCK", "RUN_BLOCK", "program_for"]
+__all__ = ["REACT_BLOCK", "RUN_BLOCK", "STEP_REACT_BLOCK", "program_for"]
 
 
 def _run(ctx: NodeContext) -> RunContext:
@@ -32,10 +37,18 @@ async def strategy_init(ctx: NodeContext) -> None:
     await _run(ctx).strategy.on_init()
 
 
+def _stepper(ctx: NodeContext) -> StepReActStrategy:
+    strategy = _run(ctx).strategy
+    assert isinstance(strategy, StepReActStrategy)
+    return strategy
+
+
 @node(name="AGENT_ENTRY")
 async def agent_entry(ctx: NodeContext) -> None:
-    """Let the strategy start working on the turn."""
-    await _run(ctx).strategy.on_entry()
+    """Keep the context inside its window, then let the strategy start on the turn."""
+    run = _run(ctx)
+    await compact_if_needed(run)
+    await run.strategy.on_entry()
 
 
 @node(name="SINGLE_STRATEGY_CALL")
@@ -52,8 +65,40 @@ async def react_counter(ctx: NodeContext) -> None:
 
 @node(name="STRATEGY_RUN")
 async def strategy_run(ctx: NodeContext) -> None:
-    """A strategy that takes full control of the turn."""
-    await _run(ctx).strategy.run()
+    """A strategy that takes full control of the turn (unless the turn is already over)."""
+    run = _run(ctx)
+    if not run.state.done:
+        await run.strategy.run()
+
+
+@node(name="NODE_INTRO")
+async def node_intro(ctx: NodeContext) -> None:
+    """Start the next ready step of the plan."""
+    await _stepper(ctx).step_intro()
+
+
+@node(name="ITER_COND")
+async def iter_cond(ctx: NodeContext) -> bool:
+    """Whether the current step runs another round (budgets, stall, stop)."""
+    return await _stepper(ctx).iteration_continues()
+
+
+@node(name="STEP_EXEC")
+async def step_exec(ctx: NodeContext) -> None:
+    """One round of the current step, with stall detection."""
+    await _stepper(ctx).step_execute()
+
+
+@node(name="NODE_LEAVE")
+async def node_leave(ctx: NodeContext) -> None:
+    """Summarise and close the step; compact finished steps when due."""
+    await _stepper(ctx).step_leave()
+
+
+@node(name="TASK_COND")
+async def task_cond(ctx: NodeContext) -> bool:
+    """Whether the plan still has a step to run."""
+    return await _stepper(ctx).task_pending()
 
 
 @node(name="AGENT_POST_PROCESS")
@@ -72,7 +117,14 @@ RUN_BLOCK: Program = compile_program(
     strategy_init >> agent_entry >> strategy_run >> agent_post_process
 )
 
+STEP_BODY = node_intro >> WHILE(iter_cond).ACTION(step_exec) >> node_leave
+STEP_REACT_BLOCK: Program = compile_program(
+    strategy_init >> agent_entry >> DO(STEP_BODY).WHILE(task_cond) >> agent_post_process
+)
+
 
 def program_for(category: StrategyCategory) -> Program:
     """The program that drives a strategy of ``category``."""
-    return REACT_BLOCK if category == "agent" else RUN_BLOCK
+    if category == "agent":
+        return REACT_BLOCK
+    return STEP_REACT_BLOCK if category == "step" else RUN_BLOCK

@@ -15,10 +15,12 @@ __all__ = [
     "CONTROL_TOOLS",
     "PROCESSING_MESSAGE",
     "THINK_AND_REASON",
+    "UPDATE_STEP",
     "VERIFY_REASONING",
     "agent_stop_definition",
     "processing_message_definition",
     "think_and_reason_definition",
+    "update_step_definition",
     "verify_reasoning_definition",
 ]
 
@@ -120,5 +122,40 @@ def verify_reasoning_definition() -> ToolDefinition:
                 "detail": {"type": "string", "description": "What the check found."},
             },
             ["check_type", "result", "detail"],
+        ),
+    )
+
+
+_PLAN_NODE: dict[str, object] = _object(
+    {
+        "id": {"type": "string", "description": "A short unique step id."},
+        "description": {"type": "string", "description": "What the step must achieve."},
+        "depends_on": {"type": "array", "items": {"type": "string"}},
+    },
+    ["id", "description"],
+)
+
+
+def update_step_definition() -> ToolDefinition:
+    """``update_step {action, dag, node, node_id, note}``: revise the step plan mid-run."""
+    return ToolDefinition(
+        name=UPDATE_STEP,
+        description=(
+            "Revise the step plan: 'replan' replaces the remaining steps with 'dag', "
+            "'add_step' appends 'node', 'remove_step' drops 'node_id', 'mark_done' closes "
+            "'node_id' (default: the current step), 'note' attaches 'note' to a step."
+        ),
+        parameters=_object(
+            {
+                "action": {
+                    "type": "string",
+                    "enum": ["replan", "add_step", "remove_step", "mark_done", "note"],
+                },
+                "dag": {"type": "array", "items": _PLAN_NODE},
+                "node": _PLAN_NODE,
+                "node_id": {"type": "string"},
+                "note": {"type": "string"},
+            },
+            ["action"],
         ),
     )

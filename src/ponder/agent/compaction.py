@@ -1,0 +1,168 @@
+"""Context compaction: keep a long run's ledger inside the model's window.
+
+Modes (``context_strategy``): ``compact`` summarises the older prefix with one model call,
+``slide`` drops it, ``none`` leaves the ledger alone. Compaction triggers when the ledger
+holds more than ``memory_length_limit`` messages or its estimated prompt tokens exceed
+``compaction_trigger_ratio`` × ``session_tokens_windows``. Cuts fall only before a user or
+assistant message, so a tool call never loses its result; the system prompt, the turn's
+prompt and the most recent exchange (with any provider reasoning) are always kept. The
+new ledger goes through ``Ledger.replace``, which re-checks the pairing.
+
+The step workflow has its own form, `compact_steps`: finished steps' messages are
+replaced by their summaries.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from ponder.agent.state import RunState
+from ponder.agent.step_prompts import COMPACTION_INSTRUCTION, STEP_SUMMARY_HEADER
+from ponder.events import CompactionApplied
+from ponder.exceptions import ModelError
+from ponder.messages import Message, SystemMessage, ToolMessage, UserMessage
+from ponder.models.tokens import estimate_messages_tokens
+
+if TYPE_CHECKING:
+    from ponder.agent.run import RunContext
+
+__all__ = [
+    "compact",
+    "compact_if_needed",
+    "compact_steps",
+    "context_tokens",
+    "is_over_window",
+    "minimal_messages",
+]
+
+
+def context_tokens(state: RunState) -> int:
+    """The ledger's estimated prompt tokens, updated with only the messages added since."""
+    track, messages = state.context, state.ledger.messages
+    if track.estimated_upto > len(messages):
+        track.estimated_tokens = track.estimated_upto = 0
+    track.estimated_tokens += estimate_messages_tokens(messages[track.estimated_upto :])
+    track.estimated_upto = len(messages)
+    return track.estimated_tokens
+
+
+def _trigger_tokens(ctx: RunContext) -> int:
+    config = ctx.config
+    return int(config.compaction_trigger_ratio * config.session_tokens_windows)
+
+
+def is_over_window(ctx: RunContext) -> bool:
+    """True when the ledger is past the message limit or the token trigger."""
+    state = ctx.state
+    too_long = len(state.ledger) > ctx.config.memory_length_limit
+    return too_long or context_tokens(state) >= _trigger_tokens(ctx)
+
+
+async def compact_if_needed(ctx: RunContext) -> bool:
+    """Compact the ledger with the configured mode if it is over its limits."""
+    config = ctx.config
+    if not config.enable_compaction or config.context_strategy == "none":
+        return False
+    if ctx.state.ledger.open_calls or not is_over_window(ctx):
+        return False
+    return await compact(ctx, config.context_strategy)
+
+
+def minimal_messages(state: RunState) -> list[Message]:
+    """The system prompt (if any) and the turn's user message: ``use_minimal_context``."""
+    messages = state.ledger.messages
+    system = [m for m in messages[:1] if isinstance(m, SystemMessage)]
+    return [*system, UserMessage(content=state.prompt)]
+
+
+def _prompt_index(messages: Sequence[Message], prompt: str) -> int:
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        if isinstance(message, UserMessage) and message.content == prompt:
+            return index
+    return -1
+
+
+def _cut_index(ctx: RunContext, messages: Sequence[Message]) -> int:
+    """Where the kept tail begins: about half the trigger, never inside a call's results."""
+    budget = _trigger_tokens(ctx) // 2
+    keep_at_most = max(1, ctx.config.memory_length_limit // 2)
+    cut, used = len(messages), 0
+    while cut > 0 and len(messages) - cut < keep_at_most:
+        used += estimate_messages_tokens(messages[cut - 1 : cut])
+        if used > budget and len(messages) - cut >= 1:
+            break
+        cut -= 1
+    last_unit = len(messages) - 1
+    while last_unit > 0 and isinstance(messages[last_unit], ToolMessage):
+        last_unit -= 1
+    cut = min(cut, last_unit)
+    while cut > 0 and isinstance(messages[cut], ToolMessage):
+        cut -= 1
+    return cut
+
+
+async def compact(ctx: RunContext, mode: str) -> bool:
+    """Summarise (``compact``) or drop (``slide``) the older prefix; False if nothing to cut."""
+    state = ctx.state
+    messages = list(state.ledger.messages)
+    head = 0
+    while head < len(messages) and isinstance(messages[head], SystemMessage):
+        head += 1
+    cut = _cut_index(ctx, messages)
+    prompt = _prompt_index(messages, state.prompt)
+    kept_prompt = [messages[prompt]] if head <= prompt < cut else []
+    dropped = [m for i, m in enumerate(messages[head:cut], head) if i != prompt]
+    if cut <= head or not dropped:
+        return False
+    summary = await _summarise(ctx, messages[:cut]) if mode == "compact" else ""
+    if summary:
+        note = UserMessage(content=f"[Summary of the earlier conversation]\n{summary}")
+        middle: list[Message] = [*kept_prompt, note]
+    else:
+        mode, middle = "slide", kept_prompt
+    fresh = [*messages[:head], *middle, *messages[cut:]]
+    await _replace(ctx, messages, fresh, mode)
+    return True
+
+
+async def _summarise(ctx: RunContext, prefix: list[Message]) -> str:
+    request = [*prefix, UserMessage(content=COMPACTION_INSTRUCTION)]
+    try:
+        response = await ctx.request("compaction", (), "none", messages=request)
+    except ModelError:
+        return ""
+    return response.text.strip()
+
+
+async def _replace(ctx: RunContext, before: list[Message], after: list[Message], mode: str) -> None:
+    state = ctx.state
+    state.ledger.replace(after)
+    tokens_after = estimate_messages_tokens(after)
+    state.context.estimated_tokens, state.context.estimated_upto = tokens_after, len(after)
+    state.context.compactions += 1
+    await ctx.emit(
+        CompactionApplied(
+            mode=mode, tokens_before=estimate_messages_tokens(before), tokens_after=tokens_after
+        )
+    )
+
+
+async def compact_steps(ctx: RunContext) -> bool:
+    """Replace the finished steps' messages with one message holding their summaries."""
+    state = ctx.state
+    begin, messages = state.step.steps_begin, list(state.ledger.messages)
+    if begin is None or begin >= len(messages) or state.ledger.open_calls:
+        return False
+    lines = []
+    for step in state.step.plan:
+        if step.status in ("done", "skipped"):
+            outputs = f" Outputs: {'; '.join(step.outputs)}" if step.outputs else ""
+            lines.append(f"- {step.id} ({step.status}): {step.summary}{outputs}")
+    if not lines:
+        return False
+    note = UserMessage(content=STEP_SUMMARY_HEADER + "\n" + "\n".join(lines))
+    state.step.injected_status = ""
+    await _replace(ctx, messages, [*messages[:begin], note], "steps")
+    return True

@@ -1,0 +1,328 @@
+"""The step-driven ReAct strategy (``agent_workflow = "step-react"``).
+
+```
+STEP_REACT_BLOCK = STRATEGY_INIT >> AGENT_ENTRY >> DO(STEP_BODY).WHILE(TASK_COND)
+                   >> AGENT_POST_PROCESS
+STEP_BODY        = NODE_INTRO >> WHILE(ITER_COND).ACTION(STEP_EXEC) >> NODE_LEAVE
+```
+
+AGENT_ENTRY decomposes the task (structured output, validated, retried); a simple task
+runs as one implicit step. NODE_INTRO picks the next step in dependency order, exposes
+``update_step`` once and injects the plan's status when it changed. Each STEP_EXEC is one
+ReAct round plus stall detection; the step ends on ``agent_stop``, a plain answer,
+``step_iteration_limit``, ``agent_step_token_budget`` or a stall. NODE_LEAVE summarises
+the step (structured output) and compacts finished steps into their summaries when the
+budget or the window trigger was hit. The final answer draws on every step's result.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from ponder.agent import step_prompts
+from ponder.agent.acting import act
+from ponder.agent.builtins import Builtins
+from ponder.agent.compaction import compact_steps, is_over_window
+from ponder.agent.plan import (
+    DECOMPOSITION_SCHEMA,
+    Decomposition,
+    next_ready_step,
+    pending_steps,
+    plan_problems,
+    render_plan,
+    steps_from_specs,
+)
+from ponder.agent.plan_update import apply_update
+from ponder.agent.react import ReActStrategy
+from ponder.agent.stall import Stall, display_signature, record_round, round_signatures
+from ponder.agent.step_state import PlanStep, StepRunState
+from ponder.agent.step_summary import summarise_step
+from ponder.agent.strategy import StrategyCategory
+from ponder.agent.structured_ask import request_structured
+from ponder.events import LimitReached, PlanUpdated, StallDetected, StepFinished, StepStarted
+from ponder.messages import ToolCallPart, UserMessage
+from ponder.models.base import ModelResponse
+from ponder.tools import builtin
+from ponder.tools.arguments import ArgumentIssue
+from ponder.tools.tool import ToolResult
+
+if TYPE_CHECKING:
+    from ponder.agent.run import RunContext
+
+__all__ = ["MAX_STALL_REPLANS", "StepBuiltins", "StepReActStrategy"]
+
+MAX_STALL_REPLANS = 2
+
+
+class StepBuiltins(Builtins):
+    """The built-ins of the step loop: ``agent_stop`` closes a step; ``update_step``."""
+
+    def __init__(self, ctx: RunContext, strategy: StepReActStrategy) -> None:
+        super().__init__(ctx)
+        self.strategy = strategy
+        if ctx.state.step.update_step_exposed:
+            self.expose_update_step()
+
+    def expose_update_step(self) -> None:
+        """Offer ``update_step`` from now on (idempotent)."""
+        self.definitions.setdefault(builtin.UPDATE_STEP, builtin.update_step_definition())
+
+    async def _dispatch(
+        self, name: str, args: dict[str, Any], issues: list[ArgumentIssue], round_no: int
+    ) -> ToolResult:
+        if name == builtin.UPDATE_STEP:
+            return await self.strategy.update_plan(args)
+        if name == builtin.AGENT_STOP:
+            return self.strategy.close_step(args, issues)
+        return await super()._dispatch(name, args, issues, round_no)
+
+
+def _dump(plan: list[PlanStep]) -> list[dict[str, Any]]:
+    return [step.model_dump(mode="json") for step in plan]
+
+
+class StepReActStrategy(ReActStrategy):
+    """ReAct rounds grouped into the steps of a plan the model writes and revises."""
+
+    category: ClassVar[StrategyCategory] = "step"  # type: ignore[assignment]
+
+    def __init__(self, ctx: RunContext) -> None:
+        super().__init__(ctx)
+        self.step_builtins = StepBuiltins(ctx, self)
+        self.builtins = self.step_builtins
+        self._round_calls: list[ToolCallPart] = []
+
+    @property
+    def step(self) -> StepRunState:
+        """The step loop's state (part of `RunState`)."""
+        return self.state.step
+
+    def current(self) -> PlanStep | None:
+        """The step being worked on, if it is still in the plan."""
+        return next((s for s in self.step.plan if s.id == self.step.current_id), None)
+
+    # AGENT_ENTRY ---------------------------------------------------------------------
+
+    async def on_entry(self) -> None:
+        """Decompose the task into a plan (or one implicit step)."""
+        if self.state.done or self.step.plan:
+            return
+        messages = [
+            *self.state.ledger.messages,
+            UserMessage(content=step_prompts.DECOMPOSE_INSTRUCTION),
+        ]
+        decision = await request_structured(
+            self.ctx, "decompose", messages, DECOMPOSITION_SCHEMA, Decomposition, _check_plan
+        )
+        if decision is not None and decision.needs_decomposition:
+            self.step.plan, reason = steps_from_specs(decision.steps), decision.reason
+        else:
+            reason = "no usable plan; running as one step" if decision is None else decision.reason
+            self.step.simple_mode = True
+            self.step.plan = [PlanStep(id="task", description=self.state.prompt)]
+        await self._plan_changed(reason or "plan created")
+
+    async def _plan_changed(self, reason: str) -> None:
+        self.step.revision += 1
+        await self.ctx.emit(
+            PlanUpdated(revision=self.step.revision, steps=_dump(self.step.plan), reason=reason)
+        )
+
+    # NODE_INTRO ----------------------------------------------------------------------
+
+    async def step_intro(self) -> None:
+        """Start the next ready step: expose ``update_step``, inject the plan if changed."""
+        step, state = self.step, self.state
+        ready = None if state.done else next_ready_step(step.plan)
+        if ready is None:
+            step.current_id = None
+            return
+        if not step.update_step_exposed:
+            step.update_step_exposed = True
+            self.step_builtins.expose_update_step()
+            self._tools = None
+        if step.steps_begin is None:
+            step.steps_begin = len(state.ledger)
+        ready.status = "running"
+        step.current_id, step.step_number, step.end = ready.id, step.step_number + 1, None
+        step.iterations, step.signatures, step.stall_signature, step.stop_result = 0, {}, "", ""
+        step.input_tokens_at_start, step.ledger_start = state.usage.input_tokens, len(state.ledger)
+        self._inject_status(ready)
+        await self.ctx.emit(
+            StepStarted(
+                step_id=ready.id,
+                description=ready.description,
+                index=step.step_number,
+                total=len(step.plan),
+            )
+        )
+
+    def _inject_status(self, ready: PlanStep) -> None:
+        if self.step.simple_mode:
+            return
+        status = render_plan(self.step.plan)
+        if status != self.step.injected_status:
+            self.step.injected_status = status
+            self.ctx.append_user(step_prompts.plan_status(status, ready))
+
+    # ITER_COND / STEP_EXEC -----------------------------------------------------------
+
+    async def iteration_continues(self) -> bool:
+        """True while the current step should run another round."""
+        step, config = self.step, self.config
+        if self.state.done or step.current_id is None or step.end is not None:
+            return False
+        if step.iterations >= config.step_iteration_limit:
+            await self.ctx.emit(LimitReached(limit="step_iterations", value=step.iterations))
+            step.end = "limit"
+            return False
+        budget = config.agent_step_token_budget
+        if budget > 0 and self.state.usage.input_tokens - step.input_tokens_at_start >= budget:
+            await self.ctx.emit(LimitReached(limit="token_budget", value=budget))
+            step.end = "budget"
+            return False
+        return True
+
+    async def step_execute(self) -> None:
+        """One ReAct round of the current step, then the stall check."""
+        self._round_calls = []
+        go_on = await self.single_execute()
+        self.step.iterations += 1
+        self.state.rounds += 1
+        if not go_on and not self.state.done and self.step.end is None:
+            self.step.end = "done"
+        if self._round_calls and not self.state.done:
+            skip = self.builtins.definitions
+            signatures = round_signatures(self.state.ledger.messages, self._round_calls, skip)
+            stall = record_round(self.step, signatures, self.config.loop_reasoning_trigger)
+            if stall is not None:
+                await self._on_stall(stall)
+
+    async def _handle(self, response: ModelResponse, round_no: int) -> bool:
+        calls = await act(self.ctx, response, self.builtins, round_no)
+        if calls:
+            self._round_calls.extend(calls)
+            return True
+        if self.step.simple_mode:
+            self.finish(response.text, "answered")
+        else:
+            self.step.stop_result = response.text
+        return False
+
+    async def after_round(self) -> None:
+        """Not used: STEP_EXEC counts rounds and checks stalls itself."""
+
+    # built-in effects ----------------------------------------------------------------
+
+    def close_step(self, args: dict[str, Any], issues: list[ArgumentIssue]) -> ToolResult:
+        """``agent_stop`` inside a step: that step ends; the plan goes on."""
+        result = args.get("result")
+        if result is not None and not isinstance(result, str):
+            issues.append(ArgumentIssue("result", "expected a string"))
+            return ToolResult.fail("invalid")
+        step_id = self.step.current_id or "task"
+        self.step.end, self.step.stop_result = "stopped", (result or "").strip()
+        remaining = len([s for s in pending_steps(self.step.plan) if s.id != step_id])
+        return ToolResult.ok(step_prompts.step_stop_result(step_id, remaining))
+
+    async def update_plan(self, args: dict[str, Any]) -> ToolResult:
+        """``update_step``: revise the plan (raises `ArgumentError` when invalid)."""
+        step = self.step
+        change = apply_update(step.plan, step.current_id, args)
+        step.plan, step.simple_mode = change.plan, False
+        if change.ends_current:
+            step.end = "done" if self.current() is not None else "replaced"
+        await self._plan_changed(f"update_step {args.get('action')}: {change.message}")
+        return ToolResult.ok(f"<STEP_PLAN_UPDATED> {change.message}\n{render_plan(step.plan)}")
+
+    # stalls --------------------------------------------------------------------------
+
+    async def _on_stall(self, stall: Stall) -> None:
+        shown, step_id = display_signature(stall.signature), self.step.current_id or ""
+        if stall.stage == "corrected":
+            await self.ctx.emit(
+                StallDetected(
+                    step_id=step_id, signature=shown, repeats=stall.repeats, action="corrected"
+                )
+            )
+            self.ctx.append_user(step_prompts.stall_correction(shown, stall.repeats))
+            return
+        action = self.config.stall_action
+        if action == "replan" and self.step.stall_replans >= MAX_STALL_REPLANS:
+            action = "abandon"
+        await self.ctx.emit(
+            StallDetected(step_id=step_id, signature=shown, repeats=stall.repeats, action=action)
+        )
+        current = self.current()
+        assert current is not None
+        if action == "abandon":
+            self.step.end = "abandoned"
+            await self.final_answer(step_prompts.abandon_instruction(current, shown), "stalled")
+        elif action == "replan" and await self._replan(current, shown):
+            self.step.end = "replaced"
+        else:
+            self.step.end = "skipped"
+
+    async def _replan(self, current: PlanStep, shown: str) -> bool:
+        """Ask for a new plan of the remaining work; False if none could be had."""
+        self.step.stall_replans += 1
+        current.status, current.summary = "skipped", f"stalled repeating {shown}"
+        finished = [s for s in self.step.plan if s.status in ("done", "skipped")]
+        instruction = UserMessage(content=step_prompts.replan_instruction(current, shown))
+        messages = [*self.state.ledger.messages, instruction]
+
+        def check(decision: Decomposition) -> list[str]:
+            return plan_problems([*finished, *steps_from_specs(decision.steps)])
+
+        decision = await request_structured(
+            self.ctx, "replan", messages, DECOMPOSITION_SCHEMA, Decomposition, check
+        )
+        if decision is None or not decision.steps:
+            current.status = "running"
+            return False
+        self.step.plan = [*finished, *steps_from_specs(decision.steps)]
+        await self._plan_changed(f"stall in step {current.id!r}: {decision.reason}")
+        return True
+
+    # NODE_LEAVE / TASK_COND / AGENT_POST_PROCESS ---------------------------------------
+
+    async def step_leave(self) -> None:
+        """Close the step: summary, status, event; compact finished steps when due."""
+        step = self.step
+        if step.current_id is None:
+            return
+        end = step.end or "done"
+        current = self.current()
+        if current is not None and current.status == "running":
+            if end in ("skipped", "abandoned"):
+                current.status, current.summary = "skipped", f"skipped ({end})"
+            else:
+                if not self.state.done:
+                    current.summary, current.outputs = await summarise_step(self.ctx, current)
+                current.status = "done"
+        summary = current.summary if current is not None else "removed from the plan"
+        await self.ctx.emit(StepFinished(step_id=step.current_id, summary=summary, status=end))
+        step.current_id = None
+        if not self.state.done and self._compaction_due(end):
+            await compact_steps(self.ctx)
+
+    def _compaction_due(self, end: str) -> bool:
+        if end == "budget":
+            return True
+        return self.config.enable_compaction and is_over_window(self.ctx)
+
+    async def task_pending(self) -> bool:
+        """True while the plan has a step ready to run."""
+        return not self.state.done and next_ready_step(self.step.plan) is not None
+
+    async def on_post_process(self) -> None:
+        """The final answer, drawing on every step's result."""
+        if self.state.output is None:
+            instruction = step_prompts.steps_final_instruction(self.step.plan)
+            await self.final_answer(instruction, self.state.stop_reason or "answered")
+
+
+def _check_plan(decision: Decomposition) -> list[str]:
+    if not decision.needs_decomposition:
+        return []
+    return plan_problems(steps_from_specs(decision.steps))

@@ -1,0 +1,67 @@
+"""The plain data of the step-driven workflow and of context management, kept in `RunState`.
+
+Everything here is a pydantic model of JSON-able fields, so a run snapshotted at any node
+boundary of the step loop resumes in another process with its plan, step counters, stall
+record and summaries intact.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+__all__ = ["ContextTracking", "PlanStep", "StepEnd", "StepRunState", "StepStatus"]
+
+StepStatus = Literal["pending", "running", "done", "skipped"]
+StepEnd = Literal["done", "stopped", "limit", "budget", "skipped", "replaced", "abandoned"]
+
+
+class PlanStep(BaseModel):
+    """One node of the plan: what to do, what it waits for, and what came of it."""
+
+    id: str
+    description: str
+    depends_on: list[str] = Field(default_factory=list)
+    status: StepStatus = "pending"
+    summary: str = ""
+    outputs: list[str] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)
+
+
+class StepRunState(BaseModel):
+    """The step loop's state: the plan, the current step, and its per-step counters."""
+
+    plan: list[PlanStep] = Field(default_factory=list)
+    simple_mode: bool = False
+    revision: int = 0
+    current_id: str | None = None
+    step_number: int = 0
+    """Steps started so far (1 for the first step)."""
+    iterations: int = 0
+    """Rounds run in the current step (``step_iteration_limit`` counts these)."""
+    input_tokens_at_start: int = 0
+    """``usage.input_tokens`` when the current step began (the step's token budget)."""
+    ledger_start: int = 0
+    """Where the current step's messages begin in the ledger."""
+    end: StepEnd | None = None
+    """Why the current step ends; ``None`` while it goes on."""
+    stop_result: str = ""
+    signatures: dict[str, int] = Field(default_factory=dict)
+    """``call(args)=result-digest`` → times seen in the current step."""
+    stall_signature: str = ""
+    """The signature a correction was injected for (empty: no correction yet)."""
+    stall_replans: int = 0
+    update_step_exposed: bool = False
+    injected_status: str = ""
+    """The last plan status injected into the context (changes are detected against it)."""
+    steps_begin: int | None = None
+    """Ledger index where the first step's messages begin (step compaction replaces from here)."""
+
+
+class ContextTracking(BaseModel):
+    """An incremental estimate of the ledger's prompt size, so checks stay O(new messages)."""
+
+    estimated_tokens: int = 0
+    estimated_upto: int = 0
+    compactions: int = 0
