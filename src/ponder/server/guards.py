@@ -25,51 +25,51 @@ async def send_error(send: Send, status: int, message: str, error_type: str) -> 
     await send({"type": "http.response.body", "body": body})
 
 
-class _TooLarge(Exception):
-    pass
-
-
 class BodySizeLimit:
-    """Refuses request bodies larger than ``max_bytes`` with 413 (declared or streamed)."""
+    """Refuses request bodies larger than ``max_bytes`` with 413 (declared or streamed).
+
+    The body is read (at most ``max_bytes``) before the app runs, so a refusal never
+    reaches a route half-way through its parsing.
+    """
 
     def __init__(self, app: ASGIApp, max_bytes: int) -> None:
         self.app = app
         self.max_bytes = max_bytes
 
-    def _message(self) -> str:
-        return f"request body larger than {self.max_bytes} bytes"
+    async def _read(self, receive: Receive) -> tuple[list[Message], bool]:
+        """The request's body messages, and whether they fit the limit."""
+        messages: list[Message] = []
+        size = 0
+        while True:
+            message = await receive()
+            messages.append(message)
+            if message["type"] != "http.request":
+                return messages, True
+            size += len(message.get("body", b""))
+            if size > self.max_bytes:
+                return messages, False
+            if not message.get("more_body", False):
+                return messages, True
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Pass the request on, or answer 413."""
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        too_large = f"request body larger than {self.max_bytes} bytes"
         declared = dict(scope["headers"]).get(b"content-length")
         if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
-            await send_error(send, 413, self._message(), "request_too_large")
+            await send_error(send, 413, too_large, "request_too_large")
             return
-        received = 0
-        started = False
+        buffered, fits = await self._read(receive)
+        if not fits:
+            await send_error(send, 413, too_large, "request_too_large")
+            return
 
-        async def limited_receive() -> Message:
-            nonlocal received
-            message = await receive()
-            if message["type"] == "http.request":
-                received += len(message.get("body", b""))
-                if received > self.max_bytes:
-                    raise _TooLarge
-            return message
+        async def replay() -> Message:
+            return buffered.pop(0) if buffered else await receive()
 
-        async def tracking_send(message: Message) -> None:
-            nonlocal started
-            started = started or message["type"] == "http.response.start"
-            await send(message)
-
-        try:
-            await self.app(scope, limited_receive, tracking_send)
-        except _TooLarge:
-            if not started:
-                await send_error(send, 413, self._message(), "request_too_large")
+        await self.app(scope, replay, send)
 
 
 class BearerTokenGuard:
