@@ -41,7 +41,7 @@ from ponder.agent.strategy import StrategyCategory
 from ponder.agent.structured_ask import request_structured
 from ponder.events import LimitReached, PlanUpdated, StallDetected, StepFinished, StepStarted
 from ponder.messages import ToolCallPart, UserMessage
-from ponder.models.base import ModelResponse
+from ponder.models.base import ToolChoice
 from ponder.tools import builtin
 from ponder.tools.arguments import ArgumentIssue
 from ponder.tools.tool import ToolResult
@@ -187,6 +187,7 @@ class StepReActStrategy(ReActStrategy):
         """One ReAct round of the current step, then the stall check."""
         self._round_calls = []
         go_on = await self.single_execute()
+        self.state.extra.pop("round_signature", None)
         self.step.iterations += 1
         self.state.rounds += 1
         if not go_on and not self.state.done and self.step.end is None:
@@ -198,16 +199,23 @@ class StepReActStrategy(ReActStrategy):
             if stall is not None:
                 await self._on_stall(stall)
 
-    async def _handle(self, response: ModelResponse, round_no: int) -> bool:
+    async def _ask(self, phase: str, choice: ToolChoice, round_no: int) -> bool:
+        """One request of the round; a plain answer ends the step (the task, if simple)."""
+        self.state.extra["phase"] = phase
+        response = await self.ctx.request(phase, self.tools, choice)
         calls = await act(self.ctx, response, self.builtins, round_no)
         if calls:
-            self._round_calls.extend(calls)
+            await self._after_calls(calls)
             return True
         if self.step.simple_mode:
             self.finish(response.text, "answered")
         else:
             self.step.stop_result = response.text
         return False
+
+    async def _after_calls(self, calls: tuple[ToolCallPart, ...]) -> None:
+        self._round_calls.extend(calls)
+        await super()._after_calls(calls)
 
     async def after_round(self) -> None:
         """Not used: STEP_EXEC counts rounds and checks stalls itself."""
