@@ -153,7 +153,7 @@ def to_block(value: Any) -> Block:
     if isinstance(value, Block):
         return value
     if isinstance(value, list | tuple):
-        return Seq(tuple(to_block(v) for v in value))
+        return Seq([v if isinstance(v, Block) else to_block(v) for v in value])
     if callable(value):
         wrapped: Node = node(value)
         return wrapped

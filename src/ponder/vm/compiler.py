@@ -10,7 +10,7 @@ from __future__ import annotations
 import difflib
 import gc
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -113,7 +113,7 @@ class _Compiler:
             self.asm.emit(op, arg, target, scope.handler)
 
     def _node(self, block: Node) -> Node:
-        known = self.nodes.setdefault(block.name, block)
+        known = self.nodes.setdefault(block.name, block)  # may be a new node; then `known is block`
         if known is not block and (known.fn is not block.fn or known.blocking != block.blocking):
             raise CompileError(
                 f"node {block.name!r}: two different callables share this name; "
@@ -123,28 +123,31 @@ class _Compiler:
 
     # -- blocks -------------------------------------------------------------------
     def block(self, block: Block, scope: _Scope) -> None:
-        stack: list[Any] = [block]
         known, run = self.nodes, []  # a run of plain nodes is emitted in bulk
+        stack: list[Iterator[Any]] = [iter((block,))]
         while stack:
-            item = stack.pop()
-            kind = type(item)
-            if kind is Node:
-                seen = known.get(item.name)
-                if seen is None:
-                    known[item.name] = item
-                elif seen is not item:
-                    item = self._node(item)
-                run.append(item)
-            elif kind is Seq:
-                stack.extend(reversed(item.parts))
+            for item in stack[-1]:
+                kind = type(item)
+                if kind is Node:
+                    if known.setdefault(item.name, item) is not item:
+                        item = self._node(item)
+                    run.append(item)
+                elif kind is Seq:
+                    stack.append(iter(item.parts))
+                    break
+                else:
+                    self.asm.emit_nodes(Opcode.CALL, run, scope.handler)
+                    run = []
+                    self._other(kind, item, scope)
             else:
-                self.asm.emit_nodes(Opcode.CALL, run, scope.handler)
-                run = []
-                compile_one = self.dispatch.get(kind)
-                if compile_one is None:
-                    raise CompileError(f"{item!r} is not a block ponder can compile")
-                compile_one(item, scope)
+                stack.pop()
         self.asm.emit_nodes(Opcode.CALL, run, scope.handler)
+
+    def _other(self, kind: type, item: Any, scope: _Scope) -> None:
+        compile_one = self.dispatch.get(kind)
+        if compile_one is None:
+            raise CompileError(f"{item!r} is not a block ponder can compile")
+        compile_one(item, scope)
 
     def body(self, block: Block | None, scope: _Scope, what: str) -> None:
         start = len(self.asm)

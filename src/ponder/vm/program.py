@@ -35,9 +35,12 @@ class Assembly:
     targets: list[int] = field(default_factory=list)
     handlers: list[HandlerLabel] = field(default_factory=list)
     labels: list[int] = field(default_factory=list)
+    jumps: list[int] = field(default_factory=list)  # offsets whose target is a label
 
     def emit(self, op: Opcode, arg: Any, target: int, handler: HandlerLabel) -> None:
         """Append an instruction that runs no node."""
+        if target >= 0:
+            self.jumps.append(len(self.opcodes))
         self.opcodes.append(op)
         self.args.append(arg)
         self.runs.append(arg)
@@ -47,6 +50,8 @@ class Assembly:
 
     def emit_node(self, op: Opcode, node: Node, target: int, handler: HandlerLabel) -> None:
         """Append an instruction that runs ``node``."""
+        if target >= 0:
+            self.jumps.append(len(self.opcodes))
         self.opcodes.append(op)
         self.args.append(node)
         self.runs.append(node.run)
@@ -100,8 +105,10 @@ class Program:
         cls, asm: Assembly, nodes: Sequence[Node], sub_entries: Mapping[str, int]
     ) -> Program:
         """Resolve labels to offsets and build the lookup tables."""
-        labels = asm.labels
-        targets = tuple(labels[t] if t >= 0 else -1 for t in asm.targets)
+        labels, resolved_targets = asm.labels, list(asm.targets)
+        for offset in asm.jumps:
+            resolved_targets[offset] = labels[resolved_targets[offset]]
+        targets = tuple(resolved_targets)
         code = tuple(zip(asm.opcodes, asm.runs, asm.awaits, targets, strict=True))
         resolved: dict[Any, tuple[int, int] | None] = {None: None}
         resolved.update((h, (labels[h[0]], h[1])) for h in set(asm.handlers) if h is not None)
@@ -163,12 +170,11 @@ class Program:
 def _ranges(handler_at: Sequence[tuple[int, int] | None]) -> tuple[ExceptionEntry, ...]:
     entries: list[ExceptionEntry] = []
     start = 0
-    for offset in range(1, len(handler_at) + 1):
-        if offset == len(handler_at) or handler_at[offset] != handler_at[start]:
-            handler = handler_at[start]
-            if handler is not None:
-                entries.append(ExceptionEntry(start, offset, handler[0], handler[1]))
-            start = offset
+    for handler, group in itertools.groupby(handler_at):
+        end = start + len(list(group))
+        if handler is not None:
+            entries.append(ExceptionEntry(start, end, handler[0], handler[1]))
+        start = end
     return tuple(entries)
 
 
