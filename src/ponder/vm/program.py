@@ -180,6 +180,8 @@ def _ranges(handler_at: Sequence[tuple[int, int] | None]) -> tuple[ExceptionEntr
 
 def _show(ins: Instruction) -> str:
     arg = ins.arg
+    if ins.opcode is Opcode.SET_RETURN:
+        return json.dumps(arg, ensure_ascii=False)
     if arg is None:
         return ""
     if isinstance(arg, Node):
