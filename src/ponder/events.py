@@ -25,6 +25,8 @@ __all__ = [
     "ReasoningDelta",
     "ReasoningStep",
     "Reflection",
+    "ReportRaised",
+    "RetrievalDone",
     "RoundStarted",
     "RunFailed",
     "RunFinished",
@@ -301,6 +303,26 @@ class CompactionApplied(Event):
 
 
 @dataclass(slots=True, kw_only=True)
+class RetrievalDone(Event):
+    """RAG mode retrieved passages for the query (``sources`` as ``file#chunk``)."""
+
+    kind: ClassVar[str] = "retrieval"
+    query: str
+    sources: list[str]
+    scores: list[float]
+
+
+@dataclass(slots=True, kw_only=True)
+class ReportRaised(Event):
+    """The content report guard flagged the user's message; the run answers with a block."""
+
+    kind: ClassVar[str] = "report_raised"
+    level: str
+    category: str
+    reason: str
+
+
+@dataclass(slots=True, kw_only=True)
 class CheckpointWritten(Event):
     """A checkpoint was written to the store."""
 
@@ -317,6 +339,7 @@ EVENT_TYPES: dict[str, type[Event]] = {
         ToolCallFinished, ToolCallFailed, MiddleMessage, Reflection, LimitReached,
         LoopDetected, StallDetected, TextDelta, ReasoningDelta, ThinkingRecorded,
         TodoUpdated, PlanUpdated, StepStarted, StepFinished, CompactionApplied,
+        RetrievalDone, ReportRaised,
         CheckpointWritten,
     )
 }  # fmt: skip

@@ -86,6 +86,10 @@ class Agent:
             )
         if config.agent_strategy == "no-action" or config.tool_calling_mode == "none":
             return NoActionStrategy
+        if config.tool_calling_mode == "rag":
+            from ponder.agent.rag import RagStrategy
+
+            return RagStrategy
         if config.agent_workflow == "step-react":
             from ponder.agent.step_react import StepReActStrategy
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ponder.agent.compaction import minimal_messages
 from ponder.agent.strategy import AgentStrategy
 
 __all__ = ["NoActionStrategy"]
@@ -13,7 +14,8 @@ class NoActionStrategy(AgentStrategy):
     category = "chat"
 
     async def run(self) -> None:
-        """Answer the user's message directly."""
-        response = await self.ctx.request("chat", (), "auto")
+        """Answer the user's message directly (from it alone with ``use_minimal_context``)."""
+        minimal = minimal_messages(self.state) if self.config.use_minimal_context else None
+        response = await self.ctx.request("chat", (), "auto", messages=minimal)
         self.state.ledger.append(response.to_message())
         self.finish(response.text, "answered")

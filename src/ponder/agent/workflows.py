@@ -16,6 +16,7 @@ through ``ctx.deps`` (a `RunContext`) and ``ctx.state`` (the `RunState`).
 from __future__ import annotations
 
 from ponder.agent.compaction import compact_if_needed
+from ponder.agent.report import check_report
 from ponder.agent.run import RunContext
 from ponder.agent.step_react import StepReActStrategy
 from ponder.agent.strategy import StrategyCategory
@@ -45,8 +46,10 @@ def _stepper(ctx: NodeContext) -> StepReActStrategy:
 
 @node(name="AGENT_ENTRY")
 async def agent_entry(ctx: NodeContext) -> None:
-    """Keep the context inside its window, then let the strategy start on the turn."""
+    """Run the report guard, keep the context in its window, then start the strategy."""
     run = _run(ctx)
+    if await check_report(run):
+        return
     await compact_if_needed(run)
     await run.strategy.on_entry()
 
