@@ -23,14 +23,11 @@ from ponder.vm.builder import (
     SUSPEND,
     TRY,
     WHILE,
-    Block,
-    Node,
-    Seq,
     Sub,
-    node,
 )
 from ponder.vm.compiler import compile_program
 from ponder.vm.interpreter import Interpreter, NodeContext
+from ponder.vm.nodes import Block, Node, Seq, node
 from ponder.vm.ops import ExceptionEntry, Instruction, Opcode
 from ponder.vm.program import Program
 from ponder.vm.state import Finished, Outcome, RestoredException, Suspended

@@ -16,23 +16,19 @@ from typing import Any
 
 from ponder.exceptions import CompileError
 from ponder.vm.builder import (
-    Block,
     Break,
     Call,
     Continue,
     DoWhile,
     If,
-    Node,
     Nop,
     Return,
-    Seq,
     Sub,
     SuspendPoint,
     Try,
     While,
-    node,
-    to_block,
 )
+from ponder.vm.nodes import Block, Node, Seq, node, to_block
 from ponder.vm.ops import Opcode
 from ponder.vm.program import Assembly, Program
 

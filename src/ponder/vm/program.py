@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from ponder.vm.builder import Node
+from ponder.vm.nodes import Node
 from ponder.vm.ops import ExceptionEntry, Instruction, Opcode
 
 __all__ = ["Assembly", "Program"]

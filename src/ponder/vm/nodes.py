@@ -1,0 +1,128 @@
+"""Blocks, sequences and nodes: the pieces every program is made of.
+
+A node is a named sync or async callable taking the run context; ``a >> b`` makes a
+sequence. The control-flow constructs built from these live in ``ponder.vm.builder``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import inspect
+from collections.abc import Callable, Sequence
+from typing import Any, TypeAlias, overload
+
+from ponder.exceptions import CompileError
+
+__all__ = ["Block", "BlockLike", "Node", "Seq", "node", "to_block"]
+
+BlockLike: TypeAlias = "Block | Callable[[Any], Any] | Sequence[Any]"
+
+
+class Block:
+    """A piece of a program; ``a >> b`` runs ``a`` then ``b``."""
+
+    __slots__ = ()
+
+    def __rshift__(self, other: Any) -> Seq:
+        return Seq((self, to_block(other)))
+
+    def __rrshift__(self, other: Any) -> Seq:
+        return Seq((to_block(other), self))
+
+    def describe(self) -> str:
+        """A short readable form used in error messages and ``dis``."""
+        return type(self).__name__.upper()
+
+    def __repr__(self) -> str:
+        return self.describe()
+
+
+class Seq(Block):
+    """Blocks run one after the other (``a >> b >> c``)."""
+
+    __slots__ = ("parts",)
+
+    def __init__(self, parts: Sequence[Block]) -> None:
+        self.parts = tuple(parts)
+
+    def describe(self) -> str:
+        """A short readable form of this block."""
+        return " >> ".join(p.describe() for p in self.parts) or "(empty)"
+
+
+class Node(Block):
+    """A named step: a sync or async callable taking the run context.
+
+    ``blocking=True`` runs a sync callable in a worker thread. ``run`` is what the
+    interpreter calls and ``awaits`` whether it awaits the result.
+    """
+
+    __slots__ = ("awaits", "blocking", "fn", "is_async", "name", "run")
+
+    def __init__(self, fn: Callable[[Any], Any], name: str, *, blocking: bool = False) -> None:
+        if not callable(fn):
+            raise CompileError(f"node {name!r}: {fn!r} is not callable")
+        if not isinstance(name, str) or not name:
+            raise CompileError(f"node: a node needs a non-empty string name, got {name!r}")
+        self.fn = fn
+        self.name = name
+        self.is_async = inspect.iscoroutinefunction(fn) or (
+            not inspect.isroutine(fn) and inspect.iscoroutinefunction(type(fn).__call__)
+        )
+        self.blocking = blocking
+        if blocking and self.is_async:
+            raise CompileError(f"node {name!r}: blocking=True is for sync callables only")
+        self.run: Callable[[Any], Any] = functools.partial(_in_thread, fn) if blocking else fn
+        self.awaits = blocking or self.is_async
+
+    def __call__(self, ctx: Any) -> Any:
+        """Call the wrapped function (handy in tests)."""
+        return self.fn(ctx)
+
+    def describe(self) -> str:
+        """A short readable form of this block."""
+        return self.name
+
+
+async def _in_thread(fn: Callable[[Any], Any], ctx: Any) -> Any:
+    return await asyncio.to_thread(fn, ctx)
+
+
+def _default_name(fn: Callable[..., Any]) -> str:
+    name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None)
+    if not isinstance(name, str):
+        raise CompileError(f"node: cannot name {fn!r}; pass node(fn, name=...)")
+    code = getattr(fn, "__code__", None)
+    if name.endswith("<lambda>") and code is not None:
+        name += f"@{code.co_firstlineno}"  # tell apart the lambdas of one function
+    return name
+
+
+@overload
+def node(fn: Callable[[Any], Any], *, name: str | None = None, blocking: bool = False) -> Node: ...
+@overload
+def node(
+    fn: None = None, *, name: str | None = None, blocking: bool = False
+) -> Callable[[Callable[[Any], Any]], Node]: ...
+def node(
+    fn: Callable[[Any], Any] | None = None, *, name: str | None = None, blocking: bool = False
+) -> Node | Callable[[Callable[[Any], Any]], Node]:
+    """Make a node: ``@node``, ``@node(name=..., blocking=...)`` or ``node(fn, name=...)``."""
+    if fn is None:
+        return lambda f: node(f, name=name, blocking=blocking)
+    if isinstance(fn, Node):
+        return Node(fn.fn, fn.name if name is None else name, blocking=blocking)
+    return Node(fn, _default_name(fn) if name is None else name, blocking=blocking)
+
+
+def to_block(value: Any) -> Block:
+    """A block from a block, a callable (wrapped as a node) or a list of those (a sequence)."""
+    if isinstance(value, Block):
+        return value
+    if isinstance(value, list | tuple):
+        return Seq([v if isinstance(v, Block) else to_block(v) for v in value])
+    if callable(value):
+        wrapped: Node = node(value)
+        return wrapped
+    raise CompileError(f"{value!r} is not a block, a callable or a list of them")
