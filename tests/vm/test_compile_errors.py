@@ -115,3 +115,14 @@ async def _async(ctx: Any) -> None:
 def test_a_valid_program_compiles_and_break_in_try_in_loop_is_fine() -> None:
     program = compile_program(WHILE(cond).ACTION(TRY(IF(cond, BREAK) >> NOP).FINALLY(a)))
     assert len(program) > 0
+
+
+def test_the_public_names_are_exported() -> None:
+    import ponder.vm as vm
+
+    contract = (
+        "node Node IF WHILE DO TRY BREAK CONTINUE SUSPEND RETURN NOP NATIVE_DO NATIVE_WHILE "
+        "NATIVE_IF SUB CALL compile_program Program Interpreter Finished Suspended NodeContext"
+    ).split()
+    assert set(contract) <= set(vm.__all__)
+    assert all(hasattr(vm, name) for name in vm.__all__)
