@@ -121,10 +121,12 @@ def chat(
         loaded.append(agent_config)
         session = ChatSession(agent, console, as_json=as_json, out=sys.stdout)
         interactive = sys.stdin.isatty()
-        while (line := _read_line("[bold]you>[/] ", console, interactive)) is not None:
-            if line.strip() in ("", "/exit", "/quit"):
-                break
-            _run_async(lambda text=line: session.send(text))  # type: ignore[misc]
+        # one event loop for the whole session: the model's HTTP client lives on it
+        with asyncio.Runner() as runner:
+            while (line := _read_line("[bold]you>[/] ", console, interactive)) is not None:
+                if line.strip() in ("", "/exit", "/quit"):
+                    break
+                runner.run(session.send(line))
 
 
 @app.command()
