@@ -121,7 +121,7 @@ function duration(seconds) {
 }
 
 function json(value) {
-  return typeof value === "string" ? value : JSON.stringify(value, null, 1);
+  return typeof value === "string" ? value : JSON.stringify(value);
 }
 
 function thoughtItem(t) {
@@ -150,11 +150,11 @@ function thinkingTree(run) {
   for (const id of branchIds) {
     const thoughts = run.thoughts.filter(t => t.branchId === id);
     const box = el("div", {class: "branch", dataBranchId: id, dataTestid: "branch"},
-      el("div", {class: "branch-label"}, `⑂ branch ${id} (from ${thoughts[0].branchFrom ?? "?"})`),
+      el("div", {class: "branch-label"}, `↳ branch ${id} (from ${thoughts[0].branchFrom ?? "?"})`),
       el("ol", {class: "tree"}, thoughts.map(thoughtItem)));
     (anchors.get(thoughts[0].branchFrom) || main).append(box);
   }
-  const done = !last.incomplete;
+  const done = !last.incomplete || run.status !== "running";
   return el("section", {class: "panel thinking"},
     el("h3", {}, "Thinking ", el("span", {class: "progress", dataTestid: "thought-progress"}, `${last.number}/${last.total}`)),
     el("progress", {max: last.total, value: last.number}),
@@ -208,7 +208,7 @@ function renderRun(run) {
   const status = [run.round ? `round ${run.round}` : null, current ? `step ${current.index}/${current.total}` : null,
                   last ? `thought ${last.number}/${last.total}` : null].filter(Boolean).join(" · ");
   const main = document.getElementById("run");
-  main.replaceChildren(
+  main.replaceChildren(...[
     el("div", {class: "run-head"},
       el("span", {class: "badge " + run.status, dataTestid: "run-status"}, run.status),
       el("span", {class: "progress-line"}, status),
@@ -223,7 +223,7 @@ function renderRun(run) {
     run.notices.length ? el("ul", {class: "notices"}, run.notices.map(n => el("li", {}, n))) : null,
     run.answer ? el("section", {class: "panel answer"}, el("h3", {}, "Answer"), el("div", {id: "answer", dataTestid: "answer"}, run.answer)) : null,
     run.error ? el("p", {class: "error", dataTestid: "run-error"}, run.error) : null,
-    el("p", {class: "usage", dataTestid: "usage"}, usageLine(run.usage)));
+    el("p", {class: "usage", dataTestid: "usage"}, usageLine(run.usage))].filter(Boolean));
   const cancel = document.getElementById("cancel");
   if (cancel) cancel.onclick = () => api(`/v1/runs/${run.id}/cancel`, {method: "POST"});
 }
