@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -50,6 +51,27 @@ def gate() -> Iterator[threading.Event]:
     event.set()
 
 
+def check_thinking_structure(page: Any) -> None:
+    """Thought 3 sits in branch "tool-path" under thought 1; thought 4 revises 2."""
+    expect = sync_api.expect
+    branch = page.locator('[data-testid=branch][data-branch-id="tool-path"]')
+    expect(branch).to_have_count(1)
+    expect(branch.get_by_test_id("thought")).to_have_count(1)
+    expect(branch.get_by_test_id("thought")).to_have_attribute("data-number", "3")
+    first = page.locator('[data-testid=thought][data-number="1"]')
+    expect(first.locator("[data-testid=branch]")).to_have_count(1)
+    second = page.locator('[data-testid=thought][data-number="2"]')
+    expect(second).to_have_attribute("data-superseded", "true")
+    revision = page.locator('[data-testid=thought][data-number="4"]')
+    expect(revision).to_contain_text("revises 2")
+    expect(revision).to_have_attribute("data-superseded", "false")
+    expect(page.get_by_test_id("round")).to_have_count(3)
+    expect(page.get_by_test_id("summary").first).to_have_text("Plan: think it through, then add.")
+    expect(page.locator("[data-testid=tool-call][data-name=add]")).to_have_attribute(
+        "data-status", "ok"
+    )
+
+
 def test_a_run_with_a_branch_and_a_revision_appears_live(
     browser: object, gate: threading.Event
 ) -> None:
@@ -72,26 +94,7 @@ def test_a_run_with_a_branch_and_a_revision_appears_live(
         expect(status).to_have_text("running")
         expect(page.get_by_test_id("thought-progress")).to_have_text("4/4")
 
-        # structure: thought 3 sits in branch "tool-path" under thought 1; 4 revises 2
-        branch = page.locator('[data-testid=branch][data-branch-id="tool-path"]')
-        expect(branch).to_have_count(1)
-        expect(branch.get_by_test_id("thought")).to_have_count(1)
-        expect(branch.get_by_test_id("thought")).to_have_attribute("data-number", "3")
-        first = page.locator('[data-testid=thought][data-number="1"]')
-        expect(first.locator("[data-testid=branch]")).to_have_count(1)
-        second = page.locator('[data-testid=thought][data-number="2"]')
-        expect(second).to_have_attribute("data-superseded", "true")
-        revision = page.locator('[data-testid=thought][data-number="4"]')
-        expect(revision).to_contain_text("revises 2")
-        expect(revision).to_have_attribute("data-superseded", "false")
-        expect(page.get_by_test_id("round")).to_have_count(3)
-        expect(page.get_by_test_id("summary").first).to_have_text(
-            "Plan: think it through, then add."
-        )
-        expect(page.locator("[data-testid=tool-call][data-name=add]")).to_have_attribute(
-            "data-status", "ok"
-        )
-
+        check_thinking_structure(page)
         gate.set()
         expect(status).to_have_text("completed")
         expect(page.get_by_test_id("answer")).to_have_text(ANSWER)
