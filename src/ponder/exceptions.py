@@ -156,6 +156,14 @@ class StoreError(RunError):
 class RunLeaseError(StoreError):
     """Another process holds the lease on this run."""
 
+    def __init__(self, run_id: str, holder: str | None) -> None:
+        super().__init__(
+            f"run {run_id!r} is being run by {holder or 'another process'}; "
+            "wait for it to finish or suspend, or cancel it"
+        )
+        self.run_id = run_id
+        self.holder = holder
+
 
 class Suspend(BaseException):
     """Raised inside a VM node to suspend the program at this instruction.

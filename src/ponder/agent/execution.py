@@ -19,7 +19,7 @@ from ponder.agent.result import RunResult
 from ponder.agent.run import RunContext
 from ponder.agent.state import RunState
 from ponder.events import RunFailed, RunFinished, RunResumed, RunStarted, RunSuspended
-from ponder.exceptions import UserError, VMError
+from ponder.exceptions import RunLeaseError, UserError, VMError
 from ponder.store.base import Store
 from ponder.vm import Finished, Interpreter, Outcome, Program
 
@@ -82,8 +82,10 @@ async def _drive(
     ctx: RunContext, vm: Interpreter, store: Store | None, start: Callable[[], Awaitable[Outcome]]
 ) -> RunResult:
     state, owner = ctx.state, _owner()
+    if ctx.checkpointer is not None:
+        ctx.checkpointer.vm = vm
     if store is not None:
-        await store.acquire(state.run_id, owner, LEASE_SECONDS)
+        await _acquire(store, state.run_id, owner)
     try:
         outcome = await _outcome(ctx, vm, start)
         if ctx.checkpointer is not None:
@@ -92,6 +94,30 @@ async def _drive(
     finally:
         if store is not None:
             await store.release(state.run_id, owner)
+
+
+async def _acquire(store: Store, run_id: str, owner: str) -> None:
+    """Take the run's lease, also from a process on this host that has died."""
+    try:
+        await store.acquire(run_id, owner, LEASE_SECONDS)
+    except RunLeaseError as busy:
+        if busy.holder is None or not _is_dead_here(busy.holder):
+            raise
+        await store.acquire(run_id, owner, LEASE_SECONDS, takeover=busy.holder)
+
+
+def _is_dead_here(holder: str) -> bool:
+    host, _, rest = holder.partition(":")
+    pid = rest.partition(":")[0]
+    if host != socket.gethostname() or not pid.isdigit():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False
 
 
 async def _outcome(

@@ -104,8 +104,13 @@ class Store(ABC):
         """Remove a run and everything stored for it."""
 
     @abstractmethod
-    async def acquire(self, run_id: str, owner: str, ttl: float) -> None:
-        """Take the run's lease for ``ttl`` seconds; ``RunLeaseError`` if someone holds it."""
+    async def acquire(
+        self, run_id: str, owner: str, ttl: float, *, takeover: str | None = None
+    ) -> None:
+        """Take the run's lease for ``ttl`` seconds; ``RunLeaseError`` if someone holds it.
+
+        ``takeover`` names a holder known to be dead, whose lease may be taken.
+        """
 
     @abstractmethod
     async def release(self, run_id: str, owner: str) -> None:

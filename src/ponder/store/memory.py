@@ -107,12 +107,14 @@ class MemoryStore(Store):
         """Forget a run."""
         self._runs.pop(run_id, None)
 
-    async def acquire(self, run_id: str, owner: str, ttl: float) -> None:
+    async def acquire(
+        self, run_id: str, owner: str, ttl: float, *, takeover: str | None = None
+    ) -> None:
         """Take the lease or raise `RunLeaseError`."""
         run = self._ensure(run_id)
         r, now = run.record, time.time()
-        if r.lease_owner not in (None, owner) and run.lease_until >= now:
-            raise RunLeaseError(f"run {run_id!r} is held by {r.lease_owner}")
+        if r.lease_owner not in (None, owner, takeover) and run.lease_until >= now:
+            raise RunLeaseError(run_id, r.lease_owner)
         run.record = RunRecord(
             r.run_id, r.status, r.created, r.updated, r.prompt, r.messages, owner
         )

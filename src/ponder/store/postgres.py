@@ -124,13 +124,16 @@ class PostgresStore(Store):
             for statement in (sql.DELETE_MESSAGES, sql.DELETE_EFFECTS, sql.DELETE_RUN):
                 await conn.execute(_pg(statement), (run_id,))
 
-    async def acquire(self, run_id: str, owner: str, ttl: float) -> None:
+    async def acquire(
+        self, run_id: str, owner: str, ttl: float, *, takeover: str | None = None
+    ) -> None:
         """Take the lease or raise `RunLeaseError`."""
         now = time.time()
+        args = (run_id, now, now, owner, now + ttl, now, takeover)
         async with self._connection() as conn:
-            cursor = await conn.execute(_pg(sql.ACQUIRE), (run_id, now, now, owner, now + ttl, now))
-            if cursor.rowcount == 0:
-                raise RunLeaseError(f"run {run_id!r} is held by another process")
+            if (await conn.execute(_pg(sql.ACQUIRE), args)).rowcount == 0:
+                rows = await (await conn.execute(_pg(sql.SELECT_OWNER), (run_id,))).fetchall()
+                raise RunLeaseError(run_id, rows[0][0] if rows else None)
 
     async def release(self, run_id: str, owner: str) -> None:
         """Give the lease back."""

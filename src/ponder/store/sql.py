@@ -25,6 +25,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "SELECT_EFFECTS",
     "SELECT_MESSAGES",
+    "SELECT_OWNER",
     "SELECT_RUN",
     "SET_STATUS",
     "UPSERT_RUN",
@@ -83,8 +84,9 @@ ACQUIRE = (
     " ON CONFLICT (run_id) DO UPDATE SET lease_owner = excluded.lease_owner,"
     " lease_until = excluded.lease_until"
     " WHERE ponder_runs.lease_owner IS NULL OR ponder_runs.lease_until < ?"
-    " OR ponder_runs.lease_owner = excluded.lease_owner"
+    " OR ponder_runs.lease_owner = excluded.lease_owner OR ponder_runs.lease_owner = ?"
 )
+SELECT_OWNER = "SELECT lease_owner FROM ponder_runs WHERE run_id = ?"
 RELEASE = (
     "UPDATE ponder_runs SET lease_owner = NULL, lease_until = NULL"
     " WHERE run_id = ? AND lease_owner = ?"

@@ -105,18 +105,16 @@ class SQLiteStore(Store):
             for statement in (sql.DELETE_MESSAGES, sql.DELETE_EFFECTS, sql.DELETE_RUN):
                 db.execute(statement, (run_id,))
 
-    async def acquire(self, run_id: str, owner: str, ttl: float) -> None:
+    async def acquire(
+        self, run_id: str, owner: str, ttl: float, *, takeover: str | None = None
+    ) -> None:
         """Take the lease or raise `RunLeaseError`."""
         now = time.time()
         with self._transaction() as db:
-            cursor = db.execute(sql.ACQUIRE, (run_id, now, now, owner, now + ttl, now))
-            if cursor.rowcount == 0:
-                holder = db.execute(
-                    "SELECT lease_owner FROM ponder_runs WHERE run_id = ?", (run_id,)
-                ).fetchone()
-                raise RunLeaseError(
-                    f"run {run_id!r} is held by {holder[0] if holder else 'another process'}"
-                )
+            args = (run_id, now, now, owner, now + ttl, now, takeover)
+            if db.execute(sql.ACQUIRE, args).rowcount == 0:
+                row = db.execute(sql.SELECT_OWNER, (run_id,)).fetchone()
+                raise RunLeaseError(run_id, row[0] if row else None)
 
     async def release(self, run_id: str, owner: str) -> None:
         """Give the lease back."""

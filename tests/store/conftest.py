@@ -1,0 +1,43 @@
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from ponder.store import MemoryStore, SQLiteStore, Store
+
+PG_DSN = "postgresql://postgres@127.0.0.1:5432/test"
+
+
+def postgres_available() -> bool:
+    try:
+        import psycopg
+
+        with psycopg.connect(PG_DSN, connect_timeout=3):
+            return True
+    except Exception:
+        return False
+
+
+@pytest.fixture(params=["memory", "sqlite", "postgres"])
+async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Store]:
+    kind = request.param
+    if kind == "memory":
+        found: Store = MemoryStore()
+    elif kind == "sqlite":
+        found = SQLiteStore(tmp_path / "runs.sqlite3")
+    else:
+        if not postgres_available():
+            pytest.skip("PostgreSQL is not reachable on 127.0.0.1:5432")
+        from ponder.store.postgres import PostgresStore
+
+        found = PostgresStore(PG_DSN)
+    yield found
+    await found.close()
+
+
+@pytest.fixture
+def run_id() -> str:
+    return f"test-{uuid.uuid4().hex}"

@@ -1,0 +1,130 @@
+"""The same behaviour from every store: memory, SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from ponder.exceptions import RunLeaseError, StoreError
+from ponder.store import FORMAT, Checkpoint, Store
+
+
+def header(pc: int) -> dict[str, object]:
+    return {"format": FORMAT, "vm": {"pc": pc}, "ledger": {"length": 0, "generation": 0}}
+
+
+def message(text: str) -> dict[str, object]:
+    return {"kind": "user", "content": text, "name": None}
+
+
+async def test_checkpoints_append_messages_and_replace_the_header(
+    store: Store, run_id: str
+) -> None:
+    first = await store.write(
+        Checkpoint(run_id, "running", header(1), 0, [message("a"), message("b")], prompt="task")
+    )
+    second = await store.write(Checkpoint(run_id, "running", header(2), 2, [message("c")]))
+    assert first > second > 0
+    stored = await store.load(run_id)
+    assert stored.header["vm"] == {"pc": 2}
+    assert [m["content"] for m in stored.messages] == ["a", "b", "c"]
+    assert stored.record.prompt == "task" and stored.record.messages == 3
+
+
+async def test_a_rewrite_replaces_the_stored_messages(store: Store, run_id: str) -> None:
+    await store.write(Checkpoint(run_id, "running", header(1), 0, [message("a"), message("b")]))
+    await store.write(
+        Checkpoint(run_id, "running", header(2), 0, [message("summary")], rewrite=True)
+    )
+    assert [m["content"] for m in (await store.load(run_id)).messages] == ["summary"]
+
+
+async def test_effects_are_written_once(store: Store, run_id: str) -> None:
+    await store.write(Checkpoint(run_id, "running", header(1), 0, []))
+    await store.write_effect(run_id, "c1", {"content": "first"})
+    await store.write_effect(run_id, "c1", {"content": "second"})
+    assert (await store.load(run_id)).effects == {"c1": {"content": "first"}}
+
+
+async def test_listing_status_prune_and_delete(store: Store, run_id: str) -> None:
+    ids = [f"{run_id}-{i}" for i in range(3)]
+    for rid in ids:
+        await store.write(Checkpoint(rid, "running", header(0), 0, []))
+    await store.set_status(ids[0], "suspended")
+    listed = [r.run_id for r in await store.list_runs(limit=1000) if r.run_id in ids]
+    assert listed[0] == ids[0] and set(listed) == set(ids)  # newest update first
+    suspended = [r.run_id for r in await store.list_runs(status="suspended", limit=1000)]
+    assert ids[0] in suspended and ids[1] not in suspended
+    await store.delete(ids[1])
+    with pytest.raises(StoreError, match="no stored run"):
+        await store.load(ids[1])
+    with pytest.raises(StoreError, match="no stored run"):
+        await store.set_status("no-such-run", "cancelled")
+
+
+async def test_prune_keeps_the_newest(store: Store, run_id: str) -> None:
+    for rid in await store.list_runs(limit=100000):
+        await store.delete(rid.run_id)
+    for i in range(4):
+        await store.write(Checkpoint(f"{run_id}-{i}", "completed", header(0), 0, []))
+    assert await store.prune(keep_last=1) == 3
+    assert [r.run_id for r in await store.list_runs()] == [f"{run_id}-3"]
+    assert await store.prune(older_than=-1) == 1
+
+
+async def test_leases_exclude_a_second_owner(store: Store, run_id: str) -> None:
+    await store.acquire(run_id, "a", ttl=60)
+    await store.acquire(run_id, "a", ttl=60)  # re-entrant for the same owner
+    with pytest.raises(RunLeaseError, match=run_id):
+        await store.acquire(run_id, "b", ttl=60)
+    await store.release(run_id, "a")
+    await store.acquire(run_id, "b", ttl=60)
+    await store.release(run_id, "b")
+    await store.acquire(run_id, "c", ttl=-1)  # an expired lease does not block
+    await store.acquire(run_id, "d", ttl=60)
+
+
+async def test_foreign_checkpoint_format_is_refused(store: Store, run_id: str) -> None:
+    await store.write(Checkpoint(run_id, "running", {"format": "other/9"}, 0, [message("a")]))
+    with pytest.raises(StoreError, match="format 'other/9'"):
+        await store.load(run_id)
+    await store.write(Checkpoint(run_id, "running", header(3), 1, []))
+    assert (await store.load(run_id)).header["vm"] == {"pc": 3}
+
+
+async def test_unknown_run_is_a_clear_error(store: Store) -> None:
+    with pytest.raises(StoreError, match="no stored run with id 'nope'"):
+        await store.load("nope")
+
+
+async def test_corrupted_rows_are_reported_and_the_rest_is_untouched(tmp_path: object) -> None:
+    import sqlite3
+    from pathlib import Path
+
+    from ponder.store import SQLiteStore
+
+    path = Path(str(tmp_path)) / "runs.sqlite3"
+    store = SQLiteStore(path)
+    await store.write(Checkpoint("bad", "running", header(1), 0, [message("a")]))
+    await store.write(Checkpoint("good", "running", header(1), 0, [message("b")]))
+    db = sqlite3.connect(path)
+    db.execute("UPDATE ponder_messages SET body = '{not json' WHERE run_id = 'bad'")
+    db.commit()
+    with pytest.raises(StoreError, match="message 0 is not valid JSON"):
+        await store.load("bad")
+    db.execute("DELETE FROM ponder_messages WHERE run_id = 'good' AND idx = 0")
+    db.execute("INSERT INTO ponder_messages VALUES ('good', 1, ?)", (json.dumps(message("x")),))
+    db.commit()
+    with pytest.raises(StoreError, match="gap at index 0"):
+        await store.load("good")
+    assert {r.run_id for r in await store.list_runs()} == {"bad", "good"}
+    await store.close()
+
+
+def test_open_store_rejects_unknown_urls() -> None:
+    from ponder.exceptions import UserError
+    from ponder.store import open_store
+
+    with pytest.raises(UserError, match="unknown store URL"):
+        open_store("redis://localhost")
