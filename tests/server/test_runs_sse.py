@@ -26,7 +26,10 @@ def gate() -> Iterator[threading.Event]:
 @pytest.fixture
 def server(gate: threading.Event) -> Iterator[LiveServer]:
     with live_server(create_app(thinking_agent_factory(gate))) as running:
-        yield running
+        try:
+            yield running
+        finally:
+            gate.set()  # a cancelled run's tool thread may still wait on it
 
 
 def follow(
