@@ -12,7 +12,7 @@ import graphlib
 from collections.abc import Sequence
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, StrictBool
 
 from ponder.agent.step_state import PlanStep
 
@@ -41,7 +41,7 @@ class StepSpec(BaseModel):
 class Decomposition(BaseModel):
     """The model's decomposition decision."""
 
-    needs_decomposition: bool
+    needs_decomposition: StrictBool
     reason: str = ""
     steps: list[StepSpec] = Field(default_factory=list)
 

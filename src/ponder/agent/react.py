@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Literal
 from ponder.agent import prompts
 from ponder.agent.acting import act, answer_open_calls, call_signature
 from ponder.agent.builtins import Builtins
+from ponder.agent.compaction import compact_if_needed
 from ponder.agent.strategy import AgentStrategy
 from ponder.events import LoopDetected, RoundStarted
 from ponder.messages import ToolCallPart
@@ -103,7 +104,7 @@ class ReActStrategy(AgentStrategy):
         return mode == "reasoning-required" or (mode == "reasoning" and round_no == 1)
 
     async def after_round(self) -> None:
-        """Count the round and run the loop guard."""
+        """Count the round, run the loop guard, keep the context inside its window."""
         state = self.state
         state.rounds += 1
         summary = state.last_summary.strip().lower()
@@ -114,6 +115,8 @@ class ReActStrategy(AgentStrategy):
         state.reasoning_pc = state.reasoning_pc + 1 if repeated else 0
         state.loop_summary, state.last_signature = summary, signature
         await self._guard_loop(signature or summary)
+        if not state.done:
+            await compact_if_needed(self.ctx)
 
     async def _guard_loop(self, shown: str) -> None:
         state = self.state

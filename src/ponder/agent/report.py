@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, StrictBool
 
 from ponder.agent.step_prompts import report_instruction
 from ponder.agent.structured_ask import request_structured
@@ -27,7 +27,7 @@ __all__ = ["REPORT_SCHEMA", "ReportVerdict", "check_report"]
 class ReportVerdict(BaseModel):
     """The classifier's verdict on one message."""
 
-    flagged: bool
+    flagged: StrictBool
     category: str = "none"
     reason: str = ""
 
