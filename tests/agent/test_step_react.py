@@ -123,3 +123,30 @@ async def test_a_plain_answer_in_simple_mode_is_the_answer() -> None:
     result = await step_agent(model).run("what is k?")
     assert result.output == "k is value of k" and result.stop_reason == "answered"
     assert len(model.requests) == 3
+
+
+async def test_a_plain_answer_inside_a_plan_step_ends_only_that_step() -> None:
+    model = ScriptedModel(
+        [
+            plan(("a", "First", []), ("b", "Second", ["a"])),
+            "Step a needs no tools: it is 42.",
+            summary("Found 42."),
+            stop("b done"),
+            summary("Used 42."),
+            reply("The answer is 42."),
+        ]
+    )
+    events = [e async for e in step_agent(model).stream("compute")]
+    finished = [(e.step_id, e.status, e.summary) for e in of_kind(events, "step_finished")]
+    assert finished == [("a", "done", "Found 42."), ("b", "stopped", "Used 42.")]
+    assert of_kind(events, "run_finished")[0].output == "The answer is 42."
+
+
+async def test_the_global_round_limit_still_ends_the_task_with_an_answer() -> None:
+    looks = [call_tools(("lookup", {"key": f"k{i}"})) for i in range(3)]
+    model = ScriptedModel([THREE_STEPS, *looks, reply("partial: limit hit")])
+    events = [e async for e in step_agent(model, agent_tool_call_limit=3).stream("report")]
+    assert [(e.limit, e.value) for e in of_kind(events, "limit_reached")] == [("rounds", 3)]
+    assert [e.step_id for e in of_kind(events, "step_started")] == ["fetch"]
+    done = of_kind(events, "run_finished")[0]
+    assert (done.output, done.stop_reason) == ("partial: limit hit", "round_limit")
