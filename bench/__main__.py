@@ -15,6 +15,7 @@ from importlib.metadata import version
 from bench.common import ROOT
 
 MODULES = ["vm", "models", "tools", "thinking", "agent", "store", "mcp", "peers"]
+MODULES += ["concurrency", "imports"]
 
 
 def _header() -> str:

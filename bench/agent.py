@@ -126,10 +126,17 @@ def add_tool(*, thread: bool = True) -> Tool:
     return tool(add) if thread else tool(run_in_thread=False)(add)
 
 
-def ponder_agent(steps: int, *, mode: str = "chat", thread: bool = True, **extra: Any) -> Agent:
+def ponder_agent(
+    steps: int,
+    *,
+    mode: str = "chat",
+    thread: bool = True,
+    model: StepModel | None = None,
+    **extra: Any,
+) -> Agent:
     """An agent that performs ``steps`` add calls per run against `StepModel`."""
     return Agent(
-        StepModel(steps, **extra),
+        model or StepModel(steps, **extra),
         tools=[add_tool(thread=thread)],
         agent_thought_mode=mode,
         enable_thinking_tool=False,
