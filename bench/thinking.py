@@ -7,8 +7,9 @@ import sys
 import time
 from typing import Any
 
-from bench.common import fmt_ratio, fmt_us, median_seconds, table
 from mcp import Client, StdioServerParameters
+
+from bench.common import fmt_ratio, fmt_us, median_seconds, table
 from ponder.tools.thinking import (
     ThinkingConfig,
     ThinkingState,
@@ -55,6 +56,7 @@ async def _stdio_rate(command: list[str]) -> float:
 
 def _reference_command() -> list[str] | None:
     import pytest
+
     from tests.support.npm import npm_bin_command
 
     try:

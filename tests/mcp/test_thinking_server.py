@@ -13,10 +13,10 @@ from typing import Any
 
 import mcp_types as types
 import pytest
+from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.shared.exceptions import MCPError
 
-from mcp import Client, StdioServerParameters
 from ponder.mcp.thinking_server import ThinkingServerOptions, build_server
 from ponder.tools.thinking import ThinkingConfig
 

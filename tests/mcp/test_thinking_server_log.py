@@ -6,8 +6,8 @@ import io
 from typing import Any
 
 import pytest
-
 from mcp import Client
+
 from ponder.mcp.thinking_log import cell_width, is_logging_disabled, render_thought_box
 from ponder.mcp.thinking_server import ThinkingServerOptions, build_server
 from ponder.tools.thinking_state import ThoughtEntry
