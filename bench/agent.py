@@ -13,14 +13,17 @@ from __future__ import annotations
 import asyncio
 import gc
 import statistics
+import tempfile
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from bench.common import run_peer, table
 from ponder.agent import Agent, RunResult
 from ponder.messages import Message, TextPart, ToolCallPart, ToolMessage, UserMessage
 from ponder.models.base import ForceTool, ModelRequest, ModelResponse, StreamEvent
+from ponder.store import SQLiteStore, Store
 from ponder.tools import Tool, tool
 
 __all__ = [
@@ -132,16 +135,19 @@ def ponder_agent(
     mode: str = "chat",
     thread: bool = True,
     model: StepModel | None = None,
+    store: Store | None = None,
     **extra: Any,
 ) -> Agent:
     """An agent that performs ``steps`` add calls per run against `StepModel`."""
     return Agent(
         model or StepModel(steps, **extra),
+        store=store,
         tools=[add_tool(thread=thread)],
         agent_thought_mode=mode,
         enable_thinking_tool=False,
         agent_tool_call_limit=100_000,
         agent_middle_message=False,
+        context_strategy="none",
     )
 
 
@@ -157,6 +163,9 @@ def ponder_step_medians(
     """Median run time of ponder for each K, on one event loop."""
     loop = asyncio.new_event_loop()
     medians: dict[int, float] = {}
+    folder = tempfile.TemporaryDirectory()
+    if options.get("store") == "sqlite":
+        options = {**options, "store": SQLiteStore(Path(folder.name) / "runs.db")}
     try:
         for k in steps:
             agent = ponder_agent(k, **options)
@@ -171,6 +180,7 @@ def ponder_step_medians(
             medians[k] = statistics.median(times)
     finally:
         loop.close()
+        folder.cleanup()
     return medians
 
 
@@ -178,6 +188,7 @@ PONDER_ROWS: list[tuple[str, dict[str, Any]]] = [
     ("ponder ReAct, chat mode (tool in a thread)", {}),
     ("ponder ReAct, chat mode, `run_in_thread=False`", {"thread": False}),
     ("ponder ReAct, reasoning-required (2 requests/step)", {"mode": "reasoning-required"}),
+    ("ponder ReAct, chat mode + `SQLiteStore` (file)", {"store": "sqlite"}),
 ]
 
 PEERS: list[tuple[str, str, tuple[str, ...]]] = [

@@ -9,17 +9,29 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import sqlite3
 import statistics
+import tempfile
 import time
+from pathlib import Path
 from typing import Any
 
-from bench.agent import FINAL, StepModel, add_tool
+from bench.agent import FINAL, STEPS, StepModel, add_tool, check, ponder_agent
 from bench.common import run_peer, table
 from ponder.agent import Agent
 from ponder.messages import ToolMessage
+from ponder.store import Checkpoint, SQLiteStore
 from ponder.tools import tool
 
-__all__ = ["FANOUT", "fail_tool", "ponder_failure", "ponder_parallel", "run"]
+__all__ = [
+    "FANOUT",
+    "CountingStore",
+    "fail_tool",
+    "ponder_checkpoint_bytes",
+    "ponder_failure",
+    "ponder_parallel",
+    "run",
+]
 
 FANOUT = 8
 REPEAT = 21
@@ -80,9 +92,79 @@ def ponder_failure() -> dict[str, Any]:
     return {"survived": True, "kept": kept, "detail": "; ".join(m.content[:50] for m in results)}
 
 
-def _peer(script: str, mode: str) -> dict[str, Any]:
+class CountingStore(SQLiteStore):
+    """`SQLiteStore` that adds up the bytes each write reports."""
+
+    written = 0
+
+    async def write(self, checkpoint: Checkpoint) -> int:
+        """Write and count."""
+        size = await super().write(checkpoint)
+        self.written += size
+        return size
+
+    async def write_effect(self, run_id: str, call_id: str, message: dict[str, Any]) -> int:
+        """Write and count."""
+        size = await super().write_effect(run_id, call_id, message)
+        self.written += size
+        return size
+
+
+def ponder_checkpoint_bytes(k: int) -> tuple[int, int]:
+    """(bytes written, bytes stored) by ponder's SQLite store for one run of K steps."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "runs.db"
+        store = CountingStore(path)
+        check(asyncio.run(ponder_agent(k, store=store).run("count")), k)
+        with sqlite3.connect(path) as db:
+            (stored,) = db.execute(
+                "SELECT (SELECT COALESCE(SUM(LENGTH(header)), 0) FROM ponder_runs)"
+                " + (SELECT COALESCE(SUM(LENGTH(body)), 0) FROM ponder_messages)"
+                " + (SELECT COALESCE(SUM(LENGTH(body)), 0) FROM ponder_effects)"
+            ).fetchone()
+        asyncio.run(store.close())
+    return store.written, int(stored)
+
+
+def _checkpoint_section() -> str:
+    ours = {k: ponder_checkpoint_bytes(k) for k in STEPS}
+    theirs = _peer("langgraph_peer.py", "checkpoint", *map(str, STEPS)).get("bytes", {})
+    rows = []
+    for k in STEPS:
+        written, stored = ours[k]
+        peer = theirs.get(str(k))
+        cells = [f"{k}", f"{written / 1024:,.1f} KB ({written / k:,.0f} B/step)"]
+        cells.append(f"{stored / 1024:,.1f} KB")
+        if peer is None:
+            cells += ["not measured", "—"]
+        else:
+            size = peer["bytes"]
+            cells += [f"{size / 1024:,.1f} KB ({size / k:,.0f} B/step)", f"{size / written:.1f}×"]
+        rows.append(cells)
+    headers = [
+        "K",
+        "ponder `SQLiteStore`: bytes written",
+        "ponder: stored at the end",
+        "LangGraph `AsyncSqliteSaver`: stored",
+        "LangGraph / ponder",
+    ]
+    return "\n".join(
+        [
+            "## Checkpoint bytes",
+            "",
+            "One run of K `add` steps with a SQLite checkpointer. ponder: the bytes its store "
+            "reports writing (run header rewrites, appended messages, tool effects) and the "
+            "bytes stored at the end; LangGraph: the bytes of all rows in its `checkpoints` "
+            "and `writes` tables (it keeps every checkpoint, so stored = written).",
+            "",
+            table(headers, rows),
+        ]
+    )
+
+
+def _peer(script: str, mode: str, *args: str) -> dict[str, Any]:
     try:
-        found: dict[str, Any] = run_peer(script, mode)
+        found: dict[str, Any] = run_peer(script, mode, *args)
     except (RuntimeError, OSError) as exc:
         return {"not_measured": str(exc).strip().splitlines()[-1][:160]}
     return found
@@ -136,5 +218,7 @@ def run() -> str:
             "default error handling.",
             "",
             _failure_section(),
+            "",
+            _checkpoint_section(),
         ]
     )
