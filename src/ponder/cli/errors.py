@@ -12,13 +12,24 @@ from ponder.exceptions import (
     ModelTimeoutError,
     PonderError,
     RunError,
+    RunLeaseError,
+    SnapshotError,
+    StoreError,
     UserError,
 )
 
-__all__ = ["EXIT_INTERRUPTED", "EXIT_RUN_FAILED", "EXIT_USAGE", "Failure", "describe_failure"]
+__all__ = [
+    "EXIT_INTERRUPTED",
+    "EXIT_RUN_FAILED",
+    "EXIT_SUSPENDED",
+    "EXIT_USAGE",
+    "Failure",
+    "describe_failure",
+]
 
 EXIT_RUN_FAILED = 1
 EXIT_USAGE = 2
+EXIT_SUSPENDED = 3
 EXIT_INTERRUPTED = 130
 _KEY_VARIABLE = re.compile(r"set the (\w+) environment variable")
 
@@ -50,7 +61,27 @@ def _user_failure(error: UserError) -> Failure:
     return Failure(_with_hint(message, "see `ponder --help`"), EXIT_USAGE)
 
 
+def _store_failure(error: RunError) -> Failure | None:
+    message = " ".join(str(error).split())
+    if isinstance(error, RunLeaseError):
+        hint = "wait for the other process, or stop it with `ponder runs cancel`"
+        return Failure(_with_hint(message, hint), EXIT_RUN_FAILED)
+    if isinstance(error, StoreError) and message.startswith("no stored run"):
+        hint = "see `ponder runs list` for the runs in this store"
+        return Failure(_with_hint(message, hint), EXIT_USAGE)
+    if isinstance(error, StoreError):
+        hint = "check --store or PONDER_STORE (sqlite:///PATH, a path, or postgresql://...)"
+        return Failure(_with_hint(message, hint), EXIT_RUN_FAILED)
+    if isinstance(error, SnapshotError):
+        hint = "resume with the same --model, --config, --workflow and --tools the run used"
+        return Failure(_with_hint(f"cannot resume: {message}", hint), EXIT_USAGE)
+    return None
+
+
 def _run_failure(error: RunError, base_url: str | None) -> Failure:
+    stored = _store_failure(error)
+    if stored is not None:
+        return stored
     where = base_url or "the provider's default URL"
     if isinstance(error, ModelConnectionError):
         hint = "check the URL and your network, or set base_url / OPENAI_BASE_URL"

@@ -1,29 +1,38 @@
-"""The ``ponder`` command: run, chat, demo, dis, serve and the MCP thinking server.
+"""The ``ponder`` command: run, chat, demo, dis, serve, index, runs and the MCP server.
 
 Every command prints failures as one line with a hint on stderr and exits non-zero
-(2 for misuse, 1 for a failed run, 130 for Ctrl-C).
+(2 for misuse, 1 for a failed run, 3 for a run waiting for approval, 130 for Ctrl-C).
 """
 
 from __future__ import annotations
 
 import asyncio
-import importlib
-import os
+import json
 import sys
-from collections.abc import Callable, Coroutine, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
 
-from ponder.cli.errors import EXIT_USAGE, describe_failure
+from ponder.cli.errors import EXIT_USAGE
+from ponder.cli.options import (
+    ConfigOption,
+    JsonOption,
+    ModelOption,
+    StoreOption,
+    ToolsOption,
+    WorkflowOption,
+    import_attribute,
+)
+from ponder.cli.reporting import fail, reported
+from ponder.cli.runs import open_cli_store, report_outcome, runs_app, store_label
 from ponder.cli.session import (
     AgentOptions,
     ChatSession,
+    RunOutcome,
     build_agent,
-    model_base_url,
     run_with_display,
 )
 from ponder.config import AgentConfig
@@ -40,34 +49,11 @@ app = typer.Typer(
 )
 mcp_app = typer.Typer(help="MCP servers that ship with ponder.", no_args_is_help=True)
 app.add_typer(mcp_app, name="mcp")
-
-ModelOption = Annotated[
-    str | None, typer.Option("--model", "-m", help="Model string, e.g. openai:gpt-4o-mini.")
+app.add_typer(runs_app, name="runs")
+RagOption = Annotated[
+    Path | None,
+    typer.Option("--rag", help="Answer from this folder of documents (RAG mode, no tools)."),
 ]
-ConfigOption = Annotated[
-    Path | None, typer.Option("--config", "-c", help="A ponder.toml or config.toml file.")
-]
-WorkflowOption = Annotated[
-    str | None, typer.Option("--workflow", "-w", help="Workflow: react or step-react.")
-]
-JsonOption = Annotated[bool, typer.Option("--json", help="Print events as JSON lines.")]
-
-
-def _fail(line: str, code: int) -> NoReturn:
-    Console(stderr=True, highlight=False, soft_wrap=True).print(line, markup=False)
-    raise typer.Exit(code)
-
-
-@contextmanager
-def _reported(config: list[AgentConfig]) -> Iterator[None]:
-    """Turn any failure inside into one line and an exit code."""
-    try:
-        yield
-    except typer.Exit:
-        raise
-    except (Exception, KeyboardInterrupt) as error:
-        failure = describe_failure(error, base_url=model_base_url(config[0] if config else None))
-        _fail(failure.line, failure.exit_code)
 
 
 def _run_async(make: Callable[[], Coroutine[Any, Any, Any]]) -> Any:
@@ -85,15 +71,29 @@ def run(
     config: ConfigOption = None,
     workflow: WorkflowOption = None,
     as_json: JsonOption = False,
+    store: StoreOption = None,
+    tools: ToolsOption = None,
+    rag: RagOption = None,
 ) -> None:
-    """Run an agent on TASK and show it working."""
+    """Run an agent on TASK and show it working; with --store, checkpoint it."""
     loaded: list[AgentConfig] = []
-    with _reported(loaded):
-        agent, agent_config = build_agent(AgentOptions(model, config, workflow))
+    options = AgentOptions(model, config, workflow, tools=tools, rag=rag)
+    with reported(loaded):
+        agent, agent_config = build_agent(options)
         loaded.append(agent_config)
-        _run_async(
-            lambda: run_with_display(agent, task, _console(), as_json=as_json, out=sys.stdout)
+        outcome = _run_async(lambda: _run_stored(agent, task, store, as_json))
+    report_outcome(outcome, store_label(store) if store else None, options, as_json=as_json)
+
+
+async def _run_stored(agent: Any, task: str, url: str | None, as_json: bool) -> RunOutcome:
+    store = open_cli_store(url) if url else None
+    try:
+        return await run_with_display(
+            agent, task, _console(), as_json=as_json, out=sys.stdout, store=store
         )
+    finally:
+        if store is not None:
+            await store.close()
 
 
 def _read_line(prompt: str, console: Console, interactive: bool) -> str | None:
@@ -116,7 +116,7 @@ def chat(
     """Talk to an agent; each turn remembers the conversation. Empty line or EOF ends it."""
     loaded: list[AgentConfig] = []
     console = _console()
-    with _reported(loaded):
+    with reported(loaded):
         agent, agent_config = build_agent(AgentOptions(model, config, workflow))
         loaded.append(agent_config)
         session = ChatSession(agent, console, as_json=as_json, out=sys.stdout)
@@ -140,8 +140,8 @@ def demo(
     from ponder.cli.demo import DEMO_TASK, demo_agent
 
     if delay < 0:
-        _fail("error: --delay must be 0 or more (hint: try --delay 0.2)", EXIT_USAGE)
-    with _reported([]):
+        fail("error: --delay must be 0 or more (hint: try --delay 0.2)", EXIT_USAGE)
+    with reported([]):
         agent = demo_agent(delay)
         _run_async(
             lambda: run_with_display(agent, DEMO_TASK, _console(), as_json=as_json, out=sys.stdout)
@@ -154,17 +154,9 @@ def _load_target(target: str) -> Any:
     builtin = {"react": workflows.REACT_BLOCK, "run": workflows.RUN_BLOCK}
     if target in builtin:
         return builtin[target]
-    module_name, _, attribute = target.partition(":")
-    if not module_name or not attribute:
+    if ":" not in target:
         raise UserError(f"cannot disassemble {target!r}: give react, run or module:attribute")
-    sys.path.insert(0, os.getcwd())
-    try:
-        value: Any = importlib.import_module(module_name)
-        for part in attribute.split("."):
-            value = getattr(value, part)
-    except (ImportError, AttributeError) as error:
-        raise UserError(f"cannot load {target!r}: {error}") from None
-    return value
+    return import_attribute(target, "program")
 
 
 def _program_of(value: Any, target: str) -> Any:
@@ -186,7 +178,7 @@ def dis(
     ] = None,
 ) -> None:
     """Disassemble workflow programs (default: the built-in ones)."""
-    with _reported([]):
+    with reported([]):
         for target in targets or ["react", "run"]:
             program = _program_of(_load_target(target), target)
             typer.echo(f"== {target}")
@@ -212,16 +204,39 @@ def serve(
     """Serve the HTTP API, the OpenAI-compatible endpoint and the viewer."""
     if not _is_loopback(host) and not token:
         hint = "pass --token <secret> or set PONDER_SERVER_TOKEN"
-        _fail(f"error: binding to {host} needs a bearer token (hint: {hint})", EXIT_USAGE)
+        fail(f"error: binding to {host} needs a bearer token (hint: {hint})", EXIT_USAGE)
     if not 0 <= port <= 65535:
-        _fail(f"error: port {port} is out of range (hint: use 1-65535)", EXIT_USAGE)
+        fail(f"error: port {port} is out of range (hint: use 1-65535)", EXIT_USAGE)
     loaded: list[AgentConfig] = []
-    with _reported(loaded):
+    with reported(loaded):
         from ponder.server.app import create_app, serve_app
 
         agent, agent_config = build_agent(AgentOptions(model, config, workflow))
         loaded.append(agent_config)
         serve_app(create_app(agent, token=token), host=host, port=port)
+
+
+@app.command()
+def index(
+    path: Annotated[Path, typer.Argument(help="The folder of documents to index.")],
+    db: Annotated[
+        Path | None, typer.Option(help="Index file (default: PATH/.ponder-index.sqlite).")
+    ] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Index a folder for RAG mode (`ponder run --rag PATH`); re-run it to refresh."""
+    with reported():
+        from ponder.retrieval import FolderIndex
+
+        folder = FolderIndex(path, db)
+        changed = folder.refresh()
+        chunks = folder.count()
+    if as_json:
+        summary = {"path": str(folder.root), "db": str(folder.db_path), "changed_files": changed}
+        typer.echo(json.dumps({**summary, "chunks": chunks}))
+        return
+    typer.echo(f"indexed {folder.root}: {changed} file(s) added or changed, {chunks} chunk(s)")
+    typer.echo(f"index file: {folder.db_path}")
 
 
 @mcp_app.command(
@@ -232,7 +247,7 @@ def mcp_thinking(ctx: typer.Context) -> None:
     """The sequential_thinking MCP server over stdio (extra options are passed on)."""
     from ponder.mcp.thinking_server import main as thinking_main
 
-    with _reported([]):
+    with reported([]):
         thinking_main(list(ctx.args))
 
 

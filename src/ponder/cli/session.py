@@ -3,21 +3,26 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
 from rich.console import Console
 
 from ponder.agent import Agent, RunResult
+from ponder.cli.options import load_tools
 from ponder.cli.render import LiveDisplay
 from ponder.config import AgentConfig, load_config
-from ponder.events import Event, event_to_dict
+from ponder.events import Event, RunFinished, RunResumed, RunStarted, RunSuspended, event_to_dict
+from ponder.exceptions import UserError
 from ponder.messages import Message
 from ponder.models.providers import PROVIDERS
+from ponder.store.base import Store
 
 __all__ = [
     "AgentOptions",
     "ChatSession",
+    "RunOutcome",
     "build_agent",
     "model_base_url",
     "run_with_display",
@@ -29,12 +34,21 @@ class AgentOptions:
     """The options every agent-running command takes."""
 
     def __init__(
-        self, model: str | None, config: Path | None, workflow: str | None, instructions: str = ""
+        self,
+        model: str | None,
+        config: Path | None,
+        workflow: str | None,
+        instructions: str = "",
+        *,
+        tools: str | None = None,
+        rag: Path | None = None,
     ) -> None:
         self.model = model
         self.config_path = config
         self.workflow = workflow
         self.instructions = instructions
+        self.tools = tools
+        self.rag = rag
 
     def load(self) -> AgentConfig:
         """The configuration: file, then ``PONDER_*`` variables, then these options."""
@@ -43,13 +57,30 @@ class AgentOptions:
             overrides["model"] = self.model
         if self.workflow:
             overrides["agent_workflow"] = self.workflow
+        if self.rag is not None:
+            if not self.rag.is_dir():
+                raise UserError(f"--rag {str(self.rag)!r} is not a folder of documents")
+            overrides["tool_calling_mode"] = "rag"
+            overrides["rag_index_path"] = str(self.rag.resolve())
         return load_config(self.config_path, **overrides)
+
+    def as_arguments(self) -> list[str]:
+        """These options as command-line arguments, to rebuild the same agent elsewhere."""
+        pairs = [
+            ("--model", self.model),
+            ("--config", str(self.config_path) if self.config_path else None),
+            ("--workflow", self.workflow),
+            ("--tools", self.tools),
+            ("--rag", str(self.rag) if self.rag else None),
+        ]
+        return [item for flag, value in pairs if value for item in (flag, value)]
 
 
 def build_agent(options: AgentOptions) -> tuple[Agent, AgentConfig]:
     """An agent for ``options`` with its model resolved now, so a missing key fails early."""
     config = options.load()
-    agent = Agent(config=config, instructions=options.instructions)
+    tools = load_tools(options.tools) if options.tools else []
+    agent = Agent(config=config, tools=tools, instructions=options.instructions)
     _ = agent.model
     return agent, config
 
@@ -71,18 +102,49 @@ def write_json_event(event: Event, out: IO[str]) -> None:
     out.flush()
 
 
+@dataclass
+class RunOutcome:
+    """How a run ended, as its events told: its id, status, answer and any suspension."""
+
+    run_id: str = ""
+    status: str = "running"
+    output: str = ""
+    suspension: dict[str, Any] | None = None
+
+    def observe(self, event: Event) -> None:
+        """Fold in one event."""
+        self.run_id = event.run_id or self.run_id
+        if isinstance(event, RunStarted | RunResumed):
+            self.status, self.suspension = "running", None
+        elif isinstance(event, RunFinished):
+            self.status, self.output = "completed", event.output
+        elif isinstance(event, RunSuspended):
+            self.status = "suspended"
+            self.suspension = {"reason": event.reason, "payload": event.payload}
+
+
 async def run_with_display(
-    agent: Agent, prompt: str, console: Console, *, as_json: bool, out: IO[str]
-) -> None:
-    """Stream a run: JSON lines to ``out``, or the live view on ``console``."""
-    stream = agent.stream(prompt)
+    agent: Agent,
+    prompt: str,
+    console: Console,
+    *,
+    as_json: bool,
+    out: IO[str],
+    store: Store | None = None,
+) -> RunOutcome:
+    """Stream a run (checkpointed to ``store`` if given): JSON lines, or the live view."""
+    outcome = RunOutcome()
+    stream = agent.stream(prompt, store=store)
     if as_json:
         async for event in stream:
+            outcome.observe(event)
             write_json_event(event, out)
-        return
+        return outcome
     with LiveDisplay(console) as display:
         async for event in stream:
+            outcome.observe(event)
             display.update(event)
+    return outcome
 
 
 class ChatSession:

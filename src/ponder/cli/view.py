@@ -22,6 +22,7 @@ from ponder.events import (
     RoundStarted,
     RunFailed,
     RunFinished,
+    RunResumed,
     RunStarted,
     RunSuspended,
     StallDetected,
@@ -149,6 +150,10 @@ class RunView:
         self.run_id, self.prompt = event.run_id, event.prompt
         self.model, self.workflow = event.model, event.workflow
         self.status, self.answer, self.error = "running", "", ""
+
+    def _resumed(self, event: RunResumed) -> None:
+        self.run_id, self.status = event.run_id, "running"
+        self.notices.append(f"resumed at pc {event.pc}")
 
     def _round(self, event: RoundStarted) -> None:
         self.round = event.round
@@ -284,4 +289,5 @@ _HANDLERS: dict[type[Event], Callable[[RunView, Any], None]] = {
     RunFinished: RunView._finished,
     RunFailed: RunView._failed,
     RunSuspended: RunView._suspended,
+    RunResumed: RunView._resumed,
 }

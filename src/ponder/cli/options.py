@@ -1,0 +1,103 @@
+"""Options several commands share, and parsing their values (imports, durations, decisions)."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import re
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from ponder.exceptions import UserError
+
+__all__ = [
+    "ConfigOption",
+    "JsonOption",
+    "ModelOption",
+    "StoreOption",
+    "ToolsOption",
+    "WorkflowOption",
+    "import_attribute",
+    "load_tools",
+    "parse_decision",
+    "parse_duration",
+]
+
+ModelOption = Annotated[
+    str | None, typer.Option("--model", "-m", help="Model string, e.g. openai:gpt-4o-mini.")
+]
+ConfigOption = Annotated[
+    Path | None, typer.Option("--config", "-c", help="A ponder.toml or config.toml file.")
+]
+WorkflowOption = Annotated[
+    str | None, typer.Option("--workflow", "-w", help="Workflow: react or step-react.")
+]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of the view.")]
+ToolsOption = Annotated[
+    str | None,
+    typer.Option("--tools", help="module:attribute naming a list of tools to offer the agent."),
+]
+StoreOption = Annotated[
+    str | None,
+    typer.Option(
+        "--store",
+        envvar="PONDER_STORE",
+        help="Checkpoint store: sqlite:///PATH, a file path, postgresql://..., memory://.",
+    ),
+]
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$")
+_UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+
+
+def import_attribute(target: str, what: str) -> Any:
+    """The object named ``module:attr.path`` (the working directory is importable)."""
+    module_name, _, attribute = target.partition(":")
+    if not module_name or not attribute:
+        raise UserError(f"cannot load {what} {target!r}: give module:attribute")
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    try:
+        value: Any = importlib.import_module(module_name)
+        for part in attribute.split("."):
+            value = getattr(value, part)
+    except (ImportError, AttributeError) as error:
+        raise UserError(f"cannot load {target!r}: {error}") from None
+    return value
+
+
+def load_tools(target: str) -> list[Any]:
+    """The list of tools (or plain functions) named by ``target``."""
+    value = import_attribute(target, "tools")
+    from ponder.tools.tool import Tool
+
+    if isinstance(value, Tool) or callable(value):
+        value = [value]
+    if not isinstance(value, list | tuple) or not all(
+        isinstance(t, Tool) or callable(t) for t in value
+    ):
+        raise UserError(f"--tools {target!r} must name a list of tools, got {type(value).__name__}")
+    return list(value)
+
+
+def parse_duration(text: str) -> float:
+    """Seconds in ``text`` such as ``90s``, ``15m``, ``12h``, ``7d`` or ``2w``."""
+    found = _DURATION.match(text)
+    if found is None:
+        raise UserError(f"cannot read the duration {text!r}: use a number and s, m, h, d or w")
+    return float(found.group(1)) * _UNIT_SECONDS[found.group(2)]
+
+
+def parse_decision(text: str) -> Any:
+    """A resume decision given as JSON text (a string such as ``"approve"``, or a mapping)."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        raise UserError(
+            f"--decision is not valid JSON ({error.msg} at column {error.colno}): "
+            'give "approve", "reject" or {"<call id>": "approve", ...}'
+        ) from None

@@ -1,0 +1,38 @@
+"""How commands end on failure: one line on stderr and an exit code."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import NoReturn
+
+import typer
+from rich.console import Console
+
+from ponder.cli.errors import describe_failure
+from ponder.cli.session import model_base_url
+from ponder.config import AgentConfig
+
+__all__ = ["fail", "reported"]
+
+
+def fail(line: str, code: int) -> NoReturn:
+    """Print ``line`` on stderr and exit with ``code``."""
+    Console(stderr=True, highlight=False, soft_wrap=True).print(line, markup=False)
+    raise typer.Exit(code)
+
+
+@contextmanager
+def reported(config: list[AgentConfig] | None = None) -> Iterator[None]:
+    """Turn any failure inside into one line and an exit code.
+
+    ``config`` is filled in by the command once loaded, so errors can name the model URL.
+    """
+    try:
+        yield
+    except typer.Exit:
+        raise
+    except (Exception, KeyboardInterrupt) as error:
+        loaded = config[0] if config else None
+        failure = describe_failure(error, base_url=model_base_url(loaded))
+        fail(failure.line, failure.exit_code)

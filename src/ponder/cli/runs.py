@@ -1,0 +1,304 @@
+"""``ponder runs``: list, show, resume, cancel and prune checkpointed runs.
+
+Every command takes ``--store URL`` (or ``PONDER_STORE``); without it, the default SQLite
+file. A run that suspends for approval prints its pending calls and the exact command that
+continues it, and exits with code 3.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from collections.abc import Awaitable, Callable
+from typing import Annotated, Any, TypeVar
+
+import typer
+from rich.console import Console
+
+from ponder.agent import Agent
+from ponder.cli.errors import EXIT_SUSPENDED
+from ponder.cli.options import (
+    ConfigOption,
+    JsonOption,
+    ModelOption,
+    StoreOption,
+    ToolsOption,
+    WorkflowOption,
+    parse_decision,
+    parse_duration,
+)
+from ponder.cli.render import LiveDisplay
+from ponder.cli.reporting import reported
+from ponder.cli.session import AgentOptions, RunOutcome, build_agent, write_json_event
+from ponder.cli.transcript import (
+    conversation,
+    pending_approval,
+    resume_command,
+    run_header,
+    runs_table,
+)
+from ponder.config import AgentConfig
+from ponder.events import Event
+from ponder.exceptions import StoreError, UserError
+from ponder.messages import messages_from_json
+from ponder.server.stored import pending_calls, record_summary, suspension_of
+from ponder.store import Store, StoredRun, open_store
+
+__all__ = ["open_cli_store", "report_outcome", "runs_app", "store_label"]
+
+T = TypeVar("T")
+STATUSES = ("running", "completed", "suspended", "failed", "cancelled")
+
+runs_app = typer.Typer(
+    help="Checkpointed runs: list, show, resume, cancel and prune them.", no_args_is_help=True
+)
+RunIdArgument = Annotated[str, typer.Argument(help="The run's id (see `ponder runs list`).")]
+
+
+def store_label(url: str | None) -> str:
+    """The store a URL names, as a URL (the default SQLite file when None)."""
+    if url:
+        return url
+    from ponder.store.sqlite import default_path
+
+    return f"sqlite:///{default_path()}"
+
+
+def open_cli_store(url: str | None) -> Store:
+    """`open_store`, with file-system failures reported as store errors."""
+    try:
+        return open_store(url)
+    except OSError as error:
+        raise StoreError(f"cannot open the store {store_label(url)}: {error}") from None
+
+
+def _with_store(url: str | None, action: Callable[[Store], Awaitable[T]]) -> T:
+    async def work() -> T:
+        store = open_cli_store(url)
+        try:
+            return await action(store)
+        finally:
+            await store.close()
+
+    return asyncio.run(work())
+
+
+def _console(stderr: bool = False) -> Console:
+    return Console(highlight=False, stderr=stderr, soft_wrap=True)
+
+
+def _echo_json(value: Any) -> None:
+    typer.echo(json.dumps(value, ensure_ascii=False, default=str))
+
+
+@runs_app.command("list")
+def list_runs(
+    store: StoreOption = None,
+    status: Annotated[str | None, typer.Option(help=f"Only runs in: {', '.join(STATUSES)}.")] = (
+        None
+    ),
+    limit: Annotated[int, typer.Option(help="At most this many runs.")] = 20,
+    as_json: JsonOption = False,
+) -> None:
+    """Stored runs, newest first."""
+    with reported():
+        if status is not None and status not in STATUSES:
+            raise UserError(f"--status {status!r} is not one of {', '.join(STATUSES)}")
+        if limit < 1:
+            raise UserError(f"--limit must be 1 or more, got {limit}")
+        records = _with_store(store, lambda s: s.list_runs(status=status, limit=limit))
+    if as_json:
+        _echo_json({"store": store_label(store), "runs": [record_summary(r) for r in records]})
+    elif not records:
+        typer.echo(f"no runs in {store_label(store)}")
+    else:
+        _console().print(runs_table(records))
+
+
+def _show_json(stored: StoredRun) -> dict[str, Any]:
+    suspension = suspension_of(stored)
+    return {
+        **record_summary(stored.record),
+        "suspension": suspension,
+        "pending_calls": pending_calls(suspension),
+        "conversation": stored.messages,
+    }
+
+
+@runs_app.command()
+def show(run_id: RunIdArgument, store: StoreOption = None, as_json: JsonOption = False) -> None:
+    """A stored run: status, task, the conversation, and any calls awaiting approval."""
+    with reported():
+        stored = _with_store(store, lambda s: s.load(run_id))
+        messages = messages_from_json(stored.messages)
+    if as_json:
+        _echo_json(_show_json(stored))
+        return
+    console = _console()
+    console.print(run_header(stored.record))
+    console.print(conversation(messages))
+    calls = pending_calls(suspension_of(stored))
+    if calls:
+        console.print(pending_approval(calls))
+        command = resume_command(run_id, store_label(store), [], "--approve")
+        console.print(f"resume with: {command}", markup=False)
+        console.print("  (add the --model, --config and --tools the run used)", markup=False)
+
+
+def _decision_flags(approve: bool, reject: bool, reason: str | None, decision: str | None) -> Any:
+    """The decision the flags give: a value, ``_PER_CALL_REASON`` or None (no decision)."""
+    given = [flag for flag, on in (("--approve", approve), ("--reject", reject)) if on]
+    given += ["--decision"] if decision is not None else []
+    if len(given) > 1:
+        raise UserError(f"give only one of --approve, --reject, --decision (got {' '.join(given)})")
+    if reason is not None and not reject:
+        raise UserError("--reason goes with --reject")
+    if decision is not None:
+        return parse_decision(decision)
+    if approve:
+        return "approve"
+    if reject:
+        return "reject" if reason is None else {"action": "reject", "reason": reason}
+    return None
+
+
+def _value_for(stored: StoredRun, decision: Any) -> Any:
+    """The resume value for this run: a reject-with-reason applies to every pending call."""
+    calls = pending_calls(suspension_of(stored))
+    if calls and decision is None:
+        names = ", ".join(f"{c.get('name')} [{c.get('id')}]" for c in calls)
+        raise UserError(
+            f"run {stored.record.run_id!r} waits for approval of {names}: "
+            "pass --approve, --reject [--reason R] or --decision JSON"
+        )
+    if isinstance(decision, dict) and decision.get("action") == "reject" and calls:
+        return {str(c.get("id")): decision for c in calls}
+    return decision
+
+
+class ResumeDisplay:
+    """Shows a resumed run's events (live view or JSON lines) and records its outcome."""
+
+    def __init__(self, run_id: str, as_json: bool) -> None:
+        self.outcome = RunOutcome(run_id=run_id, status="completed")
+        self.as_json = as_json
+        self.display = None if as_json else LiveDisplay(_console())
+
+    def show(self, event: Event) -> None:
+        """The agent's event hook; events of other runs are ignored."""
+        if event.run_id != self.outcome.run_id:
+            return
+        self.outcome.observe(event)
+        if self.display is None:
+            write_json_event(event, sys.stdout)
+        else:
+            self.display.update(event)
+
+
+async def _resume(
+    agent: Agent, url: str | None, run_id: str, decision: Any, as_json: bool
+) -> RunOutcome:
+    display = ResumeDisplay(run_id, as_json)
+    store = open_cli_store(url)
+    try:
+        stored = await store.load(run_id)
+        value = _value_for(stored, decision)
+        agent.on_event("*")(display.show)
+        if display.display is None or stored.record.status == "completed":
+            result = await agent.resume(run_id, value, store=store)
+        else:
+            with display.display:
+                result = await agent.resume(run_id, value, store=store)
+    finally:
+        await store.close()
+    outcome = display.outcome
+    outcome.status, outcome.output = result.status, result.output
+    outcome.suspension = result.suspension
+    if stored.record.status == "completed" and not as_json:
+        _console().print(f"run {run_id} had already completed:\n{result.output}", markup=False)
+    return outcome
+
+
+@runs_app.command()
+def resume(
+    run_id: RunIdArgument,
+    store: StoreOption = None,
+    approve: Annotated[bool, typer.Option("--approve", help="Approve every pending call.")] = False,
+    reject: Annotated[bool, typer.Option("--reject", help="Reject every pending call.")] = False,
+    reason: Annotated[str | None, typer.Option(help="Why the calls are rejected.")] = None,
+    decision: Annotated[
+        str | None,
+        typer.Option(help='JSON: "approve", "reject" or {"<call id>": decision, ...}.'),
+    ] = None,
+    model: ModelOption = None,
+    config: ConfigOption = None,
+    workflow: WorkflowOption = None,
+    tools: ToolsOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Continue a suspended or crashed run, with the agent rebuilt from the options."""
+    loaded: list[AgentConfig] = []
+    options = AgentOptions(model, config, workflow, tools=tools)
+    with reported(loaded):
+        value = _decision_flags(approve, reject, reason, decision)
+        agent, agent_config = build_agent(options)
+        loaded.append(agent_config)
+        outcome = asyncio.run(_resume(agent, store, run_id, value, as_json))
+    report_outcome(outcome, store_label(store), options, as_json=as_json)
+
+
+def report_outcome(
+    outcome: RunOutcome, store: str | None, options: AgentOptions, *, as_json: bool
+) -> None:
+    """Name the stored run; for a suspended one, print its calls and how to resume (exit 3)."""
+    if store is None:
+        return
+    console = _console(stderr=as_json)
+    if outcome.status != "suspended":
+        console.print(f"run {outcome.run_id} {outcome.status} · store {store}", markup=False)
+        return
+    console.print(f"run {outcome.run_id} suspended · store {store}", markup=False)
+    calls = pending_calls(outcome.suspension)
+    if calls:
+        console.print(pending_approval(calls))
+    command = resume_command(outcome.run_id, store, options.as_arguments(), "--approve")
+    console.print(f"resume with: {command}", markup=False)
+    raise typer.Exit(EXIT_SUSPENDED)
+
+
+@runs_app.command()
+def cancel(run_id: RunIdArgument, store: StoreOption = None) -> None:
+    """Mark a suspended or crashed run cancelled, so it is never resumed."""
+
+    async def mark(chosen: Store) -> str:
+        stored = await chosen.load(run_id)
+        status = stored.record.status
+        if status == "completed":
+            raise UserError(f"run {run_id!r} already completed; there is nothing to cancel")
+        if status != "cancelled":
+            await chosen.set_status(run_id, "cancelled")
+        return status
+
+    with reported():
+        before = _with_store(store, mark)
+    typer.echo(f"run {run_id} cancelled (was {before})")
+
+
+@runs_app.command()
+def prune(
+    store: StoreOption = None,
+    keep: Annotated[int | None, typer.Option(help="Keep the newest N runs.")] = None,
+    older_than: Annotated[
+        str | None, typer.Option(help="Delete runs not updated for this long: 90m, 12h, 7d, 2w.")
+    ] = None,
+) -> None:
+    """Delete old runs: beyond the newest --keep N, and/or not updated for --older-than."""
+    with reported():
+        if keep is None and older_than is None:
+            raise UserError("give --keep N and/or --older-than DURATION (e.g. 7d)")
+        if keep is not None and keep < 0:
+            raise UserError(f"--keep must be 0 or more, got {keep}")
+        seconds = parse_duration(older_than) if older_than is not None else None
+        count = _with_store(store, lambda s: s.prune(keep_last=keep, older_than=seconds))
+    typer.echo(f"pruned {count} run(s) from {store_label(store)}")
