@@ -28,6 +28,7 @@ __all__ = [
     "ReportRaised",
     "RetrievalDone",
     "RoundStarted",
+    "RunCancelled",
     "RunFailed",
     "RunFinished",
     "RunResumed",
@@ -44,6 +45,7 @@ __all__ = [
     "ToolCallFinished",
     "ToolCallStarted",
     "ToolPrediction",
+    "UsageUpdated",
     "event_from_dict",
     "event_to_dict",
 ]
@@ -86,6 +88,23 @@ class RunFailed(Event):
     kind: ClassVar[str] = "run_failed"
     error: str
     error_type: str
+
+
+@dataclass(slots=True, kw_only=True)
+class RunCancelled(Event):
+    """A run was cancelled; its state up to the last boundary was kept."""
+
+    kind: ClassVar[str] = "run_cancelled"
+
+
+@dataclass(slots=True, kw_only=True)
+class UsageUpdated(Event):
+    """Tokens used so far in the run, after a model response."""
+
+    kind: ClassVar[str] = "usage"
+    requests: int
+    input_tokens: int
+    output_tokens: int
 
 
 @dataclass(slots=True, kw_only=True)
@@ -334,8 +353,9 @@ class CheckpointWritten(Event):
 EVENT_TYPES: dict[str, type[Event]] = {
     cls.kind: cls
     for cls in (
-        RunStarted, RunFinished, RunFailed, RunSuspended, RunResumed, RoundStarted,
-        ReasoningStep, StructuredReasoning, ToolPrediction, ToolCallStarted,
+        RunStarted, RunFinished, RunFailed, RunCancelled, RunSuspended, RunResumed,
+        RoundStarted, UsageUpdated, ReasoningStep, StructuredReasoning, ToolPrediction,
+        ToolCallStarted,
         ToolCallFinished, ToolCallFailed, MiddleMessage, Reflection, LimitReached,
         LoopDetected, StallDetected, TextDelta, ReasoningDelta, ThinkingRecorded,
         TodoUpdated, PlanUpdated, StepStarted, StepFinished, CompactionApplied,

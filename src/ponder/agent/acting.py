@@ -86,6 +86,8 @@ async def answer_open_calls(
     for call in calls:
         if call.id in answers:
             state.ledger.append(answers[call.id])
+    if ctx.checkpointer is not None:
+        ctx.checkpointer.forget(answers)
     return calls
 
 

@@ -1,7 +1,7 @@
-"""`Agent`: configuration, and the entry points that run it (`run`, `run_sync`, `stream`).
+"""`Agent`: configuration, and the entry points that run it (`run`, `stream`, `resume`).
 
 An agent holds configuration only — model, tools, instructions, config, hooks, and the
-pooled MCP connections. Every run gets its own `RunState` (plain data) and `RunContext`
+pooled MCP sessions. Every run gets its own `RunState` (plain data) and `RunContext`
 (the live pieces), so any number of runs can share one agent concurrently.
 """
 
@@ -10,7 +10,8 @@ from __future__ import annotations
 import asyncio
 import uuid
 import warnings
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import Callable, Sequence
+from types import TracebackType
 from typing import Any
 
 from ponder.agent.chat import NoActionStrategy
@@ -21,12 +22,13 @@ from ponder.agent.result import RunResult
 from ponder.agent.run import EventSink, RunContext
 from ponder.agent.state import RunState
 from ponder.agent.strategy import AgentStrategy
+from ponder.agent.stream import RunStream
+from ponder.agent.toolbox import Toolbox
 from ponder.agent.workflows import program_for
 from ponder.config import AgentConfig
-from ponder.events import Event
 from ponder.exceptions import UserError
 from ponder.messages import Ledger, Message
-from ponder.models.base import Model
+from ponder.models.base import Model, ModelSettings
 from ponder.store.base import Store
 from ponder.tools.executor import ToolExecutor
 from ponder.tools.registry import ToolRegistry
@@ -34,16 +36,6 @@ from ponder.tools.tool import Tool
 from ponder.vm import Program
 
 __all__ = ["Agent"]
-
-_DONE = object()
-
-
-def _as_tool(item: Tool | Callable[..., Any]) -> Tool:
-    if isinstance(item, Tool):
-        return item
-    from ponder.tools.decorator import tool
-
-    return tool(item)
 
 
 class Agent:
@@ -70,9 +62,7 @@ class Agent:
         self.on_completion = self.hooks.on_completion
         self._model_spec = model if model is not None else self.config.model
         self._model: Model | None = None
-        self._user_tools = [_as_tool(t) for t in tools]
-        self._extra_tools: list[Tool] = []
-        self._registry: ToolRegistry | None = None
+        self.toolbox = Toolbox(self.config, tools)
         self._strategy = strategy or self._default_strategy()
 
     def _default_strategy(self) -> type[AgentStrategy]:
@@ -100,13 +90,18 @@ class Agent:
     def model(self) -> Model:
         """The model, resolved from its string on first use."""
         if self._model is None:
-            from ponder.models import resolve_model
+            from ponder.models import RetryPolicy, resolve_model
 
             spec = self._model_spec
             if spec is None:
                 raise UserError("no model given: pass model='openai:gpt-4o-mini' or set 'model'")
+            config = self.config
             self._model = resolve_model(
-                spec, api_key=self.config.api_key, base_url=self.config.base_url
+                spec,
+                api_key=config.api_key,
+                base_url=config.base_url,
+                settings=ModelSettings(timeout=config.llm_timeout),
+                retry=RetryPolicy(max_retries=config.max_retries),
             )
         return self._model
 
@@ -116,33 +111,13 @@ class Agent:
         return program_for(self._strategy.get_category())
 
     def tool_registry(self) -> ToolRegistry:
-        """The tools offered to the model (user tools, thinking tools, MCP tools)."""
-        if self._registry is None:
-            tools = [*self._user_tools, *self._builtin_stateful_tools(), *self._extra_tools]
-            self._registry = ToolRegistry(tools)
-        return self._registry
+        """The tools offered to the model (as of the last run, for MCP servers' tools)."""
+        return self.toolbox.registry
 
-    def _builtin_stateful_tools(self) -> list[Tool]:
-        config, names = self.config, {t.name for t in self._user_tools}
-        found: list[Tool] = []
-        if config.tool_calling_mode != "agent":
-            return found
-        if config.enable_thinking_tool and "sequential_thinking" not in names:
-            from ponder.tools.thinking import ThinkingConfig, sequential_thinking_tool
-
-            found.append(
-                sequential_thinking_tool(ThinkingConfig(max_thought_chars=config.thought_max_chars))
-            )
-        if config.enable_todo_tool and "todo_write" not in names:
-            from ponder.tools.todo import todo_write_tool
-
-            found.append(todo_write_tool())
-        return found
-
-    def _context(
-        self, state: RunState, deps: Any, sink: EventSink | None, stream: bool
+    async def _context(
+        self, state: RunState, deps: Any, sink: EventSink | None = None, stream: bool = False
     ) -> RunContext:
-        registry = self.tool_registry()
+        registry = await self.toolbox.refresh()
         executor = ToolExecutor(
             registry,
             default_timeout=self.config.tool_timeout,
@@ -184,24 +159,14 @@ class Agent:
         state = self.new_state(
             prompt, message_history=message_history, run_id=run_id, session_id=session_id
         )
-        ctx = self._context(state, deps, None, False)
+        ctx = await self._context(state, deps)
         return await start_run(ctx, self.program, store or self.store)
-
-    async def resume(
-        self, run_id: str, value: Any = None, *, store: Store | None = None, deps: Any = None
-    ) -> RunResult:
-        """Continue a stored run (crashed, or suspended for approval) from any process."""
-        chosen = store or self.store
-        if chosen is None:
-            raise UserError("resume needs the store the run was checkpointed to")
-        ctx = self._context(self.new_state(""), deps, None, False)
-        return await resume_run(ctx, self.program, chosen, run_id, value)
 
     def run_sync(self, prompt: str, **options: Any) -> RunResult:
         """`run` for code without an event loop."""
         return asyncio.run(self.run(prompt, **options))
 
-    async def stream(
+    def stream(
         self,
         prompt: str,
         *,
@@ -210,20 +175,36 @@ class Agent:
         run_id: str | None = None,
         session_id: str | None = None,
         store: Store | None = None,
-    ) -> AsyncIterator[Event]:
-        """Run the agent and yield its events as they happen (text deltas included)."""
+    ) -> RunStream:
+        """Run the agent, yielding its events as they happen; ``.result`` at the end."""
         state = self.new_state(
             prompt, message_history=message_history, run_id=run_id, session_id=session_id
         )
-        queue: asyncio.Queue[Any] = asyncio.Queue()
-        ctx = self._context(state, deps, queue.put_nowait, True)
-        task = asyncio.ensure_future(start_run(ctx, self.program, store or self.store))
-        task.add_done_callback(lambda _: queue.put_nowait(_DONE))
-        try:
-            while (item := await queue.get()) is not _DONE:
-                yield item
-            task.result()
-        finally:
-            if not task.done():
-                task.cancel()
-                await asyncio.gather(task, return_exceptions=True)
+
+        async def start(sink: EventSink) -> RunResult:
+            ctx = await self._context(state, deps, sink, True)
+            return await start_run(ctx, self.program, store or self.store)
+
+        return RunStream(start, state.run_id)
+
+    async def resume(
+        self, run_id: str, value: Any = None, *, store: Store | None = None, deps: Any = None
+    ) -> RunResult:
+        """Continue a stored run (crashed, or suspended for approval) from any process."""
+        chosen = store or self.store
+        if chosen is None:
+            raise UserError("resume needs the store the run was checkpointed to")
+        ctx = await self._context(self.new_state(""), deps)
+        return await resume_run(ctx, self.program, chosen, run_id, value)
+
+    async def aclose(self) -> None:
+        """Release what the agent holds (MCP sessions)."""
+        await self.toolbox.close()
+
+    async def __aenter__(self) -> Agent:
+        return self
+
+    async def __aexit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()

@@ -114,16 +114,17 @@ class Builtins:
         try:
             args = call.args if call.args is not None else parse_arguments_lenient(call.arguments)
             issues: list[ArgumentIssue] = []
-            result = await self._dispatch(call.name, args, issues, round_no)
+            result = await self.dispatch(call.name, args, issues, round_no)
             if issues:
                 raise ArgumentError(issues)
         except ArgumentError as error:
             return ToolResult.fail(error.for_model(call.name))
         return result
 
-    async def _dispatch(
+    async def dispatch(
         self, name: str, args: dict[str, Any], issues: list[ArgumentIssue], round_no: int
     ) -> ToolResult:
+        """Apply the built-in ``name``; subclasses add their own built-ins here."""
         if name == builtin.THINK_AND_REASON:
             return await self._think(args, issues, round_no)
         if name == builtin.PROCESSING_MESSAGE:

@@ -8,6 +8,7 @@ the `RunState` minus its ledger — and only the messages added since the last o
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from ponder.events import CheckpointWritten
@@ -77,13 +78,20 @@ class Checkpointer:
             self.run.state.run_id, message.call_id, message.model_dump(mode="json")
         )
 
+    def forget(self, call_ids: Iterable[str]) -> None:
+        """Drop saved results once they are in the ledger (ids may be reused later)."""
+        for call_id in call_ids:
+            self.effects.pop(call_id, None)
+
     def load(self, stored: StoredRun) -> tuple[dict[str, Any], Ledger]:
         """The VM snapshot and the ledger of a stored run; remembers what is stored."""
         ledger = Ledger(messages_from_json(stored.messages))
         info = stored.header.get("ledger", {})
         ledger.generation = int(info.get("generation", 0))
         self._written, self._generation = len(ledger), ledger.generation
+        open_calls = ledger.open_calls
         for call_id, body in stored.effects.items():
-            self.effects[call_id] = ToolMessage.model_validate(body)
+            if call_id in open_calls:  # results already in the ledger are history
+                self.effects[call_id] = ToolMessage.model_validate(body)
         vm_snapshot: dict[str, Any] = stored.header["vm"]
         return vm_snapshot, ledger

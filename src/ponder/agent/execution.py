@@ -18,7 +18,7 @@ from ponder.agent.durable import Checkpointer
 from ponder.agent.result import RunResult
 from ponder.agent.run import RunContext
 from ponder.agent.state import RunState
-from ponder.events import RunFailed, RunFinished, RunResumed, RunStarted, RunSuspended
+from ponder.events import RunCancelled, RunFailed, RunFinished, RunResumed, RunStarted, RunSuspended
 from ponder.exceptions import RunLeaseError, UserError, VMError
 from ponder.store.base import Store
 from ponder.vm import Finished, Interpreter, Outcome, Program
@@ -136,6 +136,7 @@ async def _outcome(
     except asyncio.CancelledError:
         state.status = "cancelled"
         await asyncio.shield(_save(ctx, "cancelled"))
+        ctx.emit_now(RunCancelled())
         raise
     if isinstance(outcome, Finished):
         state.status = "completed"

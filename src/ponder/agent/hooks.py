@@ -108,6 +108,17 @@ class Hooks:
 
         return register
 
+    def remove(self, fn: Callable[..., Any]) -> bool:
+        """Unregister ``fn`` wherever it was registered; True if it was."""
+        found = False
+        for handlers in (*self._events.values(), self._pre, self._post):
+            kept = [h for h in handlers if h.fn is not fn]
+            found = found or len(kept) != len(handlers)
+            handlers[:] = kept
+        for kind in [k for k, v in self._events.items() if not v]:
+            del self._events[kind]
+        return found
+
     async def dispatch(self, event: Event) -> None:
         """Run the handlers for ``event``'s kind, then the catch-all ones."""
         for kind in (event.kind, "*"):

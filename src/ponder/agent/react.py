@@ -57,7 +57,7 @@ class ReActStrategy(AgentStrategy):
             return False
         round_no = state.rounds + 1
         if state.ledger.open_calls:  # resumed in the middle of a round
-            await self._after_calls(await answer_open_calls(self.ctx, self.builtins, round_no))
+            await self.after_calls(await answer_open_calls(self.ctx, self.builtins, round_no))
             if state.extra.get("phase") != "reasoning":
                 return True
         else:
@@ -70,16 +70,16 @@ class ReActStrategy(AgentStrategy):
                 return False
             await self.ctx.emit(RoundStarted(round=round_no, tool_choice=self._choice()))
             state.last_summary = ""
-            if self._must_think(round_no) and not await self._ask(
+            if self._must_think(round_no) and not await self.ask(
                 "reasoning", ForceTool(THINK_AND_REASON), round_no
             ):
                 return False
-        return await self._ask("action", self._choice(), round_no)
+        return await self.ask("action", self._choice(), round_no)
 
     def _choice(self) -> Literal["auto", "required"]:
         return "auto" if self.state.suggested_stop else "required"
 
-    async def _ask(self, phase: str, choice: ToolChoice, round_no: int) -> bool:
+    async def ask(self, phase: str, choice: ToolChoice, round_no: int) -> bool:
         """Request, act on the response; False when it was the answer."""
         self.state.extra["phase"] = phase
         response = await self.ctx.request(phase, self.tools, choice)
@@ -87,10 +87,11 @@ class ReActStrategy(AgentStrategy):
         if not calls:
             self.finish(response.text, "answered")
             return False
-        await self._after_calls(calls)
+        await self.after_calls(calls)
         return True
 
-    async def _after_calls(self, calls: tuple[ToolCallPart, ...]) -> None:
+    async def after_calls(self, calls: tuple[ToolCallPart, ...]) -> None:
+        """After a batch: remember the round's call signature; reflect after a stop."""
         signature = " ".join(sorted(call_signature(c) for c in calls if c.name != THINK_AND_REASON))
         if signature:
             self.state.extra["round_signature"] = signature

@@ -23,6 +23,7 @@ from ponder.events import (
     TodoUpdated,
     ToolCallFailed,
     ToolCallFinished,
+    UsageUpdated,
 )
 from ponder.exceptions import ModelResponseError
 from ponder.messages import Message, UserMessage
@@ -174,7 +175,14 @@ class RunContext:
             response = await self.model.request(request)
         if call is not None:
             response = await self.hooks.after_response(call, response)
-        self.state.usage = self.state.usage + response.usage
+        usage = self.state.usage = self.state.usage + response.usage
+        self.emit_now(
+            UsageUpdated(
+                requests=usage.requests,
+                input_tokens=usage.input_tokens,
+                output_tokens=usage.output_tokens,
+            )
+        )
         return response
 
     async def _stream(self, request: ModelRequest) -> ModelResponse:

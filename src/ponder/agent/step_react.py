@@ -67,14 +67,15 @@ class StepBuiltins(Builtins):
         """Offer ``update_step`` from now on (idempotent)."""
         self.definitions.setdefault(builtin.UPDATE_STEP, builtin.update_step_definition())
 
-    async def _dispatch(
+    async def dispatch(
         self, name: str, args: dict[str, Any], issues: list[ArgumentIssue], round_no: int
     ) -> ToolResult:
+        """``update_step`` here; every other built-in as in ReAct."""
         if name == builtin.UPDATE_STEP:
             return await self.strategy.update_plan(args)
         if name == builtin.AGENT_STOP:
             return self.strategy.close_step(args, issues)
-        return await super()._dispatch(name, args, issues, round_no)
+        return await super().dispatch(name, args, issues, round_no)
 
 
 def _dump(plan: list[PlanStep]) -> list[dict[str, Any]]:
@@ -199,13 +200,13 @@ class StepReActStrategy(ReActStrategy):
             if stall is not None:
                 await self._on_stall(stall)
 
-    async def _ask(self, phase: str, choice: ToolChoice, round_no: int) -> bool:
+    async def ask(self, phase: str, choice: ToolChoice, round_no: int) -> bool:
         """One request of the round; a plain answer ends the step (the task, if simple)."""
         self.state.extra["phase"] = phase
         response = await self.ctx.request(phase, self.tools, choice)
         calls = await act(self.ctx, response, self.builtins, round_no)
         if calls:
-            await self._after_calls(calls)
+            await self.after_calls(calls)
             return True
         if self.step.simple_mode:
             self.finish(response.text, "answered")
@@ -213,9 +214,10 @@ class StepReActStrategy(ReActStrategy):
             self.step.stop_result = response.text
         return False
 
-    async def _after_calls(self, calls: tuple[ToolCallPart, ...]) -> None:
+    async def after_calls(self, calls: tuple[ToolCallPart, ...]) -> None:
+        """Keep the step's calls for stall detection, then as in ReAct."""
         self._round_calls.extend(calls)
-        await super()._after_calls(calls)
+        await super().after_calls(calls)
 
     async def after_round(self) -> None:
         """Not used: STEP_EXEC counts rounds and checks stalls itself."""

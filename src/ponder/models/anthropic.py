@@ -16,6 +16,7 @@ from ponder.exceptions import ModelTimeoutError, UserError
 from ponder.messages import ensure_sendable
 from ponder.models.anthropic_wire import StreamAssembler, request_body, response_from_blocks
 from ponder.models.base import ModelDelta, ModelRequest, ModelResponse, ModelSettings, StreamEvent
+from ponder.models.clients import LoopClient
 from ponder.models.providers import ProviderProfile
 from ponder.models.retry import Failure, RetryPolicy, call_with_retries
 from ponder.models.sdk_errors import translate_sdk_error
@@ -53,12 +54,16 @@ class AnthropicModel:
         self.retry = retry or RetryPolicy()
         self.max_tokens = max_tokens
         self.thinking_budget = thinking_budget
-        self.client = AsyncAnthropic(
-            api_key=PROFILE.api_key(api_key),
-            base_url=PROFILE.base_url(base_url),
-            max_retries=0,
-            timeout=self.settings.timeout or DEFAULT_TIMEOUT,
+        key, url = PROFILE.api_key(api_key), PROFILE.base_url(base_url)
+        timeout = self.settings.timeout or DEFAULT_TIMEOUT
+        self._clients: LoopClient[Any] = LoopClient(
+            lambda: AsyncAnthropic(api_key=key, base_url=url, max_retries=0, timeout=timeout)
         )
+
+    @property
+    def client(self) -> Any:
+        """The SDK client for the running event loop."""
+        return self._clients.get()
 
     @property
     def name(self) -> str:
@@ -101,7 +106,7 @@ class AnthropicModel:
 
     async def aclose(self) -> None:
         """Close the HTTP client (the model is unusable afterwards)."""
-        await self.client.close()
+        await self._clients.aclose()
 
     def _prepare(self, request: ModelRequest) -> tuple[dict[str, Any], float]:
         ensure_sendable(request.messages)

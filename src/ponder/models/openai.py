@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from ponder.exceptions import ModelTimeoutError
 from ponder.messages import ensure_sendable
 from ponder.models.base import ModelDelta, ModelRequest, ModelResponse, ModelSettings, StreamEvent
+from ponder.models.clients import LoopClient
 from ponder.models.openai_wire import StreamAssembler, request_body, response_from_message
 from ponder.models.providers import ProviderProfile, provider_profile
 from ponder.models.retry import Failure, RetryPolicy, call_with_retries
@@ -49,12 +50,16 @@ class OpenAIModel:
         self.model = model
         self.settings = settings or ModelSettings()
         self.retry = retry or RetryPolicy()
-        self.client: AsyncOpenAI = AsyncOpenAI(
-            api_key=self.profile.api_key(api_key),
-            base_url=self.profile.base_url(base_url),
-            max_retries=0,
-            timeout=self.settings.timeout or DEFAULT_TIMEOUT,
+        key, url = self.profile.api_key(api_key), self.profile.base_url(base_url)
+        timeout = self.settings.timeout or DEFAULT_TIMEOUT
+        self._clients: LoopClient[AsyncOpenAI] = LoopClient(
+            lambda: AsyncOpenAI(api_key=key, base_url=url, max_retries=0, timeout=timeout)
         )
+
+    @property
+    def client(self) -> AsyncOpenAI:
+        """The SDK client for the running event loop."""
+        return self._clients.get()
 
     @property
     def name(self) -> str:
@@ -100,7 +105,7 @@ class OpenAIModel:
 
     async def aclose(self) -> None:
         """Close the HTTP client (the model is unusable afterwards)."""
-        await self.client.close()
+        await self._clients.aclose()
 
     def _prepare(self, request: ModelRequest) -> tuple[dict[str, Any], float]:
         ensure_sendable(request.messages)

@@ -9,6 +9,7 @@ from ponder.exceptions import UserError
 from ponder.messages import UserMessage
 from ponder.models.base import Model, ModelRequest, ModelSettings
 from ponder.models.providers import PROVIDERS
+from ponder.models.retry import RetryPolicy
 from ponder.models.scripted import ScriptedModel
 
 __all__ = ["KNOWN_PREFIXES", "resolve_model"]
@@ -22,6 +23,7 @@ def resolve_model(
     api_key: str | None = None,
     base_url: str | None = None,
     settings: ModelSettings | None = None,
+    retry: RetryPolicy | None = None,
 ) -> Model:
     """A `Model` for ``spec`` (a model string or a model, returned as is).
 
@@ -45,11 +47,18 @@ def resolve_model(
     if provider == "anthropic":
         from ponder.models.anthropic import AnthropicModel
 
-        return AnthropicModel(name, api_key=api_key, base_url=base_url, settings=settings)
+        return AnthropicModel(
+            name, api_key=api_key, base_url=base_url, settings=settings, retry=retry
+        )
     from ponder.models.openai import OpenAIModel
 
     return OpenAIModel(
-        name, provider=provider, api_key=api_key, base_url=base_url, settings=settings
+        name,
+        provider=provider,
+        api_key=api_key,
+        base_url=base_url,
+        settings=settings,
+        retry=retry,
     )
 
 

@@ -1,0 +1,56 @@
+"""`RunStream`: a run's events as they happen, and its result once it is over."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+from ponder.agent.result import RunResult
+from ponder.agent.run import EventSink
+from ponder.events import Event
+from ponder.exceptions import UserError
+
+__all__ = ["RunStream"]
+
+_DONE = object()
+
+
+class RunStream:
+    """Iterate it (once) for the events; then ``result`` holds the `RunResult`.
+
+    Events never wait for the consumer (the queue is unbounded). Leaving the loop early
+    cancels the run.
+    """
+
+    def __init__(self, start: Callable[[EventSink], Awaitable[RunResult]], run_id: str) -> None:
+        self.run_id = run_id
+        self._start = start
+        self._result: RunResult | None = None
+        self._started = False
+
+    @property
+    def result(self) -> RunResult:
+        """The run's result; raises ``UserError`` before the stream has been consumed."""
+        if self._result is None:
+            raise UserError("the run has not finished: iterate the stream to the end first")
+        return self._result
+
+    def __aiter__(self) -> AsyncIterator[Event]:
+        if self._started:
+            raise UserError("a RunStream can be iterated only once")
+        self._started = True
+        return self._events()
+
+    async def _events(self) -> AsyncIterator[Event]:
+        queue: asyncio.Queue[Any] = asyncio.Queue()
+        task = asyncio.ensure_future(self._start(queue.put_nowait))
+        task.add_done_callback(lambda _: queue.put_nowait(_DONE))
+        try:
+            while (item := await queue.get()) is not _DONE:
+                yield item
+            self._result = task.result()
+        finally:
+            if not task.done():
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)

@@ -1,0 +1,82 @@
+"""`Toolbox`: the tools an agent offers — its own, the thinking tools, and MCP servers'.
+
+MCP sessions (``agent_mcp_client_enable`` / ``agent_mcp_server_scripts``) are pooled for
+the agent's lifetime, connected lazily at the first run, and closed by `Toolbox.close`.
+The registry is rebuilt only when a server's tool list changed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from ponder.config import AgentConfig
+from ponder.tools.registry import ToolRegistry
+from ponder.tools.tool import Tool
+
+if TYPE_CHECKING:
+    from ponder.mcp import MCPToolset
+
+__all__ = ["Toolbox", "as_tool"]
+
+
+def as_tool(item: Tool | Callable[..., Any]) -> Tool:
+    """A `Tool`, wrapping a plain function with ``@tool``."""
+    if isinstance(item, Tool):
+        return item
+    from ponder.tools.decorator import tool
+
+    return tool(item)
+
+
+def thinking_tools(config: AgentConfig, taken: set[str]) -> list[Tool]:
+    """``sequential_thinking`` and ``todo_write`` as the config enables them."""
+    found: list[Tool] = []
+    if config.tool_calling_mode != "agent":
+        return found
+    if config.enable_thinking_tool and "sequential_thinking" not in taken:
+        from ponder.tools.thinking import ThinkingConfig, sequential_thinking_tool
+
+        limits = ThinkingConfig(max_thought_chars=config.thought_max_chars)
+        found.append(sequential_thinking_tool(limits))
+    if config.enable_todo_tool and "todo_write" not in taken:
+        from ponder.tools.todo import todo_write_tool
+
+        found.append(todo_write_tool())
+    return found
+
+
+class Toolbox:
+    """Builds the registry a run uses; owns the agent's MCP sessions."""
+
+    def __init__(self, config: AgentConfig, tools: Sequence[Tool | Callable[..., Any]]) -> None:
+        own = [as_tool(t) for t in tools]
+        self.base = [*own, *thinking_tools(config, {t.name for t in own})]
+        self.mcp: MCPToolset | None = None
+        if config.agent_mcp_client_enable and config.agent_mcp_server_scripts:
+            from ponder.mcp import MCPToolset, parse_server_specs
+
+            specs = parse_server_specs(list(config.agent_mcp_server_scripts))
+            self.mcp = MCPToolset(specs, call_timeout=config.tool_timeout)
+        self._registry = ToolRegistry(self.base)
+        self._mcp_tools: list[Tool] = []
+
+    @property
+    def registry(self) -> ToolRegistry:
+        """The registry as of the last `refresh`."""
+        return self._registry
+
+    async def refresh(self) -> ToolRegistry:
+        """The registry, with the MCP servers' current tools (connecting on first use)."""
+        if self.mcp is None:
+            return self._registry
+        tools = await self.mcp.tools()
+        if tools != self._mcp_tools:
+            self._mcp_tools = list(tools)
+            self._registry = ToolRegistry([*self.base, *tools])
+        return self._registry
+
+    async def close(self) -> None:
+        """Close the MCP sessions (stdio servers exit)."""
+        if self.mcp is not None:
+            await self.mcp.close()
