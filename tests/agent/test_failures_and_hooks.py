@@ -166,3 +166,36 @@ async def test_hundred_concurrent_runs_keep_their_thinking_apart() -> None:
         ]
         assert [m.data["thought_history_length"] for m in thoughts] == [1, 2]
         assert all(m.data["thought"].startswith(f"task-{i} ") for m in thoughts)
+
+
+async def test_leaving_a_stream_early_cancels_the_run_and_saves_it(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from ponder.store import SQLiteStore
+
+    @tool
+    async def slow(n: int) -> str:
+        """Take a while.
+
+        Args:
+            n: A number.
+        """
+        await asyncio.sleep(30)
+        return "late"
+
+    store = SQLiteStore(tmp_path / "runs.sqlite3")
+    model = ScriptedModel([call_tools(("slow", {"n": 1}))])
+    agent = Agent(
+        model, tools=[slow], agent_thought_mode="chat", enable_thinking_tool=False, store=store
+    )
+    stream = agent.stream("go")
+    seen: list[str] = []
+    cancelled: list[Event] = []
+    agent.on_event("run_cancelled")(cancelled.append)
+    async for event in stream:
+        seen.append(event.kind)
+        if event.kind == "tool_call_started":
+            break
+    await asyncio.sleep(0.05)
+    assert "tool_call_started" in seen
+    records = await store.list_runs()
+    assert [r.status for r in records] == ["cancelled"]
+    assert len(cancelled) == 1

@@ -136,7 +136,7 @@ async def _outcome(
     except asyncio.CancelledError:
         state.status = "cancelled"
         await asyncio.shield(_save(ctx, "cancelled"))
-        ctx.emit_now(RunCancelled())
+        await ctx.emit(RunCancelled())
         raise
     if isinstance(outcome, Finished):
         state.status = "completed"
