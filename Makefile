@@ -13,7 +13,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 demo: $(STAMP)
-	$(PY) -m ponder.demo
+	$(VENV)/bin/ponder demo
 
 test: $(STAMP)
 	$(PY) -m pytest --cov=ponder --cov-report=term:skip-covered $(PYTEST_ARGS)

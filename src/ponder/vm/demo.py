@@ -111,7 +111,7 @@ async def demo() -> None:
 
 
 def main() -> None:
-    """Entry point of ``python -m ponder.demo``."""
+    """Entry point of ``python -m ponder.vm.demo``."""
     asyncio.run(demo())
 
 
