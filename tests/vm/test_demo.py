@@ -13,3 +13,4 @@ def test_the_vm_demo_suspends_snapshots_and_resumes() -> None:
     assert "BRANCH_TRUE" in out and "exception table:" in out
     assert "first run: Suspended(reason='approval'" in out
     assert "resumed in a new interpreter: Finished(value='step 5'" in out
+    assert "approved: yes | tidy | step 4 | step 5" in out
