@@ -11,13 +11,15 @@ from hypothesis import HealthCheck, given, settings
 from schemathesis.checks import not_a_server_error
 
 from ponder.server.app import create_app
+from ponder.store import MemoryStore
 
 from .live import LiveServer, echo_agent, live_server
 
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[LiveServer]:
-    with live_server(create_app(echo_agent(), max_body_bytes=100_000)) as running:
+    app = create_app(echo_agent(), max_body_bytes=100_000, store=MemoryStore())
+    with live_server(app) as running:
         yield running
 
 
@@ -29,6 +31,7 @@ def test_schema_describes_every_endpoint(server: LiveServer) -> None:
         "/v1/runs/{run_id}",
         "/v1/runs/{run_id}/events",
         "/v1/runs/{run_id}/cancel",
+        "/v1/runs/{run_id}/resume",
         "/v1/chat/completions",
     }
 
@@ -52,7 +55,7 @@ def test_no_generated_request_gets_a_server_error(server: LiveServer) -> None:
 
         check()
         tested.append(api_operation.label)
-    assert len(tested) == 6
+    assert len(tested) == 7
     # generated bodies really reached the agent: runs were started and answered
     runs = httpx.get(server.url + "/v1/runs").json()["runs"]
     assert runs and all(r["status"] in ("completed", "running") for r in runs)

@@ -200,8 +200,13 @@ def serve(
     model: ModelOption = None,
     config: ConfigOption = None,
     workflow: WorkflowOption = None,
+    store: StoreOption = None,
+    tools: ToolsOption = None,
 ) -> None:
-    """Serve the HTTP API, the OpenAI-compatible endpoint and the viewer."""
+    """Serve the HTTP API, the OpenAI-compatible endpoint and the viewer.
+
+    With --store, runs are checkpointed and suspended runs can be approved over HTTP.
+    """
     if not _is_loopback(host) and not token:
         hint = "pass --token <secret> or set PONDER_SERVER_TOKEN"
         fail(f"error: binding to {host} needs a bearer token (hint: {hint})", EXIT_USAGE)
@@ -211,9 +216,10 @@ def serve(
     with reported(loaded):
         from ponder.server.app import create_app, serve_app
 
-        agent, agent_config = build_agent(AgentOptions(model, config, workflow))
+        agent, agent_config = build_agent(AgentOptions(model, config, workflow, tools=tools))
         loaded.append(agent_config)
-        serve_app(create_app(agent, token=token), host=host, port=port)
+        chosen = open_cli_store(store) if store else None
+        serve_app(create_app(agent, token=token, store=chosen), host=host, port=port)
 
 
 @app.command()

@@ -24,17 +24,23 @@ from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 import ponder
-from ponder.exceptions import UserError
+from ponder.exceptions import RunLeaseError, UserError
 from ponder.server import openai_compat, routes
 from ponder.server.guards import BearerTokenGuard, BodySizeLimit
-from ponder.server.launcher import AgentSource, RunLauncher
+from ponder.server.launcher import AgentSource, RunConflict, RunLauncher
 from ponder.server.runs import MemoryRunRegistry, RunRegistry
+from ponder.store.base import Store
 
 __all__ = ["DEFAULT_MAX_BODY_BYTES", "create_app", "serve_app"]
 
 DEFAULT_MAX_BODY_BYTES = 1_000_000
 _STATIC = Path(str(files("ponder.server") / "static"))
-_ERROR_TYPES = {401: "authentication_error", 404: "not_found", 413: "request_too_large"}
+_ERROR_TYPES = {
+    401: "authentication_error",
+    404: "not_found",
+    409: "conflict",
+    413: "request_too_large",
+}
 
 
 def _error(status: int, message: str, error_type: str, param: str | None = None) -> JSONResponse:
@@ -65,6 +71,10 @@ async def _user_error(_: Request, exc: Exception) -> JSONResponse:
     return _error(400, str(exc), "invalid_request_error")
 
 
+async def _conflict(_: Request, exc: Exception) -> JSONResponse:
+    return _error(409, str(exc), "conflict")
+
+
 def _lifespan(launcher: RunLauncher) -> Any:
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -80,12 +90,15 @@ def create_app(
     token: str | None = None,
     registry: RunRegistry | None = None,
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    store: Store | None = None,
 ) -> FastAPI:
     """The server for ``agent`` (an `Agent`, or a function returning one per run).
 
-    With ``token`` every ``/v1/`` request needs ``Authorization: Bearer <token>``.
+    With ``token`` every ``/v1/`` request needs ``Authorization: Bearer <token>``. With a
+    ``store`` every run is checkpointed, stored runs are listed, and suspended runs can be
+    resumed (``POST /v1/runs/{id}/resume``), also ones another process started.
     """
-    launcher = RunLauncher(agent, registry or MemoryRunRegistry())
+    launcher = RunLauncher(agent, registry or MemoryRunRegistry(), store)
     app = FastAPI(
         title="ponder",
         version=ponder.__version__,
@@ -96,6 +109,8 @@ def create_app(
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(StarletteHTTPException, _http_error)
     app.add_exception_handler(UserError, _user_error)
+    app.add_exception_handler(RunLeaseError, _conflict)
+    app.add_exception_handler(RunConflict, _conflict)
     app.include_router(routes.router)
     app.include_router(openai_compat.router)
     app.mount("/static", StaticFiles(directory=_STATIC), name="static")

@@ -1,4 +1,8 @@
-"""Starting runs in the background, feeding their events to the registry, cancelling them."""
+"""Starting runs in the background, feeding their events to the registry, cancelling them.
+
+With a store, every run is checkpointed; a suspended run (one waiting for approval) can be
+resumed here by any client, also when another process started it.
+"""
 
 from __future__ import annotations
 
@@ -6,23 +10,52 @@ import asyncio
 import time
 import uuid
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from ponder.agent import Agent
-from ponder.events import RunFailed, event_to_dict
+from ponder.events import Event, RunFailed, event_to_dict
+from ponder.exceptions import StoreError, UserError
 from ponder.messages import Message
-from ponder.server.runs import RunRecord, RunRegistry, RunStatus
+from ponder.server.runs import RUN_STATUSES, RunRecord, RunRegistry, RunStatus
+from ponder.server.stored import suspension_of
+from ponder.store.base import Store, StoredRun
 
-__all__ = ["AgentSource", "RunLauncher"]
+__all__ = ["AgentSource", "RunConflict", "RunLauncher"]
 
 AgentSource = Agent | Callable[[], Agent]
+
+
+class RunConflict(Exception):
+    """The run is not in a state that allows the request (answered with 409)."""
+
+
+def _status(text: str) -> RunStatus:
+    return next((s for s in RUN_STATUSES if s == text), "failed")
+
+
+def _record_of(stored: StoredRun) -> RunRecord:
+    record = RunRecord(
+        run_id=stored.record.run_id,
+        prompt=stored.record.prompt,
+        created=stored.record.created,
+        status=_status(stored.record.status),
+    )
+    record.suspension = suspension_of(stored)
+    return record
+
+
+def _last_seq(stored: StoredRun) -> int:
+    state = stored.header.get("vm", {}).get("state", {})
+    return int(state.get("event_seq", 0)) if isinstance(state, dict) else 0
 
 
 class RunLauncher:
     """Runs agents as tasks on the server's event loop, one registry record per run."""
 
-    def __init__(self, source: AgentSource, registry: RunRegistry) -> None:
+    def __init__(self, source: AgentSource, registry: RunRegistry, store: Store | None) -> None:
         self._source = source
         self.registry = registry
+        self.store = store
         self._tasks: dict[str, asyncio.Task[None]] = {}
 
     def agent(self) -> Agent:
@@ -33,10 +66,46 @@ class RunLauncher:
         """Register and start a run; its events land in the registry as they happen."""
         run_id = uuid.uuid4().hex
         record = self.registry.create(run_id, prompt)
-        task = asyncio.get_running_loop().create_task(self._drive(record, list(history)))
+        self._spawn(run_id, self._drive(record, list(history)))
+        return record
+
+    def _spawn(self, run_id: str, work: Any) -> asyncio.Task[None]:
+        task = asyncio.get_running_loop().create_task(work)
         self._tasks[run_id] = task
         task.add_done_callback(lambda _: self._tasks.pop(run_id, None))
+        return task
+
+    def is_active(self, run_id: str) -> bool:
+        """True while a task of this server drives the run."""
+        task = self._tasks.get(run_id)
+        return task is not None and not task.done()
+
+    async def lookup(self, run_id: str) -> RunRecord | None:
+        """The run's record: known here, or adopted from the store; None if unknown."""
+        record = self.registry.get(run_id)
+        if record is not None or self.store is None:
+            return record
+        try:
+            stored = await self.store.load(run_id)
+        except StoreError:
+            return None
+        record = _record_of(stored)
+        self.registry.add(record)
+        if record.suspension is not None:
+            event = {"kind": "run_suspended", "run_id": run_id, "seq": _last_seq(stored)}
+            await self.registry.append(run_id, {**event, "time": time.time(), **record.suspension})
         return record
+
+    async def stored_records(self, limit: int) -> list[RunRecord]:
+        """The store's newest runs that this server has no record of (not adopted)."""
+        if self.store is None:
+            return []
+        found = await self.store.list_runs(limit=limit)
+        return [
+            RunRecord(run_id=r.run_id, prompt=r.prompt, created=r.created, status=_status(r.status))
+            for r in found
+            if self.registry.get(r.run_id) is None
+        ]
 
     def cancel(self, run_id: str) -> bool:
         """Ask a running run to stop; False when it is not running here."""
@@ -45,6 +114,12 @@ class RunLauncher:
             return False
         task.cancel()
         return True
+
+    async def cancel_suspended(self, record: RunRecord) -> None:
+        """Cancel a suspended run for good: in the store, and in its event log."""
+        if self.store is not None:
+            await self.store.set_status(record.run_id, "cancelled")
+        await self.end_run(record, "cancelled", "cancelled by request", "Cancelled")
 
     async def wait(self, run_id: str) -> None:
         """Return when the run's task has ended."""
@@ -64,19 +139,40 @@ class RunLauncher:
         output: str | None = None
         try:
             agent = self.agent()
-            async for event in agent.stream(record.prompt, message_history=history, run_id=run_id):
+            stream = agent.stream(
+                record.prompt, message_history=history, run_id=run_id, store=self.store
+            )
+            async for event in stream:
                 await registry.append(run_id, event_to_dict(event))
                 if event.kind == "run_finished":
                     output = getattr(event, "output", None)
         except asyncio.CancelledError:
-            await self._end(record, "cancelled", "cancelled by request", "Cancelled")
+            await self.end_run(record, "cancelled", "cancelled by request", "Cancelled")
             raise
         except Exception as error:
-            await self._end(record, "failed", str(error), type(error).__name__)
+            await self.end_run(record, "failed", str(error), type(error).__name__)
             return
-        await registry.finish(run_id, "completed", output=output)
+        if record.status != "suspended":
+            await registry.finish(run_id, "completed", output=output)
 
-    async def _end(
+    async def resume(self, record: RunRecord, decision: Any) -> RunRecord:
+        """Continue a suspended (or crashed) stored run with ``decision``.
+
+        Returns once the run is under way; ``UserError`` for a bad decision or a cancelled
+        run, ``RunLeaseError`` when another process drives it, `RunConflict` otherwise.
+        """
+        if self.store is None:
+            raise UserError("this server has no store: start it with --store to resume runs")
+        if self.is_active(record.run_id):
+            raise RunConflict(f"run {record.run_id!r} is running on this server")
+        if record.status in ("completed", "cancelled"):
+            raise RunConflict(f"run {record.run_id!r} is {record.status}; it cannot be resumed")
+        resumed = ResumedRun(self, record, decision)
+        self._spawn(record.run_id, resumed.drive())
+        await resumed.started
+        return record
+
+    async def end_run(
         self, record: RunRecord, status: RunStatus, message: str, error_type: str
     ) -> None:
         """Close the run's log with a ``run_failed`` event (unless it has one) and its status."""
@@ -85,3 +181,58 @@ class RunLauncher:
             event.run_id, event.seq, event.time = record.run_id, record.last_seq + 1, time.time()
             await self.registry.append(record.run_id, event_to_dict(event))
         await self.registry.finish(record.run_id, status, error=f"{error_type}: {message}")
+
+
+class ResumedRun:
+    """One resume of a stored run, whose events reach the registry through an agent hook.
+
+    Events are held back until the run makes progress past ``run_resumed``, so a resume
+    refused by the store (the lease) leaves the record as it was; ``started`` resolves
+    then, or with the refusal.
+    """
+
+    def __init__(self, launcher: RunLauncher, record: RunRecord, decision: Any) -> None:
+        self.launcher, self.record, self.decision = launcher, record, decision
+        self.started: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._held: list[dict[str, Any]] = []
+
+    async def _on_event(self, event: Event) -> None:
+        if event.run_id != self.record.run_id:
+            return
+        self._held.append(event_to_dict(event))
+        if event.kind == "run_resumed" and not self.started.done():
+            return
+        await self._release()
+
+    async def _release(self) -> None:
+        held, self._held = self._held, []
+        for event in held:
+            await self.launcher.registry.append(self.record.run_id, event)
+        if not self.started.done():
+            self.started.set_result(None)
+
+    async def drive(self) -> None:
+        """Run the resume to its next end; failures after the start close the log."""
+        agent, run_id = self.launcher.agent(), self.record.run_id
+        hook = agent.on_event("*")(self._on_event)
+        try:
+            result = await agent.resume(run_id, self.decision, store=self.launcher.store)
+            await self._release()
+        except asyncio.CancelledError:
+            if not self.started.done():
+                self.started.set_exception(RunConflict("the server is shutting down"))
+                raise
+            await self.launcher.end_run(
+                self.record, "cancelled", "cancelled by request", "Cancelled"
+            )
+            raise
+        except Exception as error:
+            if not self.started.done():
+                self.started.set_exception(error)
+                return
+            await self.launcher.end_run(self.record, "failed", str(error), type(error).__name__)
+            return
+        finally:
+            agent.hooks.remove(hook)
+        if result.status == "completed":
+            await self.launcher.registry.finish(run_id, "completed", output=result.output)

@@ -1,4 +1,7 @@
-"""``/v1/runs``: start a run, read it, follow its events over SSE (resumable), cancel it."""
+"""``/v1/runs``: start, read, follow over SSE (resumable), cancel, resume after approval.
+
+Resuming works for any run in the server's store, also one another process started.
+"""
 
 from __future__ import annotations
 
@@ -12,7 +15,14 @@ from sse_starlette import EventSourceResponse, ServerSentEvent
 from ponder.messages import AssistantMessage, Message, SystemMessage, TextPart, UserMessage
 from ponder.server.launcher import RunLauncher
 from ponder.server.runs import TERMINAL_KINDS, RunRecord
-from ponder.server.schemas import ErrorBody, HistoryMessage, RunList, RunRequest, RunSummary
+from ponder.server.schemas import (
+    ErrorBody,
+    HistoryMessage,
+    ResumeRequest,
+    RunList,
+    RunRequest,
+    RunSummary,
+)
 
 __all__ = ["router", "to_messages"]
 
@@ -21,6 +31,7 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
     400: {"model": ErrorBody},
     401: {"model": ErrorBody},
     404: {"model": ErrorBody},
+    409: {"model": ErrorBody},
     413: {"model": ErrorBody},
     422: {"model": ErrorBody},
 }
@@ -46,8 +57,8 @@ def _launcher(request: Request) -> RunLauncher:
     return launcher
 
 
-def _record(request: Request, run_id: str) -> RunRecord:
-    record = _launcher(request).registry.get(run_id)
+async def _record(request: Request, run_id: str) -> RunRecord:
+    record = await _launcher(request).lookup(run_id)
     if record is None:
         raise HTTPException(404, f"no run with id {run_id!r}")
     return record
@@ -64,24 +75,40 @@ async def start_run(body: RunRequest, request: Request) -> dict[str, Any]:
 async def list_runs(
     request: Request, limit: Annotated[int, Query(ge=1, le=1000)] = 100
 ) -> dict[str, Any]:
-    """The newest runs first."""
-    runs = _launcher(request).registry.list_runs(limit)
-    return {"runs": [r.summary() for r in runs]}
+    """The newest runs first: this server's, and the store's when it has one."""
+    launcher = _launcher(request)
+    runs = launcher.registry.list_runs(limit) + await launcher.stored_records(limit)
+    runs.sort(key=lambda r: r.created, reverse=True)
+    return {"runs": [r.summary() for r in runs[:limit]]}
 
 
 @router.get("/{run_id}", response_model=RunSummary, responses=_ERRORS)
 async def get_run(run_id: str, request: Request) -> dict[str, Any]:
     """A run's status and outcome."""
-    return _record(request, run_id).summary()
+    return (await _record(request, run_id)).summary()
 
 
 @router.post("/{run_id}/cancel", response_model=RunSummary, responses=_ERRORS)
 async def cancel_run(run_id: str, request: Request) -> dict[str, Any]:
-    """Stop a running run; a run that already ended is returned as it is."""
-    record = _record(request, run_id)
+    """Stop a running or suspended run; a run that already ended is returned as it is."""
+    record = await _record(request, run_id)
     launcher = _launcher(request)
     if launcher.cancel(run_id):
         await launcher.wait(run_id)
+    elif record.status == "suspended":
+        await launcher.cancel_suspended(record)
+    return record.summary()
+
+
+@router.post("/{run_id}/resume", response_model=RunSummary, responses=_ERRORS)
+async def resume_run(run_id: str, body: ResumeRequest, request: Request) -> dict[str, Any]:
+    """Continue a suspended run with a decision; follow it on ``/v1/runs/{id}/events``.
+
+    400 for a decision that does not fit the pending calls or a cancelled run, 409 when
+    the run is running (here or in another process) or already completed.
+    """
+    record = await _record(request, run_id)
+    await _launcher(request).resume(record, body.decision)
     return record.summary()
 
 
@@ -126,6 +153,6 @@ async def run_events(
     after: Annotated[int | None, Query(ge=0, description="Replay events after this seq.")] = None,
 ) -> EventSourceResponse:
     """The run's events as server-sent events; ``Last-Event-ID`` resumes without loss."""
-    record = _record(request, run_id)
+    record = await _record(request, run_id)
     seq = _resume_point(last_event_id, after)
     return EventSourceResponse(_follow(request, record, seq), ping=15)

@@ -2,8 +2,9 @@
 
 A `RunRecord` is plain data — the prompt, status, outcome and the run's event log (JSON
 dicts with increasing ``seq``), so an SSE client can replay from any ``Last-Event-ID``.
-The registry owns the records and lets readers wait for new events; a durable store can
-implement the same `RunRegistry` protocol later.
+The registry owns the records and lets readers wait for new events. It folds the
+events it is given into the record: ``run_suspended`` marks the run suspended with its
+pending calls, ``run_resumed`` marks it running again, ``usage`` keeps the token total.
 """
 
 from __future__ import annotations
@@ -15,10 +16,20 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-__all__ = ["MemoryRunRegistry", "RunRecord", "RunRegistry", "RunStatus", "to_json_safe"]
+__all__ = [
+    "RUN_STATUSES",
+    "TERMINAL_KINDS",
+    "MemoryRunRegistry",
+    "RunRecord",
+    "RunRegistry",
+    "RunStatus",
+    "to_json_safe",
+]
 
-RunStatus = Literal["running", "completed", "failed", "cancelled"]
+RunStatus = Literal["running", "completed", "suspended", "failed", "cancelled"]
+RUN_STATUSES: tuple[RunStatus, ...] = ("running", "completed", "suspended", "failed", "cancelled")
 TERMINAL_KINDS = frozenset({"run_finished", "run_failed"})
+_USAGE_KEYS = ("requests", "input_tokens", "output_tokens")
 
 
 def to_json_safe(value: dict[str, Any]) -> dict[str, Any]:
@@ -39,11 +50,26 @@ class RunRecord:
     error: str | None = None
     usage: dict[str, int] = field(default_factory=dict)
     events: list[dict[str, Any]] = field(default_factory=list)
+    suspension: dict[str, Any] | None = None
+    """For a suspended run: ``{"reason", "payload"}`` (approval: ``payload["calls"]``)."""
 
     @property
     def is_done(self) -> bool:
-        """True once the run has ended, whatever the outcome."""
-        return self.status != "running"
+        """True once the run has ended for good (a suspended run may still continue)."""
+        return self.status not in ("running", "suspended")
+
+    def fold(self, event: dict[str, Any]) -> None:
+        """Update the status, suspension and usage from one of the run's events."""
+        kind = event.get("kind")
+        if kind == "run_suspended":
+            self.status = "suspended"
+            self.suspension = {"reason": event.get("reason"), "payload": event.get("payload")}
+        elif kind == "run_resumed":
+            self.status, self.suspension = "running", None
+        elif kind == "usage":
+            self.usage = {k: int(event.get(k) or 0) for k in _USAGE_KEYS}
+        elif kind == "run_finished" and isinstance(event.get("usage"), dict):
+            self.usage = dict(event["usage"])
 
     @property
     def last_seq(self) -> int:
@@ -61,6 +87,7 @@ class RunRecord:
             "error": self.error,
             "usage": self.usage,
             "event_count": len(self.events),
+            "suspension": self.suspension,
         }
 
 
@@ -69,6 +96,10 @@ class RunRegistry(Protocol):
 
     def create(self, run_id: str, prompt: str) -> RunRecord:
         """Register a new running run."""
+        ...
+
+    def add(self, record: RunRecord) -> None:
+        """Register a run known from elsewhere (a store), with its current status."""
         ...
 
     def get(self, run_id: str) -> RunRecord | None:
@@ -109,10 +140,14 @@ class MemoryRunRegistry:
     def create(self, run_id: str, prompt: str) -> RunRecord:
         """Register a new running run."""
         record = RunRecord(run_id=run_id, prompt=prompt)
-        self._runs[run_id] = record
-        self._changed[run_id] = asyncio.Condition()
-        self._evict()
+        self.add(record)
         return record
+
+    def add(self, record: RunRecord) -> None:
+        """Register a run known from elsewhere (a store), with its current status."""
+        self._runs[record.run_id] = record
+        self._changed[record.run_id] = asyncio.Condition()
+        self._evict()
 
     def _evict(self) -> None:
         finished = [r.run_id for r in self._runs.values() if r.is_done]
@@ -138,10 +173,11 @@ class MemoryRunRegistry:
     async def append(self, run_id: str, event: dict[str, Any]) -> None:
         """Add an event to a run's log and wake its readers."""
         record = self._runs[run_id]
-        record.events.append(to_json_safe(event))
-        if event.get("kind") == "run_finished":
-            usage = event.get("usage")
-            record.usage = dict(usage) if isinstance(usage, dict) else {}
+        safe = to_json_safe(event)
+        if int(safe.get("seq") or 0) <= record.last_seq:
+            safe["seq"] = record.last_seq + 1  # a resumed run numbers its events afresh
+        record.events.append(safe)
+        record.fold(safe)
         await self._notify(run_id)
 
     async def finish(
@@ -150,6 +186,7 @@ class MemoryRunRegistry:
         """Record how a run ended and wake its readers."""
         record = self._runs[run_id]
         record.status, record.output, record.error = status, output, error
+        record.suspension = None
         await self._notify(run_id)
 
     def events_after(self, run_id: str, seq: int) -> list[dict[str, Any]]:

@@ -15,10 +15,12 @@ __all__ = [
     "ErrorBody",
     "ErrorDetail",
     "HistoryMessage",
+    "ResumeRequest",
     "RunList",
     "RunRequest",
     "RunSummary",
     "StreamOptions",
+    "Suspension",
 ]
 
 MAX_TEXT_CHARS = 200_000
@@ -43,17 +45,39 @@ class RunRequest(BaseModel):
     history: list[HistoryMessage] = Field(default_factory=list, max_length=MAX_MESSAGES)
 
 
+class Suspension(BaseModel):
+    """Why a run waits; for ``approval`` the payload is ``{"calls": [{id, name, arguments}]}``."""
+
+    reason: str
+    payload: Any = None
+
+
 class RunSummary(BaseModel):
     """A run without its events."""
 
     id: str
     prompt: str
     created: float
-    status: Literal["running", "completed", "failed", "cancelled"]
+    status: Literal["running", "completed", "suspended", "failed", "cancelled"]
     output: str | None
     error: str | None
     usage: dict[str, int]
     event_count: int
+    suspension: Suspension | None = None
+
+
+class ResumeRequest(BaseModel):
+    """Continue a suspended run: ``"approve"``, ``"reject"``, or a decision per call id.
+
+    Per call: ``"approve"``, ``"reject"``, ``{"action": "reject", "reason": ...}`` or
+    ``{"action": "edit", "arguments": {...}}``. ``null`` continues a crashed run.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    decision: Any = Field(
+        json_schema_extra={"examples": ["approve", {"call_1": {"action": "reject"}}]}
+    )
 
 
 class RunList(BaseModel):
