@@ -1,12 +1,75 @@
-"""ponder — an agent runtime whose think–act loop is a program run by an instruction VM."""
+"""ponder — an agent runtime whose think–act loop is a program run by an instruction VM.
 
-from importlib.metadata import PackageNotFoundError, version
+```python
+from ponder import Agent, tool
 
-from ponder.exceptions import PonderError, RunError, UserError
+@tool
+def add(a: int, b: int) -> int:
+    \"\"\"Add two integers.\"\"\"
+    return a + b
 
-try:
-    __version__ = version("ponder")
-except PackageNotFoundError:  # pragma: no cover - running from a source tree
-    __version__ = "0.0.0"
+agent = Agent("openai:gpt-4o-mini", tools=[add], instructions="Be brief.")
+result = agent.run_sync("What is 2+3?")
+```
 
-__all__ = ["PonderError", "RunError", "UserError", "__version__"]
+Names are imported on first use, so ``import ponder`` stays cheap.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+_EXPORTS = {
+    "Agent": "ponder.agent",
+    "AgentStrategy": "ponder.agent",
+    "RunResult": "ponder.agent",
+    "RunStream": "ponder.agent",
+    "AgentConfig": "ponder.config",
+    "load_config": "ponder.config",
+    "Tool": "ponder.tools",
+    "ToolContext": "ponder.tools",
+    "ToolResult": "ponder.tools",
+    "tool": "ponder.tools",
+    "PonderError": "ponder.exceptions",
+    "RunError": "ponder.exceptions",
+    "UserError": "ponder.exceptions",
+}
+
+__all__ = [
+    "Agent",
+    "AgentConfig",
+    "AgentStrategy",
+    "PonderError",
+    "RunError",
+    "RunResult",
+    "RunStream",
+    "Tool",
+    "ToolContext",
+    "ToolResult",
+    "UserError",
+    "__version__",
+    "load_config",
+    "tool",
+]
+
+if TYPE_CHECKING:
+    from ponder.agent import Agent, AgentStrategy, RunResult, RunStream
+    from ponder.config import AgentConfig, load_config
+    from ponder.exceptions import PonderError, RunError, UserError
+    from ponder.tools import Tool, ToolContext, ToolResult, tool
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'ponder' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
