@@ -11,7 +11,9 @@ import httpx
 import pytest
 
 from ponder.server.app import create_app
+from ponder.store import SQLiteStore
 from tests.server.live import ANSWER, live_server, thinking_agent_factory
+from tests.server.test_resume import PUBLISHED, approval_agent
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
@@ -146,3 +148,48 @@ def test_bad_prompt_shows_the_servers_error(browser: object, gate: threading.Eve
         page.click("#new-run button[type=submit]")
         expect(page.locator("#form-error")).to_contain_text("larger than 2000 bytes")
         assert httpx.get(server.url + "/v1/runs").json()["runs"] == []
+
+
+def test_a_suspended_run_is_approved_from_the_page(browser: object, tmp_path: Path) -> None:
+    expect = sync_api.expect
+    PUBLISHED.clear()
+    app = create_app(approval_agent(), store=SQLiteStore(tmp_path / "runs.sqlite3"))
+    with live_server(app) as server:
+        page = browser.new_page(viewport={"width": 1280, "height": 900})  # type: ignore[attr-defined]
+        errors: list[str] = []
+        page.on("pageerror", lambda error: errors.append(str(error)))
+        page.goto(server.url + "/")
+        page.fill("#prompt", "Publish the report.")
+        page.click("#new-run button[type=submit]")
+
+        status = page.get_by_test_id("run-status")
+        expect(status).to_have_text("suspended")
+        pending = page.get_by_test_id("pending-call")
+        expect(pending).to_have_count(1)
+        expect(pending).to_have_attribute("data-name", "publish")
+        expect(pending).to_contain_text('"text":"report"')
+        assert PUBLISHED == []
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / "viewer-approval.png"), full_page=True)
+
+        page.get_by_test_id("approve").click()
+        expect(status).to_have_text("completed")
+        expect(page.get_by_test_id("approval")).to_have_count(0)
+        expect(page.get_by_test_id("answer")).to_have_text("Done: published 'report'")
+        expect(page.locator("[data-testid=tool-call][data-name=publish]")).to_have_attribute(
+            "data-status", "ok"
+        )
+        expect(page.locator("[data-testid=run-item][data-status=completed]")).to_have_count(1)
+        assert PUBLISHED == ["report"] and errors == []
+
+
+def test_a_refused_resume_shows_the_servers_error(browser: object) -> None:
+    expect = sync_api.expect
+    with live_server(create_app(approval_agent())) as server:
+        page = browser.new_page()  # type: ignore[attr-defined]
+        page.goto(server.url + "/")
+        page.fill("#prompt", "Publish the report.")
+        page.click("#new-run button[type=submit]")
+        page.get_by_test_id("approve").click()
+        expect(page.get_by_test_id("approval-error")).to_contain_text("has no store")
+        expect(page.get_by_test_id("run-status")).to_have_text("suspended")

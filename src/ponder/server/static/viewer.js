@@ -32,7 +32,7 @@ function newRun(id) {
   return {id, status: "running", prompt: "", model: "", workflow: "", round: 0,
           rounds: new Map(), thoughts: [], calls: new Map(), steps: [], plan: null,
           notices: [], answer: "", reasoningText: "", usage: null, error: "", stopReason: "",
-          lastSeq: 0};
+          pending: null, approvalError: "", lastSeq: 0};
 }
 
 function roundOf(run, number) {
@@ -98,7 +98,14 @@ const handlers = {
   reasoning_delta(run, e) { run.reasoningText += e.text; },
   run_finished(run, e) { Object.assign(run, {status: "completed", answer: e.output, usage: e.usage, stopReason: e.stop_reason}); },
   run_failed(run, e) { Object.assign(run, {status: e.error_type === "Cancelled" ? "cancelled" : "failed", error: `${e.error_type}: ${e.error}`}); },
-  run_suspended(run, e) { run.status = "suspended"; run.notices.push("suspended: " + e.reason); },
+  run_suspended(run, e) {
+    run.status = "suspended";
+    run.pending = e.payload && Array.isArray(e.payload.calls) ? e.payload.calls : [];
+    run.notices.push("suspended: " + e.reason);
+  },
+  run_resumed(run) { Object.assign(run, {status: "running", pending: null, approvalError: ""}); run.notices.push("resumed"); },
+  run_cancelled(run) { run.status = "cancelled"; run.pending = null; },
+  usage(run, e) { run.usage = {requests: e.requests, input_tokens: e.input_tokens, output_tokens: e.output_tokens}; },
 };
 
 function callOf(run, e) {
@@ -196,6 +203,30 @@ function stepsPanel(run) {
       `${s.index}/${s.total} ${s.description}${s.summary ? " — " + s.summary : ""}`))));
 }
 
+function approvalPanel(run) {
+  if (run.status !== "suspended" || !run.pending) return null;
+  return el("section", {class: "panel approval", dataTestid: "approval"},
+    el("h3", {}, "Waiting for approval"),
+    el("table", {class: "calls"}, el("tbody", {}, run.pending.map(call =>
+      el("tr", {class: "pending-call", dataName: call.name, dataCallId: call.id, dataTestid: "pending-call"},
+        el("td", {class: "name"}, call.name),
+        el("td", {}, el("pre", {class: "args"}, json(call.arguments))))))),
+    el("div", {class: "actions"},
+      el("button", {id: "approve", type: "button", dataTestid: "approve"}, "Approve"),
+      el("button", {id: "reject", type: "button", dataTestid: "reject"}, "Reject")),
+    run.approvalError ? el("p", {class: "error", dataTestid: "approval-error"}, run.approvalError) : null);
+}
+
+async function decide(run, decision) {
+  for (const id of ["approve", "reject"]) document.getElementById(id).disabled = true;
+  const response = await api(`/v1/runs/${run.id}/resume`, {method: "POST", body: JSON.stringify({decision})});
+  if (!response.ok) {
+    const body = await response.json().catch(() => ({}));
+    run.approvalError = body.error ? body.error.message : `resume failed (HTTP ${response.status})`;
+  }
+  scheduleRender();
+}
+
 function usageLine(usage) {
   if (!usage) return "tokens: reported when the run ends";
   const total = (usage.input_tokens || 0) + (usage.output_tokens || 0);
@@ -213,8 +244,9 @@ function renderRun(run) {
       el("span", {class: "badge " + run.status, dataTestid: "run-status"}, run.status),
       el("span", {class: "progress-line"}, status),
       el("span", {class: "muted"}, `${run.model} · ${run.workflow} · ${run.id.slice(0, 8)}`),
-      run.status === "running" ? el("button", {id: "cancel", type: "button"}, "Cancel") : null),
+      ["running", "suspended"].includes(run.status) ? el("button", {id: "cancel", type: "button"}, "Cancel") : null),
     el("p", {class: "prompt"}, run.prompt),
+    approvalPanel(run),
     el("div", {class: "columns"},
       el("div", {class: "timeline"}, el("h3", {}, "Timeline"),
         el("ol", {class: "rounds", dataTestid: "timeline"}, [...run.rounds.values()].map(roundSection))),
@@ -226,6 +258,10 @@ function renderRun(run) {
     el("p", {class: "usage", dataTestid: "usage"}, usageLine(run.usage))].filter(Boolean));
   const cancel = document.getElementById("cancel");
   if (cancel) cancel.onclick = () => api(`/v1/runs/${run.id}/cancel`, {method: "POST"});
+  const approve = document.getElementById("approve");
+  if (approve) approve.onclick = () => decide(run, "approve");
+  const reject = document.getElementById("reject");
+  if (reject) reject.onclick = () => decide(run, "reject");
 }
 
 // ---- live connection ----
@@ -256,7 +292,7 @@ function openRun(id) {
   source.onopen = () => setConnection("live");
   source.onmessage = () => {};
   source.onerror = () => setConnection(current && current.status !== "running" ? "ended" : "reconnecting");
-  for (const kind of Object.keys(handlers).concat(["checkpoint_written", "compaction", "run_resumed", "structured_reasoning", "tool_prediction"])) {
+  for (const kind of Object.keys(handlers).concat(["checkpoint_written", "compaction", "structured_reasoning", "tool_prediction"])) {
     source.addEventListener(kind, message => {
       const event = JSON.parse(message.data);
       applyEvent(current, event);
