@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import os
 import statistics
 import tempfile
 import time
@@ -225,8 +226,17 @@ def _cells(medians: dict[int, float], steps: Sequence[int], base: dict[int, floa
     return cells
 
 
+def environment_line() -> str:
+    """CPU count, load average and the peer packages' versions, for the results."""
+    versions = run_peer("versions.py")["versions"]
+    peers = ", ".join(f"{name} {found}" for name, found in versions.items())
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    return f"{os.cpu_count()} CPUs, load average {load} at the start. Peers: {peers}."
+
+
 def run() -> str:
     """The per-step overhead section."""
+    environment = environment_line()
     ponder_rows = [(label, ponder_step_medians(**opts)) for label, opts in PONDER_ROWS]
     base = ponder_rows[0][1]
     headers = ["Runtime", *(f"K={k}" for k in STEPS)]
@@ -251,6 +261,8 @@ def run() -> str:
             "(its explicit `agent_stop` call, then the answer), and so does amrita-core (a "
             "round without tool calls ends its loop, then a separate answer completion); "
             "the other peers make K + 1. The ratio column divides by ponder's first row.",
+            "",
+            environment,
             "",
             table(headers, rows),
             *(["", *notes] if notes else []),
