@@ -211,6 +211,9 @@ def test_chat_keeps_the_conversation(tmp_path: Path) -> None:
         )  # fmt: skip
         requests = server.requests
     assert result.returncode == 0, result.stderr
+    events = [json.loads(x) for x in result.stdout.splitlines()]
+    streamed = "".join(e["text"] for e in events if e["kind"] == "text_delta")
+    assert streamed == "answer 1 to first questionanswer 2 to second question"
     finished = [json.loads(x) for x in result.stdout.splitlines() if '"run_finished"' in x]
     assert [e["output"] for e in finished] == [
         "answer 1 to first question",

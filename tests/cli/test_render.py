@@ -127,3 +127,19 @@ def test_live_display_redraws_in_a_terminal() -> None:
     # the view was redrawn as events arrived: early states appear before the final one
     assert written.index("● running") < written.rindex("✓ finished")
     assert written.count("thinking  ") > 3
+
+
+def test_usage_events_keep_a_running_token_total_and_resume_and_cancel_show() -> None:
+    from ponder.events import RunCancelled, RunResumed, RunSuspended, UsageUpdated
+
+    view = fold(recorded()[:3])
+    view.apply(UsageUpdated(requests=1, input_tokens=900, output_tokens=40))
+    assert "tokens  in 900 · out 40 · total 940 · 1 request(s)" in text_of(view)
+    view.apply(UsageUpdated(requests=2, input_tokens=1900, output_tokens=90))
+    assert "total 1,990 · 2 request(s)" in text_of(view)
+    view.apply(RunSuspended(reason="approval", payload={"calls": []}))
+    assert "⏸ suspended" in text_of(view)
+    view.apply(RunResumed(run_id="abc12345ffff", pc=4))
+    assert "● running" in text_of(view) and "resumed at pc 4" in text_of(view)
+    view.apply(RunCancelled())
+    assert "⊘ cancelled" in text_of(view)

@@ -36,6 +36,7 @@ _RUN_MARKS = {
     "finished": ("✓", "green"),
     "failed": ("✗", "red"),
     "suspended": ("⏸", "cyan"),
+    "cancelled": ("⊘", "red"),
 }
 _PLAN_MARKS = {"pending": "[ ]", "in_progress": "[~]", "completed": "[x]"}
 _VIEW_TOOLS = frozenset({"sequential_thinking", "todo_write"})

@@ -148,7 +148,10 @@ async def run_with_display(
 
 
 class ChatSession:
-    """A conversation: each turn runs with the previous turns' messages as history."""
+    """A conversation: each turn runs with the previous turns' messages as history.
+
+    Turns are streamed, so the answer appears as the model writes it.
+    """
 
     def __init__(self, agent: Agent, console: Console, *, as_json: bool, out: IO[str]) -> None:
         self.agent = agent
@@ -156,25 +159,17 @@ class ChatSession:
         self.as_json = as_json
         self.out = out
         self.history: list[Message] = []
-        self._display: LiveDisplay | None = None
-        agent.on_event("*")(self._show)
-
-    def _show(self, event: Event) -> None:
-        if self.as_json:
-            write_json_event(event, self.out)
-        elif self._display is not None:
-            self._display.update(event)
 
     async def send(self, prompt: str) -> RunResult:
         """Run one turn and keep its messages for the next."""
-        self._display = None if self.as_json else LiveDisplay(self.console)
-        try:
-            if self._display is None:
-                result = await self.agent.run(prompt, message_history=self.history)
-            else:
-                with self._display:
-                    result = await self.agent.run(prompt, message_history=self.history)
-        finally:
-            self._display = None
+        stream = self.agent.stream(prompt, message_history=self.history)
+        if self.as_json:
+            async for event in stream:
+                write_json_event(event, self.out)
+        else:
+            with LiveDisplay(self.console) as display:
+                async for event in stream:
+                    display.update(event)
+        result = stream.result
         self.history = list(result.messages)
         return result

@@ -20,6 +20,7 @@ from ponder.events import (
     ReasoningStep,
     Reflection,
     RoundStarted,
+    RunCancelled,
     RunFailed,
     RunFinished,
     RunResumed,
@@ -34,11 +35,12 @@ from ponder.events import (
     ToolCallFailed,
     ToolCallFinished,
     ToolCallStarted,
+    UsageUpdated,
 )
 
 __all__ = ["CallStatus", "RunStatus", "RunView", "StepView", "ThoughtView", "ToolCallView"]
 
-RunStatus = Literal["running", "finished", "failed", "suspended"]
+RunStatus = Literal["running", "finished", "failed", "suspended", "cancelled"]
 CallStatus = Literal["running", "ok", "error", "timeout", "invalid", "cancelled", "unknown"]
 _CALL_STATUSES: tuple[CallStatus, ...] = ("error", "timeout", "invalid", "cancelled")
 
@@ -154,6 +156,16 @@ class RunView:
     def _resumed(self, event: RunResumed) -> None:
         self.run_id, self.status = event.run_id, "running"
         self.notices.append(f"resumed at pc {event.pc}")
+
+    def _usage(self, event: UsageUpdated) -> None:
+        self.usage = {
+            "requests": event.requests,
+            "input_tokens": event.input_tokens,
+            "output_tokens": event.output_tokens,
+        }
+
+    def _cancelled(self, event: RunCancelled) -> None:
+        self.status = "cancelled"
 
     def _round(self, event: RoundStarted) -> None:
         self.round = event.round
@@ -290,4 +302,6 @@ _HANDLERS: dict[type[Event], Callable[[RunView, Any], None]] = {
     RunFailed: RunView._failed,
     RunSuspended: RunView._suspended,
     RunResumed: RunView._resumed,
+    RunCancelled: RunView._cancelled,
+    UsageUpdated: RunView._usage,
 }
