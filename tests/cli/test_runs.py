@@ -8,15 +8,19 @@ from __future__ import annotations
 
 import json
 import shlex
+import signal
+import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from ponder.testing import FakeOpenAIServer, FakeReply, FakeToolCall
 
-from .test_commands import one_line_error, ponder
+from .test_commands import PONDER, ROOT, environment, free_port, one_line_error, ponder
 
 TOOLS = "tests.cli.approval_tools:TOOLS"
 
@@ -257,3 +261,35 @@ def test_index_then_answer_from_the_folder(tmp_path: Path) -> None:
     assert retrieval["sources"][0] == "tides.md#0"
     assert "tide peaks at 14:20" in request["messages"][0]["content"]
     assert "tools" not in request and events[-1]["output"] == "At 14:20."
+
+
+def test_serve_with_the_store_approves_a_run_from_the_terminal(cli: Cli) -> None:
+    run_id, _ = cli.start()
+    port = free_port()
+    command = [PONDER, "serve", "--port", str(port), "-m", "openai:m", "--tools", TOOLS]
+    process = subprocess.Popen(
+        [*command, "--store", cli.store], env=environment(**cli.env), cwd=ROOT,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        url = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                listed = httpx.get(url + "/v1/runs").json()["runs"]
+                break
+            except httpx.TransportError:
+                assert time.monotonic() < deadline and process.poll() is None
+                time.sleep(0.05)
+        assert [(r["id"], r["status"]) for r in listed] == [(run_id, "suspended")]
+        calls = httpx.get(f"{url}/v1/runs/{run_id}").json()["suspension"]["payload"]["calls"]
+        assert [c["name"] for c in calls] == ["publish"]
+        resumed = httpx.post(f"{url}/v1/runs/{run_id}/resume", json={"decision": "approve"})
+        assert resumed.status_code == 200, resumed.text
+        events = httpx.get(f"{url}/v1/runs/{run_id}/events", timeout=30).text
+        assert "event: run_finished" in events
+    finally:
+        process.send_signal(signal.SIGINT)
+        process.communicate(timeout=30)
+    shown = cli.json("runs", "show", run_id, "--store", cli.store)
+    assert shown["status"] == "completed" and cli.published() == ["report"]
