@@ -73,7 +73,7 @@ def provider() -> Iterator[FakeOpenAIServer]:
 def test_help_lists_every_command() -> None:
     result = ponder("--help")
     assert result.returncode == 0
-    for command in ("run", "chat", "demo", "dis", "serve", "mcp"):
+    for command in ("run", "chat", "demo", "dis", "serve", "index", "runs", "mcp"):
         assert command in result.stdout
 
 
