@@ -128,3 +128,20 @@ def test_open_store_rejects_unknown_urls() -> None:
 
     with pytest.raises(UserError, match="unknown store URL"):
         open_store("redis://localhost")
+
+
+async def test_a_cancelled_run_stays_cancelled_and_held_runs_are_not_pruned(
+    store: Store, run_id: str
+) -> None:
+    await store.write(Checkpoint(run_id, "running", header(1), 0, []))
+    await store.set_status(run_id, "cancelled")
+    await store.write(Checkpoint(run_id, "running", header(2), 0, []))  # a late checkpoint
+    assert (await store.load(run_id)).record.status == "cancelled"
+    held = f"{run_id}-held"
+    await store.write(Checkpoint(held, "running", header(0), 0, []))
+    await store.acquire(held, "driver", ttl=60)
+    await store.prune(older_than=-1)
+    assert (await store.load(held)).record.run_id == held
+    with pytest.raises(StoreError):
+        await store.load(run_id)
+    await store.release(held, "driver")

@@ -37,8 +37,14 @@ class Checkpointer:
         self._generation = -1
 
     async def after_node(self, vm: Interpreter, pc: int) -> None:
-        """The interpreter's ``after`` hook: checkpoint at the boundary after the node."""
-        await self.checkpoint()
+        """The interpreter's ``after`` hook: checkpoint after nodes marked ``durable``.
+
+        Other boundaries need none: a node interrupted mid-way is re-entered, and what it
+        already did is in the ledger, the effects or the last checkpoint.
+        """
+        found = vm.program.node_at(pc)
+        if found is not None and found.durable:
+            await self.checkpoint()
 
     async def checkpoint(self, status: str | None = None) -> int:
         """Write the header and the messages added since the last checkpoint."""

@@ -9,7 +9,8 @@ STEP_REACT_BLOCK = STRATEGY_INIT >> AGENT_ENTRY >> DO(STEP_BODY).WHILE(TASK_COND
 STEP_BODY   = NODE_INTRO >> WHILE(ITER_COND).ACTION(STEP_EXEC) >> NODE_LEAVE
 ```
 
-Every node boundary is a suspend point and a possible checkpoint; a node reaches the run
+Every node boundary is a suspend point; the boundaries after `durable` nodes (and every
+model response with tool calls, and every tool result) are checkpointed. A node reaches the run
 through ``ctx.deps`` (a `RunContext`) and ``ctx.state`` (the `RunState`).
 """
 
@@ -32,7 +33,7 @@ def _run(ctx: NodeContext) -> RunContext:
     return deps
 
 
-@node(name="STRATEGY_INIT")
+@node(name="STRATEGY_INIT", durable=True)
 async def strategy_init(ctx: NodeContext) -> None:
     """Put the system prompt and the user's message into the ledger."""
     await _run(ctx).strategy.on_init()
@@ -44,7 +45,7 @@ def _stepper(ctx: NodeContext) -> StepReActStrategy:
     return strategy
 
 
-@node(name="AGENT_ENTRY")
+@node(name="AGENT_ENTRY", durable=True)
 async def agent_entry(ctx: NodeContext) -> None:
     """Run the report guard, keep the context in its window, then start the strategy."""
     run = _run(ctx)
@@ -60,13 +61,13 @@ async def single_strategy_call(ctx: NodeContext) -> bool:
     return await _run(ctx).strategy.single_execute()
 
 
-@node(name="REACT_COUNTER")
+@node(name="REACT_COUNTER", durable=True)
 async def react_counter(ctx: NodeContext) -> None:
     """Count the round and check for loops."""
     await _run(ctx).strategy.after_round()
 
 
-@node(name="STRATEGY_RUN")
+@node(name="STRATEGY_RUN", durable=True)
 async def strategy_run(ctx: NodeContext) -> None:
     """A strategy that takes full control of the turn (unless the turn is already over)."""
     run = _run(ctx)
@@ -74,7 +75,7 @@ async def strategy_run(ctx: NodeContext) -> None:
         await run.strategy.run()
 
 
-@node(name="NODE_INTRO")
+@node(name="NODE_INTRO", durable=True)
 async def node_intro(ctx: NodeContext) -> None:
     """Start the next ready step of the plan."""
     await _stepper(ctx).step_intro()
@@ -92,7 +93,7 @@ async def step_exec(ctx: NodeContext) -> None:
     await _stepper(ctx).step_execute()
 
 
-@node(name="NODE_LEAVE")
+@node(name="NODE_LEAVE", durable=True)
 async def node_leave(ctx: NodeContext) -> None:
     """Summarise and close the step; compact finished steps when due."""
     await _stepper(ctx).step_leave()
@@ -104,7 +105,7 @@ async def task_cond(ctx: NodeContext) -> bool:
     return await _stepper(ctx).task_pending()
 
 
-@node(name="AGENT_POST_PROCESS")
+@node(name="AGENT_POST_PROCESS", durable=True)
 async def agent_post_process(ctx: NodeContext) -> None:
     """Make sure the turn has an answer."""
     await _run(ctx).strategy.on_post_process()

@@ -40,6 +40,12 @@ class RunRecord:
     prompt: str
     messages: int
     lease_owner: str | None = None
+    lease_until: float | None = None
+
+    @property
+    def is_held(self) -> bool:
+        """True while some process holds an unexpired lease on the run."""
+        return self.lease_owner is not None and (self.lease_until or 0.0) >= time.time()
 
 
 @dataclass(slots=True)
@@ -117,14 +123,20 @@ class Store(ABC):
         """Give the lease back (no error if it is not held)."""
 
     async def prune(self, *, keep_last: int | None = None, older_than: float | None = None) -> int:
-        """Delete runs beyond the newest ``keep_last`` or not updated for ``older_than`` s."""
+        """Delete runs beyond the newest ``keep_last`` or not updated for ``older_than`` s.
+
+        Runs whose lease is held (being driven right now) are kept.
+        """
         runs = await self.list_runs(limit=1_000_000)
         cutoff = None if older_than is None else time.time() - older_than
         doomed = [
             r.run_id
             for index, r in enumerate(runs)
-            if (keep_last is not None and index >= keep_last)
-            or (cutoff is not None and r.updated < cutoff)
+            if not r.is_held  # a run some process is driving is never pruned
+            and (
+                (keep_last is not None and index >= keep_last)
+                or (cutoff is not None and r.updated < cutoff)
+            )
         ]
         for run_id in doomed:
             await self.delete(run_id)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import copy
 import json
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ponder.exceptions import RunLeaseError, StoreError
@@ -24,7 +24,6 @@ class _Run:
     header: dict[str, Any] = field(default_factory=dict)
     messages: list[str] = field(default_factory=list)
     effects: dict[str, str] = field(default_factory=dict)
-    lease_until: float = 0.0
 
 
 def _dump(value: Any) -> str:
@@ -60,14 +59,12 @@ class MemoryStore(Store):
         run.messages.extend(bodies)
         run.header = json.loads(header)
         record = run.record
-        run.record = RunRecord(
-            record.run_id,
-            checkpoint.status,
-            record.created,
-            time.time(),
-            record.prompt or checkpoint.prompt,
-            len(run.messages),
-            record.lease_owner,
+        run.record = replace(
+            record,
+            status="cancelled" if record.status == "cancelled" else checkpoint.status,
+            updated=time.time(),
+            prompt=record.prompt or checkpoint.prompt,
+            messages=len(run.messages),
         )
         return len(header) + sum(len(b) for b in bodies)
 
@@ -99,9 +96,7 @@ class MemoryStore(Store):
         """Change a run's status."""
         run = self._run(run_id)
         r = run.record
-        run.record = RunRecord(
-            r.run_id, status, r.created, time.time(), r.prompt, r.messages, r.lease_owner
-        )
+        run.record = replace(r, status=status, updated=time.time())
 
     async def delete(self, run_id: str) -> None:
         """Forget a run."""
@@ -113,18 +108,12 @@ class MemoryStore(Store):
         """Take the lease or raise `RunLeaseError`."""
         run = self._ensure(run_id)
         r, now = run.record, time.time()
-        if r.lease_owner not in (None, owner, takeover) and run.lease_until >= now:
+        if r.lease_owner not in (None, owner, takeover) and r.is_held:
             raise RunLeaseError(run_id, r.lease_owner)
-        run.record = RunRecord(
-            r.run_id, r.status, r.created, r.updated, r.prompt, r.messages, owner
-        )
-        run.lease_until = now + ttl
+        run.record = replace(r, lease_owner=owner, lease_until=now + ttl)
 
     async def release(self, run_id: str, owner: str) -> None:
         """Give the lease back."""
         run = self._runs.get(run_id)
         if run is not None and run.record.lease_owner == owner:
-            r = run.record
-            run.record = RunRecord(
-                r.run_id, r.status, r.created, r.updated, r.prompt, r.messages, None
-            )
+            run.record = replace(run.record, lease_owner=None, lease_until=None)

@@ -55,7 +55,8 @@ SCHEMA = (
 UPSERT_RUN = (
     "INSERT INTO ponder_runs (run_id, status, created, updated, prompt, header, messages)"
     " VALUES (?, ?, ?, ?, ?, ?, ?)"
-    " ON CONFLICT (run_id) DO UPDATE SET status = excluded.status,"
+    " ON CONFLICT (run_id) DO UPDATE SET status = CASE WHEN ponder_runs.status = 'cancelled'"
+    " THEN 'cancelled' ELSE excluded.status END,"
     " updated = excluded.updated, header = excluded.header, messages = excluded.messages,"
     " prompt = CASE WHEN ponder_runs.prompt = '' THEN excluded.prompt"
     " ELSE ponder_runs.prompt END"
@@ -69,12 +70,16 @@ INSERT_EFFECT = (
 DELETE_EFFECTS = "DELETE FROM ponder_effects WHERE run_id = ?"
 DELETE_RUN = "DELETE FROM ponder_runs WHERE run_id = ?"
 SELECT_RUN = (
-    "SELECT run_id, status, created, updated, prompt, messages, lease_owner, header"
+    "SELECT run_id, status, created, updated, prompt, messages, lease_owner, lease_until,"
+    " header"
     " FROM ponder_runs WHERE run_id = ?"
 )
 SELECT_MESSAGES = "SELECT idx, body FROM ponder_messages WHERE run_id = ? ORDER BY idx"
 SELECT_EFFECTS = "SELECT call_id, body FROM ponder_effects WHERE run_id = ?"
-_LIST = "SELECT run_id, status, created, updated, prompt, messages, lease_owner FROM ponder_runs"
+_LIST = (
+    "SELECT run_id, status, created, updated, prompt, messages, lease_owner, lease_until"
+    " FROM ponder_runs"
+)
 LIST_RUNS = _LIST + " ORDER BY updated DESC LIMIT ?"
 LIST_RUNS_BY_STATUS = _LIST + " WHERE status = ? ORDER BY updated DESC LIMIT ?"
 SET_STATUS = "UPDATE ponder_runs SET status = ?, updated = ? WHERE run_id = ?"
@@ -108,10 +113,17 @@ def checkpoint_rows(
 
 
 def record_from_row(row: tuple[Any, ...]) -> RunRecord:
-    """A `RunRecord` from the first seven columns of a runs row."""
-    run_id, status, created, updated, prompt, messages, owner = row[:7]
+    """A `RunRecord` from the first eight columns of a runs row."""
+    run_id, status, created, updated, prompt, messages, owner, until = row[:8]
     return RunRecord(
-        str(run_id), str(status), float(created), float(updated), str(prompt), int(messages), owner
+        str(run_id),
+        str(status),
+        float(created),
+        float(updated),
+        str(prompt),
+        int(messages),
+        owner,
+        None if until is None else float(until),
     )
 
 
@@ -131,7 +143,7 @@ def decode_run(
     """Turn raw rows into a `StoredRun`, checking the header and the message indices."""
     if row is None:
         raise StoreError(f"no stored run with id {run_id!r}")
-    header = check_header(run_id, _json(run_id, row[7], "header"))
+    header = check_header(run_id, _json(run_id, row[8], "header"))
     bodies = []
     for expected, (idx, body) in enumerate(messages):
         if idx != expected:

@@ -73,8 +73,7 @@ class SQLiteStore(Store):
     async def write_effect(self, run_id: str, call_id: str, message: dict[str, Any]) -> int:
         """Record one completed call."""
         body = json.dumps(message, ensure_ascii=False, separators=(",", ":"))
-        with self._transaction() as db:
-            db.execute(sql.INSERT_EFFECT, (run_id, call_id, body))
+        self._db.execute(sql.INSERT_EFFECT, (run_id, call_id, body))  # one statement: atomic
         return len(body)
 
     async def load(self, run_id: str) -> StoredRun:

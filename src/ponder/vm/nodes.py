@@ -54,13 +54,22 @@ class Seq(Block):
 class Node(Block):
     """A named step: a sync or async callable taking the run context.
 
-    ``blocking=True`` runs a sync callable in a worker thread. ``run`` is what the
-    interpreter calls and ``awaits`` whether it awaits the result.
+    ``blocking=True`` runs a sync callable in a worker thread. ``durable=True`` marks the
+    boundary after it as one worth checkpointing (the VM only records the flag; an
+    ``after`` hook reads it). ``run`` is what the interpreter calls and ``awaits`` whether
+    it awaits the result.
     """
 
-    __slots__ = ("awaits", "blocking", "fn", "is_async", "name", "run")
+    __slots__ = ("awaits", "blocking", "durable", "fn", "is_async", "name", "run")
 
-    def __init__(self, fn: Callable[[Any], Any], name: str, *, blocking: bool = False) -> None:
+    def __init__(
+        self,
+        fn: Callable[[Any], Any],
+        name: str,
+        *,
+        blocking: bool = False,
+        durable: bool = False,
+    ) -> None:
         if not callable(fn):
             raise CompileError(f"node {name!r}: {fn!r} is not callable")
         if not isinstance(name, str) or not name:
@@ -71,6 +80,7 @@ class Node(Block):
             not inspect.isroutine(fn) and inspect.iscoroutinefunction(type(fn).__call__)
         )
         self.blocking = blocking
+        self.durable = durable
         if blocking and self.is_async:
             raise CompileError(f"node {name!r}: blocking=True is for sync callables only")
         self.run: Callable[[Any], Any] = functools.partial(_in_thread, fn) if blocking else fn
@@ -100,20 +110,30 @@ def _default_name(fn: Callable[..., Any]) -> str:
 
 
 @overload
-def node(fn: Callable[[Any], Any], *, name: str | None = None, blocking: bool = False) -> Node: ...
+def node(
+    fn: Callable[[Any], Any],
+    *,
+    name: str | None = None,
+    blocking: bool = False,
+    durable: bool = False,
+) -> Node: ...
 @overload
 def node(
-    fn: None = None, *, name: str | None = None, blocking: bool = False
+    fn: None = None, *, name: str | None = None, blocking: bool = False, durable: bool = False
 ) -> Callable[[Callable[[Any], Any]], Node]: ...
 def node(
-    fn: Callable[[Any], Any] | None = None, *, name: str | None = None, blocking: bool = False
+    fn: Callable[[Any], Any] | None = None,
+    *,
+    name: str | None = None,
+    blocking: bool = False,
+    durable: bool = False,
 ) -> Node | Callable[[Callable[[Any], Any]], Node]:
-    """Make a node: ``@node``, ``@node(name=..., blocking=...)`` or ``node(fn, name=...)``."""
+    """Make a node: ``@node``, ``@node(name=..., blocking=..., durable=...)`` or ``node(fn)``."""
     if fn is None:
-        return lambda f: node(f, name=name, blocking=blocking)
+        return lambda f: node(f, name=name, blocking=blocking, durable=durable)
     if isinstance(fn, Node):
-        return Node(fn.fn, fn.name if name is None else name, blocking=blocking)
-    return Node(fn, _default_name(fn) if name is None else name, blocking=blocking)
+        return Node(fn.fn, fn.name if name is None else name, blocking=blocking, durable=durable)
+    return Node(fn, _default_name(fn) if name is None else name, blocking=blocking, durable=durable)
 
 
 def to_block(value: Any) -> Block:

@@ -36,7 +36,8 @@ def take_snapshot(vm: Interpreter) -> dict[str, Any]:
             f"cannot snapshot: the state {type(state).__name__} is not a pydantic model"
         )
     suspension = vm.suspension
-    record = SnapshotRecord(
+    # model_construct: every field is built here from checked values; skip re-validation
+    record = SnapshotRecord.model_construct(
         fingerprint=vm.program.fingerprint,
         status=vm.status,
         pc=vm.pc,
@@ -50,13 +51,13 @@ def take_snapshot(vm: Interpreter) -> dict[str, Any]:
         if vm.error is None
         else to_exception_record(vm.error.exception, vm.error.origin),
         state_type=f"{type(state).__module__}:{type(state).__qualname__}",
-        state=state.model_dump(mode="json"),
+        state=state.model_dump(mode="json", exclude_defaults=True),
     )
     return record.model_dump(mode="json")
 
 
 def _frame_record(frame: Frame, depth: int) -> FrameRecord:
-    return FrameRecord(
+    return FrameRecord.model_construct(
         return_pc=frame.return_pc,
         return_value=to_json_value(
             frame.return_value, f"the pending return value of frame {depth}"
