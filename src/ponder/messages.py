@@ -21,6 +21,7 @@ __all__ = [
     "AssistantPart",
     "Ledger",
     "Message",
+    "PartsView",
     "ReasoningPart",
     "SystemMessage",
     "TextPart",
@@ -98,13 +99,10 @@ class UserMessage(_Frozen):
     name: str | None = None
 
 
-class AssistantMessage(_Frozen):
-    """One model response: its parts in order, plus provider fields to replay verbatim."""
+class PartsView:
+    """Readers over ``parts`` shared by assistant messages and model responses."""
 
-    kind: Literal["assistant"] = "assistant"
-    parts: tuple[AssistantPart, ...] = ()
-    model_name: str | None = None
-    provider_extras: dict[str, Any] = Field(default_factory=dict)
+    parts: tuple[AssistantPart, ...]
 
     @property
     def text(self) -> str:
@@ -120,6 +118,15 @@ class AssistantMessage(_Frozen):
     def tool_calls(self) -> tuple[ToolCallPart, ...]:
         """The tool calls, in the order the model made them."""
         return tuple(p for p in self.parts if isinstance(p, ToolCallPart))
+
+
+class AssistantMessage(PartsView, _Frozen):
+    """One model response: its parts in order, plus provider fields to replay verbatim."""
+
+    kind: Literal["assistant"] = "assistant"
+    parts: tuple[AssistantPart, ...] = ()
+    model_name: str | None = None
+    provider_extras: dict[str, Any] = Field(default_factory=dict)
 
 
 class ToolMessage(_Frozen):

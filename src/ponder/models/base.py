@@ -17,9 +17,7 @@ from ponder.messages import (
     AssistantMessage,
     AssistantPart,
     Message,
-    ReasoningPart,
-    TextPart,
-    ToolCallPart,
+    PartsView,
 )
 
 __all__ = [
@@ -125,7 +123,7 @@ class Usage(BaseModel):
         )
 
 
-class ModelResponse(BaseModel):
+class ModelResponse(PartsView, BaseModel):
     """One complete model answer."""
 
     kind: Literal["response"] = "response"
@@ -134,21 +132,6 @@ class ModelResponse(BaseModel):
     finish_reason: str | None = None
     model_name: str | None = None
     provider_extras: dict[str, Any] = Field(default_factory=dict)
-
-    @property
-    def text(self) -> str:
-        """The concatenated visible text."""
-        return "".join(p.text for p in self.parts if isinstance(p, TextPart))
-
-    @property
-    def reasoning(self) -> str:
-        """The concatenated provider reasoning text."""
-        return "".join(p.text for p in self.parts if isinstance(p, ReasoningPart))
-
-    @property
-    def tool_calls(self) -> tuple[ToolCallPart, ...]:
-        """The tool calls, in order."""
-        return tuple(p for p in self.parts if isinstance(p, ToolCallPart))
 
     def to_message(self) -> AssistantMessage:
         """The assistant message to append to the ledger."""
