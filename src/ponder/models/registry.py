@@ -5,6 +5,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from ponder.exceptions import UserError
 from ponder.messages import UserMessage
 from ponder.models.base import Model, ModelRequest, ModelSettings
@@ -34,9 +36,29 @@ def resolve_model(
         if isinstance(spec, Model):
             return spec
         raise UserError(f"a model is a string like 'openai:gpt-4o-mini' or a Model, got {spec!r}")
-    provider, _, name = spec.strip().partition(":")
+    provider, name = _split(spec)
     if provider == "scripted":
         return ScriptedModel(_echo, name="scripted")
+    options: dict[str, Any] = {
+        "api_key": api_key,
+        "base_url": base_url,
+        "settings": settings,
+        "retry": retry,
+    }
+    if provider == "anthropic":
+        from ponder.models.anthropic import AnthropicModel
+
+        return AnthropicModel(name, **options)
+    from ponder.models.openai import OpenAIModel
+
+    return OpenAIModel(name, provider=provider, **options)
+
+
+def _split(spec: str) -> tuple[str, str]:
+    """``provider:name``, checked: a known provider and a model name."""
+    provider, _, name = spec.strip().partition(":")
+    if provider == "scripted":
+        return provider, name
     if provider not in KNOWN_PREFIXES:
         raise UserError(
             f"unknown model provider {provider!r} in {spec!r}; use one of "
@@ -44,22 +66,7 @@ def resolve_model(
         )
     if not name:
         raise UserError(f"model string {spec!r} names no model; write '{provider}:<model name>'")
-    if provider == "anthropic":
-        from ponder.models.anthropic import AnthropicModel
-
-        return AnthropicModel(
-            name, api_key=api_key, base_url=base_url, settings=settings, retry=retry
-        )
-    from ponder.models.openai import OpenAIModel
-
-    return OpenAIModel(
-        name,
-        provider=provider,
-        api_key=api_key,
-        base_url=base_url,
-        settings=settings,
-        retry=retry,
-    )
+    return provider, name
 
 
 def _echo(request: ModelRequest) -> str:
