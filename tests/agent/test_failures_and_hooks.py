@@ -199,3 +199,35 @@ async def test_leaving_a_stream_early_cancels_the_run_and_saves_it(tmp_path) -> 
     records = await store.list_runs()
     assert [r.status for r in records] == ["cancelled"]
     assert len(cancelled) == 1
+
+
+async def test_a_tools_concurrency_limit_holds_across_runs_of_one_agent() -> None:
+    running = 0
+    peak = 0
+
+    @tool(max_concurrency=2)
+    async def scarce(n: int) -> str:
+        """Use a scarce resource.
+
+        Args:
+            n: A number.
+        """
+        nonlocal running, peak
+        running += 1
+        peak = max(peak, running)
+        await asyncio.sleep(0.02)
+        running -= 1
+        return "ok"
+
+    def script(request: ModelRequest) -> ModelResponse:
+        done = sum(isinstance(m, ToolMessage) for m in request.messages)
+        if done == 0:
+            return call_tools(("scarce", {"n": 1}), ("scarce", {"n": 2}))
+        return call_tools(("agent_stop", {})) if done == 2 else reply("done")
+
+    agent = Agent(
+        ScriptedModel(script), tools=[scarce], agent_thought_mode="chat", enable_thinking_tool=False
+    )
+    results = await asyncio.gather(*(agent.run(f"r{i}") for i in range(5)))
+    assert all(r.output == "done" for r in results)
+    assert peak == 2

@@ -63,6 +63,7 @@ class Agent:
         self._model_spec = model if model is not None else self.config.model
         self._model: Model | None = None
         self.toolbox = Toolbox(self.config, tools)
+        self._executor: ToolExecutor | None = None
         self._strategy = strategy or self._default_strategy()
 
     def _default_strategy(self) -> type[AgentStrategy]:
@@ -118,11 +119,14 @@ class Agent:
         self, state: RunState, deps: Any, sink: EventSink | None = None, stream: bool = False
     ) -> RunContext:
         registry = await self.toolbox.refresh()
-        executor = ToolExecutor(
-            registry,
-            default_timeout=self.config.tool_timeout,
-            max_output_chars=self.config.tool_output_max_chars,
-        )
+        executor = self._executor
+        if executor is None or executor.registry is not registry:
+            # one executor per tool set: per-tool concurrency limits hold across runs
+            executor = self._executor = ToolExecutor(
+                registry,
+                default_timeout=self.config.tool_timeout,
+                max_output_chars=self.config.tool_output_max_chars,
+            )
         return RunContext(
             config=self.config, model=self.model, tools=registry, executor=executor,
             hooks=self.hooks, state=state, instructions=self.instructions, deps=deps,
