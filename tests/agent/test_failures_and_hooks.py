@@ -231,3 +231,28 @@ async def test_a_tools_concurrency_limit_holds_across_runs_of_one_agent() -> Non
     results = await asyncio.gather(*(agent.run(f"r{i}") for i in range(5)))
     assert all(r.output == "done" for r in results)
     assert peak == 2
+
+
+async def test_long_tool_output_is_cut_for_the_model_and_kept_whole_in_the_ledger() -> None:
+    @tool
+    def dump(n: int) -> str:
+        """Return a long text.
+
+        Args:
+            n: How many characters.
+        """
+        return "x" * n
+
+    model = ScriptedModel([call_tools(("dump", {"n": 50_000})), stop(), reply("seen")])
+    agent = Agent(
+        model,
+        tools=[dump],
+        agent_thought_mode="chat",
+        enable_thinking_tool=False,
+        tool_output_max_chars=1000,
+    )
+    result = await agent.run("dump")
+    sent = next(m for m in model.requests[1].messages if isinstance(m, ToolMessage))
+    assert len(sent.content) < 1200 and "cut" in sent.content
+    kept = next(m for m in result.messages if isinstance(m, ToolMessage))
+    assert kept.data == "x" * 50_000
