@@ -152,3 +152,18 @@ async def test_a_cancelled_run_cannot_be_resumed(tmp_path: Path) -> None:
         await agent.resume(suspended.run_id, "approve")
     records = await store.list_runs(status="cancelled")
     assert [r.run_id for r in records] == [suspended.run_id]
+
+
+async def test_a_session_id_continues_the_sessions_last_turn(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "runs.sqlite3")
+    model = ScriptedModel(["Nice to meet you, Ada.", "Your name is Ada."])
+    agent = Agent(model, agent_strategy="no-action", store=store)
+    await agent.run("My name is Ada.", session_id="s1")
+    second = await agent.run("What is my name?", session_id="s1")
+    assert second.output == "Your name is Ada."
+    sent = [m.kind for m in model.requests[1].messages]
+    assert sent == ["user", "assistant", "user"]
+    assert model.requests[1].messages[0].content == "My name is Ada."
+    fresh = ScriptedModel(["Who are you?"])
+    await Agent(fresh, agent_strategy="no-action", store=store).run("Hi", session_id="s2")
+    assert [m.kind for m in fresh.requests[0].messages] == ["user"]

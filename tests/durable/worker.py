@@ -52,6 +52,9 @@ class CrashingStore(Store):
     async def list_runs(self, *, status: str | None = None, limit: int = 100) -> Any:
         return await self.inner.list_runs(status=status, limit=limit)
 
+    async def latest_in_session(self, session_id: str) -> str | None:
+        return await self.inner.latest_in_session(session_id)
+
     async def set_status(self, run_id: str, status: str) -> None:
         await self.inner.set_status(run_id, status)
 

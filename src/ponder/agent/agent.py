@@ -27,7 +27,7 @@ from ponder.agent.toolbox import Toolbox
 from ponder.agent.workflows import program_for
 from ponder.config import AgentConfig
 from ponder.exceptions import UserError
-from ponder.messages import Ledger, Message
+from ponder.messages import Ledger, Message, messages_from_json
 from ponder.models.base import Model, ModelSettings
 from ponder.store.base import Store
 from ponder.tools.executor import ToolExecutor
@@ -149,6 +149,21 @@ class Agent:
             ledger=Ledger(message_history),
         )
 
+    async def _new_run(
+        self,
+        prompt: str,
+        history: Sequence[Message],
+        run_id: str | None,
+        session_id: str | None,
+        store: Store | None,
+    ) -> RunState:
+        """A fresh state; a session's last completed turn is the history when none is given."""
+        if not history and session_id is not None and store is not None:
+            latest = await store.latest_in_session(session_id)
+            if latest is not None:
+                history = messages_from_json((await store.load(latest)).messages)
+        return self.new_state(prompt, message_history=history, run_id=run_id, session_id=session_id)
+
     async def run(
         self,
         prompt: str,
@@ -159,12 +174,15 @@ class Agent:
         session_id: str | None = None,
         store: Store | None = None,
     ) -> RunResult:
-        """Run the agent on ``prompt``; with a ``store``, checkpoint it as it goes."""
-        state = self.new_state(
-            prompt, message_history=message_history, run_id=run_id, session_id=session_id
-        )
+        """Run the agent on ``prompt``; with a ``store``, checkpoint it as it goes.
+
+        With a ``session_id`` and a store, the session's last completed turn is the
+        conversation this one continues (unless ``message_history`` is given).
+        """
+        store = store or self.store
+        state = await self._new_run(prompt, message_history, run_id, session_id, store)
         ctx = await self._context(state, deps)
-        return await start_run(ctx, self.program, store or self.store)
+        return await start_run(ctx, self.program, store)
 
     def run_sync(self, prompt: str, **options: Any) -> RunResult:
         """`run` for code without an event loop."""
@@ -181,15 +199,15 @@ class Agent:
         store: Store | None = None,
     ) -> RunStream:
         """Run the agent, yielding its events as they happen; ``.result`` at the end."""
-        state = self.new_state(
-            prompt, message_history=message_history, run_id=run_id, session_id=session_id
-        )
+        chosen = store or self.store
+        run_id = run_id or uuid.uuid4().hex
 
         async def start(sink: EventSink) -> RunResult:
+            state = await self._new_run(prompt, message_history, run_id, session_id, chosen)
             ctx = await self._context(state, deps, sink, True)
-            return await start_run(ctx, self.program, store or self.store)
+            return await start_run(ctx, self.program, chosen)
 
-        return RunStream(start, state.run_id)
+        return RunStream(start, run_id)
 
     async def resume(
         self, run_id: str, value: Any = None, *, store: Store | None = None, deps: Any = None

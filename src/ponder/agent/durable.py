@@ -66,6 +66,7 @@ class Checkpointer:
             messages=[m.model_dump(mode="json") for m in ledger.messages[first:]],
             rewrite=rewrite,
             prompt=state.prompt,
+            session_id=state.session_id,
         )
         size = await self.store.write(checkpoint)
         self._written, self._generation = len(ledger), ledger.generation

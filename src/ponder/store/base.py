@@ -60,6 +60,7 @@ class Checkpoint:
     rewrite: bool = False
     """True when the ledger was replaced: drop the stored messages first."""
     prompt: str = ""
+    session_id: str | None = None
 
 
 @dataclass(slots=True)
@@ -100,6 +101,10 @@ class Store(ABC):
     @abstractmethod
     async def list_runs(self, *, status: str | None = None, limit: int = 100) -> list[RunRecord]:
         """Runs, newest first."""
+
+    @abstractmethod
+    async def latest_in_session(self, session_id: str) -> str | None:
+        """The id of the session's most recently completed run, if any."""
 
     @abstractmethod
     async def set_status(self, run_id: str, status: str) -> None:

@@ -21,6 +21,7 @@ __all__ = ["MemoryStore"]
 @dataclass
 class _Run:
     record: RunRecord
+    session_id: str | None = None
     header: dict[str, Any] = field(default_factory=dict)
     messages: list[str] = field(default_factory=list)
     effects: dict[str, str] = field(default_factory=dict)
@@ -51,6 +52,7 @@ class MemoryStore(Store):
     async def write(self, checkpoint: Checkpoint) -> int:
         """Store the header and append the new messages."""
         run = self._ensure(checkpoint.run_id, checkpoint.prompt)
+        run.session_id = checkpoint.session_id
         header = _dump(checkpoint.header)
         bodies = [_dump(m) for m in checkpoint.messages]
         if checkpoint.rewrite:
@@ -91,6 +93,15 @@ class MemoryStore(Store):
             r.record for r in self._runs.values() if status is None or r.record.status == status
         ]
         return sorted(records, key=lambda r: r.updated, reverse=True)[:limit]
+
+    async def latest_in_session(self, session_id: str) -> str | None:
+        """The session's most recently completed run."""
+        found = [
+            r.record
+            for r in self._runs.values()
+            if r.session_id == session_id and r.record.status == "completed"
+        ]
+        return max(found, key=lambda r: r.updated).run_id if found else None
 
     async def set_status(self, run_id: str, status: str) -> None:
         """Change a run's status."""

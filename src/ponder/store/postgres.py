@@ -58,10 +58,10 @@ class PostgresStore(Store):
             await conn.execute("SELECT pg_advisory_xact_lock(7270617)")
             for statement in sql.SCHEMA:
                 await conn.execute(statement)
-            await conn.execute(
-                "INSERT INTO ponder_meta VALUES ('schema', %s) ON CONFLICT DO NOTHING",
-                (str(sql.SCHEMA_VERSION),),
-            )
+            found = await (await conn.execute(_pg(sql.SELECT_VERSION))).fetchone()
+            for statement in sql.migration_plan(found):
+                await conn.execute(statement)
+            await conn.execute(_pg(sql.SET_VERSION), (str(sql.SCHEMA_VERSION),))
 
     @asynccontextmanager
     async def _connection(self) -> AsyncIterator[Any]:
@@ -110,6 +110,11 @@ class PostgresStore(Store):
         else:
             rows = await self._fetch(sql.LIST_RUNS_BY_STATUS, (status, limit))
         return [sql.record_from_row(r) for r in rows]
+
+    async def latest_in_session(self, session_id: str) -> str | None:
+        """The session's most recently completed run."""
+        rows = await self._fetch(sql.LATEST_IN_SESSION, (session_id,))
+        return str(rows[0][0]) if rows else None
 
     async def set_status(self, run_id: str, status: str) -> None:
         """Change a run's status."""

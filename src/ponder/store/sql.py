@@ -1,6 +1,7 @@
 """SQL shared by the SQLite and PostgreSQL stores (``?`` placeholders; PostgreSQL maps them).
 
-Schema version 1. ``ponder_meta`` holds the version so later versions can migrate.
+``ponder_meta`` holds the schema version; `pending_migrations` brings an older store up to
+date (version 2 added ``session_id``).
 """
 
 from __future__ import annotations
@@ -16,10 +17,13 @@ __all__ = [
     "DELETE_EFFECTS",
     "DELETE_MESSAGES",
     "DELETE_RUN",
+    "INDEXES",
     "INSERT_EFFECT",
     "INSERT_MESSAGE",
+    "LATEST_IN_SESSION",
     "LIST_RUNS",
     "LIST_RUNS_BY_STATUS",
+    "MIGRATIONS",
     "RELEASE",
     "SCHEMA",
     "SCHEMA_VERSION",
@@ -27,14 +31,18 @@ __all__ = [
     "SELECT_MESSAGES",
     "SELECT_OWNER",
     "SELECT_RUN",
+    "SELECT_VERSION",
     "SET_STATUS",
+    "SET_VERSION",
     "UPSERT_RUN",
     "checkpoint_rows",
     "decode_run",
+    "migration_plan",
+    "pending_migrations",
     "record_from_row",
 ]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 SCHEMA = (
     "CREATE TABLE IF NOT EXISTS ponder_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -42,24 +50,55 @@ SCHEMA = (
     " run_id TEXT PRIMARY KEY, status TEXT NOT NULL, created DOUBLE PRECISION NOT NULL,"
     " updated DOUBLE PRECISION NOT NULL, prompt TEXT NOT NULL DEFAULT '',"
     " header TEXT NOT NULL DEFAULT '{}', messages INTEGER NOT NULL DEFAULT 0,"
-    " lease_owner TEXT, lease_until DOUBLE PRECISION)",
+    " lease_owner TEXT, lease_until DOUBLE PRECISION, session_id TEXT)",
     "CREATE TABLE IF NOT EXISTS ponder_messages ("
     " run_id TEXT NOT NULL, idx INTEGER NOT NULL, body TEXT NOT NULL,"
     " PRIMARY KEY (run_id, idx))",
     "CREATE TABLE IF NOT EXISTS ponder_effects ("
     " run_id TEXT NOT NULL, call_id TEXT NOT NULL, body TEXT NOT NULL,"
     " PRIMARY KEY (run_id, call_id))",
+)
+INDEXES = (
     "CREATE INDEX IF NOT EXISTS ponder_runs_updated ON ponder_runs (updated)",
+    "CREATE INDEX IF NOT EXISTS ponder_runs_session ON ponder_runs (session_id, updated)",
+)
+MIGRATIONS: dict[int, tuple[str, ...]] = {
+    2: ("ALTER TABLE ponder_runs ADD COLUMN session_id TEXT",),
+}
+"""Statements that bring a store of version ``n - 1`` to version ``n``."""
+
+
+SELECT_VERSION = "SELECT value FROM ponder_meta WHERE key = 'schema'"
+SET_VERSION = (
+    "INSERT INTO ponder_meta VALUES ('schema', ?)"
+    " ON CONFLICT (key) DO UPDATE SET value = excluded.value"
 )
 
+
+def migration_plan(found: Any) -> list[str]:
+    """Every statement after the tables exist, given the stored version row (or None)."""
+    version = None if found is None else int(found[0])
+    if version is not None and version > SCHEMA_VERSION:
+        raise StoreError(f"the store's schema version {version} is newer than this ponder")
+    return [*pending_migrations(version), *INDEXES]
+
+
+def pending_migrations(found: int | None) -> list[str]:
+    """What to run on a store at version ``found`` (None: just created, nothing)."""
+    if found is None:
+        return []
+    return [s for v in range(found + 1, SCHEMA_VERSION + 1) for s in MIGRATIONS.get(v, ())]
+
+
 UPSERT_RUN = (
-    "INSERT INTO ponder_runs (run_id, status, created, updated, prompt, header, messages)"
-    " VALUES (?, ?, ?, ?, ?, ?, ?)"
+    "INSERT INTO ponder_runs"
+    " (run_id, status, created, updated, prompt, header, messages, session_id)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
     " ON CONFLICT (run_id) DO UPDATE SET status = CASE WHEN ponder_runs.status = 'cancelled'"
     " THEN 'cancelled' ELSE excluded.status END,"
     " updated = excluded.updated, header = excluded.header, messages = excluded.messages,"
     " prompt = CASE WHEN ponder_runs.prompt = '' THEN excluded.prompt"
-    " ELSE ponder_runs.prompt END"
+    " ELSE ponder_runs.prompt END, session_id = excluded.session_id"
 )
 INSERT_MESSAGE = "INSERT INTO ponder_messages (run_id, idx, body) VALUES (?, ?, ?)"
 DELETE_MESSAGES = "DELETE FROM ponder_messages WHERE run_id = ?"
@@ -82,6 +121,10 @@ _LIST = (
 )
 LIST_RUNS = _LIST + " ORDER BY updated DESC LIMIT ?"
 LIST_RUNS_BY_STATUS = _LIST + " WHERE status = ? ORDER BY updated DESC LIMIT ?"
+LATEST_IN_SESSION = (
+    "SELECT run_id FROM ponder_runs WHERE session_id = ? AND status = 'completed'"
+    " ORDER BY updated DESC LIMIT 1"
+)
 SET_STATUS = "UPDATE ponder_runs SET status = ?, updated = ? WHERE run_id = ?"
 ACQUIRE = (
     "INSERT INTO ponder_runs (run_id, status, created, updated, lease_owner, lease_until)"
@@ -105,7 +148,16 @@ def checkpoint_rows(
     header = json.dumps(checkpoint.header, ensure_ascii=False, separators=(",", ":"))
     bodies = [json.dumps(m, ensure_ascii=False, separators=(",", ":")) for m in checkpoint.messages]
     count = checkpoint.first_index + len(bodies)
-    run_row = (checkpoint.run_id, checkpoint.status, now, now, checkpoint.prompt, header, count)
+    run_row = (
+        checkpoint.run_id,
+        checkpoint.status,
+        now,
+        now,
+        checkpoint.prompt,
+        header,
+        count,
+        checkpoint.session_id,
+    )
     message_rows = [
         (checkpoint.run_id, checkpoint.first_index + i, body) for i, body in enumerate(bodies)
     ]

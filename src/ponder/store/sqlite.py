@@ -49,13 +49,9 @@ class SQLiteStore(Store):
         with self._transaction() as db:
             for statement in sql.SCHEMA:
                 db.execute(statement)
-            row = db.execute("SELECT value FROM ponder_meta WHERE key = 'schema'").fetchone()
-            if row is None:
-                db.execute(
-                    "INSERT INTO ponder_meta VALUES ('schema', ?)", (str(sql.SCHEMA_VERSION),)
-                )
-            elif int(row[0]) > sql.SCHEMA_VERSION:
-                raise StoreError(f"the store's schema version {row[0]} is newer than this ponder")
+            for statement in sql.migration_plan(db.execute(sql.SELECT_VERSION).fetchone()):
+                db.execute(statement)
+            db.execute(sql.SET_VERSION, (str(sql.SCHEMA_VERSION),))
 
     def _transaction(self) -> _Transaction:
         return _Transaction(self._db)
@@ -91,6 +87,11 @@ class SQLiteStore(Store):
         else:
             rows = self._db.execute(sql.LIST_RUNS_BY_STATUS, (status, limit)).fetchall()
         return [sql.record_from_row(r) for r in rows]
+
+    async def latest_in_session(self, session_id: str) -> str | None:
+        """The session's most recently completed run."""
+        row = self._db.execute(sql.LATEST_IN_SESSION, (session_id,)).fetchone()
+        return None if row is None else str(row[0])
 
     async def set_status(self, run_id: str, status: str) -> None:
         """Change a run's status."""
