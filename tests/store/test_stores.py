@@ -145,3 +145,37 @@ async def test_a_cancelled_run_stays_cancelled_and_held_runs_are_not_pruned(
     with pytest.raises(StoreError):
         await store.load(run_id)
     await store.release(held, "driver")
+
+
+async def test_a_version_1_sqlite_store_is_migrated(tmp_path: object) -> None:
+    import sqlite3
+    from pathlib import Path
+
+    from ponder.store import SQLiteStore
+
+    path = Path(str(tmp_path)) / "old.sqlite3"
+    db = sqlite3.connect(path)
+    db.executescript(
+        "CREATE TABLE ponder_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+        "INSERT INTO ponder_meta VALUES ('schema', '1');"
+        "CREATE TABLE ponder_runs (run_id TEXT PRIMARY KEY, status TEXT NOT NULL,"
+        " created DOUBLE PRECISION NOT NULL, updated DOUBLE PRECISION NOT NULL,"
+        " prompt TEXT NOT NULL DEFAULT '', header TEXT NOT NULL DEFAULT '{}',"
+        " messages INTEGER NOT NULL DEFAULT 0, lease_owner TEXT, lease_until DOUBLE PRECISION);"
+    )
+    db.close()
+    store = SQLiteStore(path)
+    await store.write(Checkpoint("r", "completed", header(1), 0, [], session_id="s"))
+    assert await store.latest_in_session("s") == "r"
+    (version,) = (
+        sqlite3.connect(path)
+        .execute("SELECT value FROM ponder_meta WHERE key = 'schema'")
+        .fetchone()
+    )
+    assert version == "2"
+    await store.close()
+    newer = sqlite3.connect(path)
+    newer.execute("UPDATE ponder_meta SET value = '99'")
+    newer.commit()
+    with pytest.raises(StoreError, match="schema version 99 is newer"):
+        SQLiteStore(path)
