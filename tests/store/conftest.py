@@ -33,9 +33,29 @@ async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator
             pytest.skip("PostgreSQL is not reachable on 127.0.0.1:5432")
         from ponder.store.postgres import PostgresStore
 
-        found = PostgresStore(PG_DSN)
+        schema = isolated_schema()
+        found = PostgresStore(f"{PG_DSN}?options=-csearch_path%3D{schema}")
     yield found
     await found.close()
+    if kind == "postgres":
+        drop_schema(schema)
+
+
+def isolated_schema() -> str:
+    """A fresh schema, so a test that prunes or lists sees only its own runs."""
+    import psycopg
+
+    name = f"ponder_test_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(PG_DSN, autocommit=True) as conn:
+        conn.execute(f"CREATE SCHEMA {name}")
+    return name
+
+
+def drop_schema(name: str) -> None:
+    import psycopg
+
+    with psycopg.connect(PG_DSN, autocommit=True) as conn:
+        conn.execute(f"DROP SCHEMA {name} CASCADE")
 
 
 @pytest.fixture
