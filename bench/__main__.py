@@ -14,7 +14,7 @@ from importlib.metadata import version
 
 from bench.common import ROOT
 
-MODULES = ["vm", "models", "tools", "thinking", "agent", "store", "mcp", "peers"]
+MODULES = ["vm", "models", "tools", "thinking", "agent", "step_react", "store", "mcp", "peers"]
 MODULES += ["concurrency", "imports"]
 
 
