@@ -61,7 +61,7 @@ async def single_strategy_call(ctx: NodeContext) -> bool:
     return await _run(ctx).strategy.single_execute()
 
 
-@node(name="REACT_COUNTER", durable=True)
+@node(name="REACT_COUNTER")
 async def react_counter(ctx: NodeContext) -> None:
     """Count the round and check for loops."""
     await _run(ctx).strategy.after_round()
