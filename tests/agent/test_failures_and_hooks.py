@@ -256,3 +256,19 @@ async def test_long_tool_output_is_cut_for_the_model_and_kept_whole_in_the_ledge
     assert len(sent.content) < 1200 and "cut" in sent.content
     kept = next(m for m in result.messages if isinstance(m, ToolMessage))
     assert kept.data == "x" * 50_000
+
+
+async def test_a_finished_run_leaves_no_cyclic_garbage() -> None:
+    import gc
+
+    model = ScriptedModel([call_tools(("ok", {"n": 1})), stop(), reply("done")] * 2)
+    agent = agent_for(model)
+    await agent.run("warm up")
+    gc.collect()
+    gc.disable()
+    try:
+        result = await agent.run("go")
+        del result
+        assert gc.collect() == 0
+    finally:
+        gc.enable()

@@ -94,6 +94,8 @@ async def _drive(
     finally:
         if store is not None:
             await store.release(state.run_id, owner)
+        vm.close()
+        ctx.close()
 
 
 async def _acquire(store: Store, run_id: str, owner: str) -> None:

@@ -88,6 +88,12 @@ class RunContext:
             timeout=self.config.llm_timeout,
         )
 
+    def close(self) -> None:
+        """Drop the run's reference cycles (strategy, checkpointer) once it is over."""
+        self._strategy = None
+        self.checkpointer = None
+        self._backlog.clear()
+
     def emit_now(self, event: Event) -> None:
         """Stamp and deliver ``event`` to the sink; hooks see it at the next ``flush``."""
         state = self.state
