@@ -312,3 +312,11 @@ async def test_logging_boxes_over_stdio(tmp_path: Path) -> None:
     box = [line for line in text.splitlines() if line[:1] in "┌│├└"]
     assert box[1].startswith("│ 💭 Thought 1/3")
     assert "│ 第一行" in box[3] and "│ second 💡 line" in box[4]
+
+
+async def test_a_thought_longer_than_a_pipe_buffer_crosses_stdio_whole() -> None:
+    long_thought = "step " * 19_000  # 95,000 characters, one JSON-RPC line well over 64 KiB
+    async with stdio(PONDER_COMMAND) as client:
+        first = ok(await client.call_tool(NAME, T(thought=long_thought)))
+        second = ok(await client.call_tool(NAME, T(thoughtNumber=2)))
+    assert first["thoughtHistoryLength"] == 1 and second["thoughtHistoryLength"] == 2

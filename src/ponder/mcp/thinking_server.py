@@ -35,6 +35,7 @@ from mcp.server import Server, ServerRequestContext
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 
+from ponder.mcp.pipes import open_stdio_pipes
 from ponder.mcp.thinking_log import is_logging_disabled, render_thought_box
 from ponder.tools.thinking import (
     DESCRIPTION,
@@ -253,7 +254,8 @@ def build_server(options: ThinkingServerOptions | None = None) -> Server[_Scopes
 
 
 async def _serve(server: Server[_Scopes]) -> None:
-    async with stdio_server() as (read_stream, write_stream):
+    lines, writer = await open_stdio_pipes()
+    async with stdio_server(lines, writer) as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
