@@ -8,15 +8,12 @@ JSON: the header rewrite and the tool-result effect row.
 from __future__ import annotations
 
 import asyncio
-import gc
-import statistics
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
 from bench.agent import STEPS, check, ponder_agent
-from bench.common import table
+from bench.common import median_seconds, table
 from ponder.store import Checkpoint, SQLiteStore, Store
 
 __all__ = ["run"]
@@ -102,13 +99,9 @@ def measure(kind: str, k: int) -> tuple[float, float, float, float] | None:
 
 
 def _median(loop: asyncio.AbstractEventLoop, agent: Any) -> float:
-    times = []
-    for _ in range(REPEAT):
-        gc.collect()
-        start = time.perf_counter()
-        loop.run_until_complete(agent.run("count"))
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+    return median_seconds(
+        lambda: loop.run_until_complete(agent.run("count")), repeat=REPEAT, warmup=0
+    )
 
 
 def run() -> str:

@@ -23,6 +23,8 @@ import warnings
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from bench.common import median_seconds
+
 __all__ = [
     "FANOUT",
     "FINAL",
@@ -78,15 +80,7 @@ def time_async(make: Callable[[], Awaitable[Any]], *, repeat: int = REPEAT) -> f
 
 def time_sync(fn: Callable[[], Any], *, repeat: int = REPEAT) -> float:
     """Median wall time of ``fn()`` after warm-ups."""
-    for _ in range(WARMUP):
-        fn()
-    times = []
-    for _ in range(repeat):
-        gc.collect()
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+    return median_seconds(fn, repeat=repeat, warmup=WARMUP)
 
 
 def emit(document: dict[str, Any]) -> None:
