@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from ponder.agent import Agent
-from ponder.agent.rag import RagStrategy
+from ponder.agent.strategies.rag import RagStrategy
 from ponder.exceptions import UserError
 from ponder.messages import SystemMessage, UserMessage
 from ponder.models import ScriptedModel, call_tools, reply

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ponder.agent.workflows import STEP_REACT_BLOCK
+from ponder.agent.run.workflows import STEP_REACT_BLOCK
 from ponder.messages import ToolMessage, UserMessage
 from ponder.models import ScriptedModel, call_tools, reply
 

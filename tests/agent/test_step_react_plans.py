@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ponder.agent.plan import StepSpec, steps_from_specs
-from ponder.agent.state import RunState
+from ponder.agent.run.state import RunState
+from ponder.agent.strategies.step_react.plan import StepSpec, steps_from_specs
 from ponder.messages import AssistantMessage, ToolMessage, UserMessage
 from ponder.models import ModelResponse, ScriptedModel, call_tools, reply
 

@@ -14,17 +14,17 @@ from collections.abc import Callable, Sequence
 from types import TracebackType
 from typing import Any
 
-from ponder.agent.chat import NoActionStrategy
-from ponder.agent.execution import resume_run, start_run
 from ponder.agent.hooks import Hooks
-from ponder.agent.react import ReActStrategy
 from ponder.agent.result import RunResult
-from ponder.agent.run import EventSink, RunContext
-from ponder.agent.state import RunState
-from ponder.agent.strategy import AgentStrategy
+from ponder.agent.run.context import EventSink, RunContext
+from ponder.agent.run.driver import resume_run, start_run
+from ponder.agent.run.state import RunState
+from ponder.agent.run.workflows import program_for
+from ponder.agent.strategies.base import AgentStrategy
+from ponder.agent.strategies.chat import NoActionStrategy
+from ponder.agent.strategies.react import ReActStrategy
 from ponder.agent.stream import RunStream
 from ponder.agent.toolbox import Toolbox
-from ponder.agent.workflows import program_for
 from ponder.config import AgentConfig
 from ponder.exceptions import UserError
 from ponder.messages import Ledger, Message, messages_from_json
@@ -78,11 +78,11 @@ class Agent:
         if config.agent_strategy == "no-action" or config.tool_calling_mode == "none":
             return NoActionStrategy
         if config.tool_calling_mode == "rag":
-            from ponder.agent.rag import RagStrategy
+            from ponder.agent.strategies.rag import RagStrategy
 
             return RagStrategy
         if config.agent_workflow == "step-react":
-            from ponder.agent.step_react import StepReActStrategy
+            from ponder.agent.strategies.step_react.strategy import StepReActStrategy
 
             return StepReActStrategy
         return ReActStrategy

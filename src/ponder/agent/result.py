@@ -6,7 +6,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from ponder.agent.state import RunState, RunStatus
+from ponder.agent.run.state import RunState, RunStatus
 from ponder.messages import Message
 from ponder.models.base import Usage
 

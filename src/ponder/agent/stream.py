@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 from ponder.agent.result import RunResult
-from ponder.agent.run import EventSink
+from ponder.agent.run.context import EventSink
 from ponder.events import Event
 from ponder.exceptions import UserError
 

@@ -149,7 +149,7 @@ def demo(
 
 
 def _load_target(target: str) -> Any:
-    from ponder.agent import workflows
+    from ponder.agent.run import workflows
 
     builtin = {"react": workflows.REACT_BLOCK, "run": workflows.RUN_BLOCK}
     if target in builtin:

@@ -13,13 +13,13 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel
 
-from ponder.agent.step_prompts import structured_correction
+from ponder.agent.strategies.prompts import structured_correction
 from ponder.exceptions import StructuredOutputError
 from ponder.messages import AssistantMessage, Message, TextPart, UserMessage
 from ponder.models.structured import output_schema, parse_structured
 
 if TYPE_CHECKING:
-    from ponder.agent.run import RunContext
+    from ponder.agent.run.context import RunContext
 
 __all__ = ["request_structured"]
 

@@ -10,7 +10,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, PlainValidator
 
-from ponder.agent.step_state import ContextTracking, StepRunState
+from ponder.agent.strategies.step_react.state import ContextTracking, StepRunState
 from ponder.messages import Ledger
 from ponder.models.base import Usage
 

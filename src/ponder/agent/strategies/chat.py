@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ponder.agent.compaction import minimal_messages
-from ponder.agent.strategy import AgentStrategy
+from ponder.agent.run.compaction import minimal_messages
+from ponder.agent.strategies.base import AgentStrategy
 
 __all__ = ["NoActionStrategy"]
 

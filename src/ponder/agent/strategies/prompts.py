@@ -2,17 +2,24 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from ponder.config import AgentConfig
 
 __all__ = [
     "AGENT_PROTOCOL",
+    "COMPACTION_INSTRUCTION",
     "FINAL_ANSWER_INSTRUCTION",
     "REASONING_RECORDED",
+    "STEP_SUMMARY_HEADER",
     "limit_instruction",
     "loop_correction",
     "loop_final_instruction",
+    "rag_system_prompt",
     "reflection_correction",
     "reflection_request",
+    "report_instruction",
+    "structured_correction",
     "structured_guidance",
     "system_prompt",
 ]
@@ -104,4 +111,53 @@ def reflection_correction(detail: str) -> str:
         "<BEGIN_OF_REFLECTION_CORRECTION>Your verification failed: "
         f"{detail.strip() or 'no detail given'}. Fix the problem — reason again and use "
         "tools as needed — then call agent_stop again.<END_OF_REFLECTION_CORRECTION>"
+    )
+
+
+STEP_SUMMARY_HEADER = "[Summary of previous steps]"
+
+COMPACTION_INSTRUCTION = (
+    "<BEGIN_OF_COMPACTION>Summarise the conversation above for your own later use: the "
+    "user's requests, the facts and tool results found, decisions made and what is still "
+    "open. Be concise and keep names, numbers and identifiers exact. Plain text only."
+    "<END_OF_COMPACTION>"
+)
+
+
+def structured_correction(error: str) -> str:
+    """Told to the model when its structured output could not be used."""
+    return (
+        f"<BEGIN_OF_CORRECTION>Your previous reply could not be used: {error}. Reply again "
+        "with JSON only, matching the requested structure exactly.<END_OF_CORRECTION>"
+    )
+
+
+def rag_system_prompt(instructions: str, passages: Sequence[str]) -> str:
+    """The system prompt of a RAG answer: instructions plus the retrieved passages."""
+    found = "\n\n".join(passages) if passages else "(no matching documents were found)"
+    head = instructions.strip() + "\n\n" if instructions.strip() else ""
+    return (
+        f"{head}Answer the user's question from the documents below. Cite the source "
+        "names you use. If the documents do not contain the answer, say so.\n\n"
+        f"<documents>\n{found}\n</documents>"
+    )
+
+
+_LEVELS = {
+    "low": "Flag only clearly severe content: instructions for serious violence, weapons "
+    "capable of mass harm, sexual content involving minors.",
+    "medium": "Flag severe content, and also harassment, hate speech, threats, self-harm "
+    "encouragement, or requests to facilitate crime.",
+    "high": "Be strict: flag anything severe or abusive, and also insults, explicit sexual "
+    "content, or borderline requests that could enable harm.",
+}
+
+
+def report_instruction(level: str) -> str:
+    """The classifier prompt of the content report guard at ``level``."""
+    return (
+        "You are a content moderation classifier. Classify the user's message below. "
+        f"Strictness: {level}. {_LEVELS.get(level, _LEVELS['medium'])} Reply with JSON "
+        'only: {"flagged": bool, "category": str, "reason": str}; category is '
+        "'none' when not flagged."
     )

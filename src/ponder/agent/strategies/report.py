@@ -13,13 +13,13 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, StrictBool
 
-from ponder.agent.step_prompts import report_instruction
-from ponder.agent.structured_ask import request_structured
+from ponder.agent.strategies.prompts import report_instruction
+from ponder.agent.strategies.structured_ask import request_structured
 from ponder.events import ReportRaised
 from ponder.messages import AssistantMessage, Message, SystemMessage, TextPart, UserMessage
 
 if TYPE_CHECKING:
-    from ponder.agent.run import RunContext
+    from ponder.agent.run.context import RunContext
 
 __all__ = ["REPORT_SCHEMA", "ReportVerdict", "check_report"]
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from ponder.agent.step_prompts import rag_system_prompt
-from ponder.agent.strategy import AgentStrategy, StrategyCategory
+from ponder.agent.strategies.base import AgentStrategy, StrategyCategory
+from ponder.agent.strategies.prompts import rag_system_prompt
 from ponder.events import RetrievalDone
 from ponder.exceptions import UserError
 from ponder.messages import Message, SystemMessage, UserMessage

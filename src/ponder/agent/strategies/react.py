@@ -16,18 +16,18 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Literal
 
-from ponder.agent import prompts
-from ponder.agent.acting import act, answer_open_calls, call_signature
-from ponder.agent.builtins import Builtins
-from ponder.agent.compaction import compact_if_needed
-from ponder.agent.strategy import AgentStrategy
+from ponder.agent.run.acting import act, answer_open_calls, call_signature
+from ponder.agent.run.compaction import compact_if_needed
+from ponder.agent.strategies import prompts
+from ponder.agent.strategies.base import AgentStrategy
+from ponder.agent.strategies.builtins import Builtins
 from ponder.events import LoopDetected, RoundStarted
 from ponder.messages import ToolCallPart
 from ponder.models.base import ForceTool, ToolChoice, ToolDefinition
 from ponder.tools.builtin import THINK_AND_REASON, VERIFY_REASONING
 
 if TYPE_CHECKING:
-    from ponder.agent.run import RunContext
+    from ponder.agent.run.context import RunContext
 
 __all__ = ["ReActStrategy"]
 

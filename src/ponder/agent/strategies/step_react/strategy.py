@@ -19,11 +19,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from ponder.agent import step_prompts
-from ponder.agent.acting import act
-from ponder.agent.builtins import Builtins
-from ponder.agent.compaction import compact_steps, is_over_window
-from ponder.agent.plan import (
+from ponder.agent.run.acting import act
+from ponder.agent.run.compaction import compact_steps, is_over_window
+from ponder.agent.strategies.base import StrategyCategory
+from ponder.agent.strategies.builtins import Builtins
+from ponder.agent.strategies.react import ReActStrategy
+from ponder.agent.strategies.step_react import prompts as step_prompts
+from ponder.agent.strategies.step_react.plan import (
     DECOMPOSITION_SCHEMA,
     Decomposition,
     next_ready_step,
@@ -32,13 +34,16 @@ from ponder.agent.plan import (
     render_plan,
     steps_from_specs,
 )
-from ponder.agent.plan_update import apply_update
-from ponder.agent.react import ReActStrategy
-from ponder.agent.stall import Stall, display_signature, record_round, round_signatures
-from ponder.agent.step_state import PlanStep, StepRunState
-from ponder.agent.step_summary import summarise_step
-from ponder.agent.strategy import StrategyCategory
-from ponder.agent.structured_ask import request_structured
+from ponder.agent.strategies.step_react.plan_update import apply_update
+from ponder.agent.strategies.step_react.stall import (
+    Stall,
+    display_signature,
+    record_round,
+    round_signatures,
+)
+from ponder.agent.strategies.step_react.state import PlanStep, StepRunState
+from ponder.agent.strategies.step_react.summary import summarise_step
+from ponder.agent.strategies.structured_ask import request_structured
 from ponder.events import LimitReached, PlanUpdated, StallDetected, StepFinished, StepStarted
 from ponder.messages import ToolCallPart, UserMessage
 from ponder.models.base import ToolChoice
@@ -47,7 +52,7 @@ from ponder.tools.arguments import ArgumentIssue
 from ponder.tools.tool import ToolResult
 
 if TYPE_CHECKING:
-    from ponder.agent.run import RunContext
+    from ponder.agent.run.context import RunContext
 
 __all__ = ["MAX_STALL_REPLANS", "StepBuiltins", "StepReActStrategy"]
 

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, ClassVar, Literal
 
-from ponder.agent import prompts
+from ponder.agent.strategies import prompts
 from ponder.events import LimitReached
 from ponder.messages import SystemMessage, ToolCallPart, UserMessage
 from ponder.tools.tool import ToolResult
 
 if TYPE_CHECKING:
-    from ponder.agent.run import RunContext
+    from ponder.agent.run.context import RunContext
 
 __all__ = ["AgentStrategy", "StrategyCategory"]
 

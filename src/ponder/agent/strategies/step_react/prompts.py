@@ -1,25 +1,20 @@
-"""The texts the step-driven workflow, compaction, RAG and the report guard inject."""
+"""The texts the step-driven workflow injects: planning, step status, stalls, summaries."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ponder.agent.step_state import PlanStep
+from ponder.agent.strategies.step_react.state import PlanStep
 
 __all__ = [
-    "COMPACTION_INSTRUCTION",
     "DECOMPOSE_INSTRUCTION",
-    "STEP_SUMMARY_HEADER",
     "abandon_instruction",
     "plan_status",
-    "rag_system_prompt",
     "replan_instruction",
-    "report_instruction",
     "stall_correction",
     "step_stop_result",
     "step_summary_instruction",
     "steps_final_instruction",
-    "structured_correction",
 ]
 
 DECOMPOSE_INSTRUCTION = (
@@ -29,23 +24,6 @@ DECOMPOSE_INSTRUCTION = (
     "do needs no decomposition (steps: []). Otherwise give 2 or more steps with unique "
     "ids; depends_on lists the steps that must finish first; no cycles.<END_OF_PLANNING>"
 )
-
-STEP_SUMMARY_HEADER = "[Summary of previous steps]"
-
-COMPACTION_INSTRUCTION = (
-    "<BEGIN_OF_COMPACTION>Summarise the conversation above for your own later use: the "
-    "user's requests, the facts and tool results found, decisions made and what is still "
-    "open. Be concise and keep names, numbers and identifiers exact. Plain text only."
-    "<END_OF_COMPACTION>"
-)
-
-
-def structured_correction(error: str) -> str:
-    """Told to the model when its structured output could not be used."""
-    return (
-        f"<BEGIN_OF_CORRECTION>Your previous reply could not be used: {error}. Reply again "
-        "with JSON only, matching the requested structure exactly.<END_OF_CORRECTION>"
-    )
 
 
 def plan_status(rendered: str, current: PlanStep) -> str:
@@ -119,35 +97,4 @@ def steps_final_instruction(plan: Sequence[PlanStep]) -> str:
         "<BEGIN_OF_INSTRUCTIONS>All steps of the plan have run. Their results:\n"
         f"{results}\nNow write the final, complete answer to the user's request from these "
         "results. You must NOT call any tools.<END_OF_INSTRUCTIONS>"
-    )
-
-
-def rag_system_prompt(instructions: str, passages: Sequence[str]) -> str:
-    """The system prompt of a RAG answer: instructions plus the retrieved passages."""
-    found = "\n\n".join(passages) if passages else "(no matching documents were found)"
-    head = instructions.strip() + "\n\n" if instructions.strip() else ""
-    return (
-        f"{head}Answer the user's question from the documents below. Cite the source "
-        "names you use. If the documents do not contain the answer, say so.\n\n"
-        f"<documents>\n{found}\n</documents>"
-    )
-
-
-_LEVELS = {
-    "low": "Flag only clearly severe content: instructions for serious violence, weapons "
-    "capable of mass harm, sexual content involving minors.",
-    "medium": "Flag severe content, and also harassment, hate speech, threats, self-harm "
-    "encouragement, or requests to facilitate crime.",
-    "high": "Be strict: flag anything severe or abusive, and also insults, explicit sexual "
-    "content, or borderline requests that could enable harm.",
-}
-
-
-def report_instruction(level: str) -> str:
-    """The classifier prompt of the content report guard at ``level``."""
-    return (
-        "You are a content moderation classifier. Classify the user's message below. "
-        f"Strictness: {level}. {_LEVELS.get(level, _LEVELS['medium'])} Reply with JSON "
-        'only: {"flagged": bool, "category": str, "reason": str}; category is '
-        "'none' when not flagged."
     )

@@ -13,11 +13,11 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from ponder.agent.approval import check_decision
-from ponder.agent.durable import Checkpointer
 from ponder.agent.result import RunResult
-from ponder.agent.run import RunContext
-from ponder.agent.state import RunState
+from ponder.agent.run.approval import check_decision
+from ponder.agent.run.checkpointer import Checkpointer
+from ponder.agent.run.context import RunContext
+from ponder.agent.run.state import RunState
 from ponder.events import RunCancelled, RunFailed, RunFinished, RunResumed, RunStarted, RunSuspended
 from ponder.exceptions import RunLeaseError, UserError, VMError
 from ponder.store.base import Store

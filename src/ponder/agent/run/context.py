@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ponder.agent.hooks import Hooks, ModelCall
-from ponder.agent.state import RunState
+from ponder.agent.run.state import RunState
 from ponder.config import AgentConfig
 from ponder.events import (
     Event,
@@ -40,8 +40,8 @@ from ponder.tools.executor import ToolExecutor, ToolOutcome
 from ponder.tools.registry import ToolRegistry
 
 if TYPE_CHECKING:
-    from ponder.agent.durable import Checkpointer
-    from ponder.agent.strategy import AgentStrategy
+    from ponder.agent.run.checkpointer import Checkpointer
+    from ponder.agent.strategies.base import AgentStrategy
 
 __all__ = ["EventSink", "RunContext"]
 

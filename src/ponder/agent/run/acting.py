@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from ponder.agent.approval import approval_payload, decide
+from ponder.agent.run.approval import approval_payload, decide
 from ponder.events import ToolCallStarted
 from ponder.exceptions import Suspend
 from ponder.messages import AssistantMessage, ToolCallPart, ToolMessage
@@ -27,8 +27,8 @@ from ponder.tools.builtin import CONTROL_TOOLS
 from ponder.tools.tool import ToolResult
 
 if TYPE_CHECKING:
-    from ponder.agent.builtins import Builtins
-    from ponder.agent.run import RunContext
+    from ponder.agent.run.context import RunContext
+    from ponder.agent.strategies.builtins import Builtins
 
 __all__ = ["act", "answer_open_calls", "call_signature"]
 

@@ -11,13 +11,13 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
-from ponder.agent.step_prompts import step_summary_instruction
-from ponder.agent.step_state import PlanStep
-from ponder.agent.structured_ask import request_structured
+from ponder.agent.strategies.step_react.prompts import step_summary_instruction
+from ponder.agent.strategies.step_react.state import PlanStep
+from ponder.agent.strategies.structured_ask import request_structured
 from ponder.messages import AssistantMessage, UserMessage
 
 if TYPE_CHECKING:
-    from ponder.agent.run import RunContext
+    from ponder.agent.run.context import RunContext
 
 __all__ = ["STEP_SUMMARY_SCHEMA", "StepSummary", "summarise_step"]
 

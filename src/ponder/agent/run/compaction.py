@@ -17,15 +17,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from ponder.agent.state import RunState
-from ponder.agent.step_prompts import COMPACTION_INSTRUCTION, STEP_SUMMARY_HEADER
+from ponder.agent.run.state import RunState
+from ponder.agent.strategies.prompts import COMPACTION_INSTRUCTION, STEP_SUMMARY_HEADER
 from ponder.events import CompactionApplied
 from ponder.exceptions import ModelError
 from ponder.messages import Message, SystemMessage, ToolMessage, UserMessage
 from ponder.models.tokens import estimate_messages_tokens
 
 if TYPE_CHECKING:
-    from ponder.agent.run import RunContext
+    from ponder.agent.run.context import RunContext
 
 __all__ = [
     "compact",

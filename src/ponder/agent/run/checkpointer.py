@@ -17,7 +17,7 @@ from ponder.store.base import FORMAT, Checkpoint, Store, StoredRun
 from ponder.tools.executor import ToolOutcome
 
 if TYPE_CHECKING:
-    from ponder.agent.run import RunContext
+    from ponder.agent.run.context import RunContext
     from ponder.vm import Interpreter
 
 __all__ = ["Checkpointer"]

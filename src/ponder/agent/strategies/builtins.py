@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from ponder.agent import prompts
+from ponder.agent.strategies import prompts
 from ponder.events import (
     MiddleMessage,
     ReasoningStep,
@@ -26,7 +26,7 @@ from ponder.tools.coerce import describe_value
 from ponder.tools.tool import ToolResult
 
 if TYPE_CHECKING:
-    from ponder.agent.run import RunContext
+    from ponder.agent.run.context import RunContext
 
 __all__ = ["Builtins", "parse_structured_reasoning", "parse_tool_prediction"]
 

@@ -1,0 +1,44 @@
+"""The workflows as VM programs, built from the spec's named nodes.
+
+```
+REACT_BLOCK = STRATEGY_INIT >> AGENT_ENTRY
+              >> WHILE(SINGLE_STRATEGY_CALL).ACTION(REACT_COUNTER) >> AGENT_POST_PROCESS
+RUN_BLOCK   = STRATEGY_INIT >> AGENT_ENTRY >> STRATEGY_RUN >> AGENT_POST_PROCESS
+```
+
+Step-react's program (`STEP_REACT_BLOCK`) lives with its strategy, in
+`ponder.agent.strategies.step_react.program`; the nodes shared by all, in `run.nodes`.
+"""
+
+from __future__ import annotations
+
+from ponder.agent.run.nodes import (
+    agent_entry,
+    agent_post_process,
+    react_counter,
+    single_strategy_call,
+    strategy_init,
+    strategy_run,
+)
+from ponder.agent.strategies.base import StrategyCategory
+from ponder.agent.strategies.step_react.program import STEP_REACT_BLOCK
+from ponder.vm import WHILE, Program, compile_program
+
+__all__ = ["REACT_BLOCK", "RUN_BLOCK", "STEP_REACT_BLOCK", "program_for"]
+
+REACT_BLOCK: Program = compile_program(
+    strategy_init
+    >> agent_entry
+    >> WHILE(single_strategy_call).ACTION(react_counter)
+    >> agent_post_process
+)
+RUN_BLOCK: Program = compile_program(
+    strategy_init >> agent_entry >> strategy_run >> agent_post_process
+)
+
+
+def program_for(category: StrategyCategory) -> Program:
+    """The program that drives a strategy of ``category``."""
+    if category == "agent":
+        return REACT_BLOCK
+    return STEP_REACT_BLOCK if category == "step" else RUN_BLOCK
