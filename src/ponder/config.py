@@ -97,8 +97,14 @@ class AgentConfig(BaseModel):
     enable_thinking_tool: bool = True
     enable_todo_tool: bool = False
     thought_max_chars: int = Field(default=2000, ge=100)
+    mcp_sampling_limit: int = Field(default=5, ge=0)
+    """MCP sampling requests one run answers at most (0 = sampling not offered)."""
+    mcp_sampling_model: str | None = None
+    """The model that answers MCP sampling requests; None = the agent's own model."""
+    mcp_roots: tuple[str, ...] = ()
+    """Directories (or ``file://`` URIs) offered to MCP servers as roots."""
 
-    @field_validator("agent_mcp_server_scripts", mode="before")
+    @field_validator("agent_mcp_server_scripts", "mcp_roots", mode="before")
     @classmethod
     def _scripts_as_tuple(cls, value: Any) -> Any:
         return tuple(value) if isinstance(value, list) else value

@@ -20,6 +20,8 @@ __all__ = [
     "EventKind",
     "LimitReached",
     "LoopDetected",
+    "MCPEvent",
+    "MCPEventType",
     "MiddleMessage",
     "PlanUpdated",
     "ReasoningDelta",
@@ -350,6 +352,39 @@ class CheckpointWritten(Event):
     bytes_written: int
 
 
+MCPEventType = Literal[
+    "connected",
+    "connect_failed",
+    "disconnected",
+    "server_failed",
+    "transport_error",
+    "tools_listed",
+    "tools_changed",
+    "tools_renamed",
+    "resources_changed",
+    "prompts_changed",
+    "log",
+    "progress",
+    "sampling",
+    "elicitation",
+]
+
+
+@dataclass(slots=True, kw_only=True)
+class MCPEvent(Event):
+    """Something an MCP server did or asked during the run (``type`` says what).
+
+    ``data`` holds the details: ``error`` (with the server's stderr tail) for failures,
+    ``level``/``data`` for logs, ``progress``/``total`` for progress, ``status``/``count``/
+    ``limit`` for sampling and elicitation. Secrets (tokens) never appear here.
+    """
+
+    kind: ClassVar[str] = "mcp"
+    type: MCPEventType
+    server: str = ""
+    data: dict[str, Any] = field(default_factory=dict)
+
+
 EVENT_TYPES: dict[str, type[Event]] = {
     cls.kind: cls
     for cls in (
@@ -361,6 +396,7 @@ EVENT_TYPES: dict[str, type[Event]] = {
         TodoUpdated, PlanUpdated, StepStarted, StepFinished, CompactionApplied,
         RetrievalDone, ReportRaised,
         CheckpointWritten,
+        MCPEvent,
     )
 }  # fmt: skip
 EventKind = str

@@ -28,7 +28,7 @@ from ponder.agent.toolbox import Toolbox
 from ponder.config import AgentConfig
 from ponder.exceptions import UserError
 from ponder.messages import Ledger, Message, messages_from_json
-from ponder.models.base import Model, ModelSettings
+from ponder.models.base import Model, ModelSettings, Usage
 from ponder.store.base import Store
 from ponder.tools.executor import ToolExecutor
 from ponder.tools.registry import ToolRegistry
@@ -63,6 +63,7 @@ class Agent:
         self._model_spec = model if model is not None else self.config.model
         self._model: Model | None = None
         self.toolbox = Toolbox(self.config, tools)
+        self.on_elicitation = self.toolbox.on_elicitation
         self._executor: ToolExecutor | None = None
         self._strategy = strategy or self._default_strategy()
 
@@ -118,6 +119,26 @@ class Agent:
     async def _context(
         self, state: RunState, deps: Any, sink: EventSink | None = None, stream: bool = False
     ) -> RunContext:
+        registry, executor = await self._tools_now()
+        ctx = RunContext(
+            config=self.config, model=self.model, tools=registry, executor=executor,
+            hooks=self.hooks, state=state, instructions=self.instructions, deps=deps,
+            sink=sink, stream_text=stream, strategy_type=self._strategy,
+        )  # fmt: skip
+        binding = self.toolbox.mcp.bindings.get(state.run_id) if self.toolbox.mcp else None
+        if binding is not None:
+
+            async def source() -> tuple[ToolRegistry, ToolExecutor]:
+                binding.attach(ctx.emit_now)  # after RunStarted: the first round asks
+                return await self._tools_now()
+
+            def add_usage(usage: Usage) -> None:
+                ctx.state.usage = ctx.state.usage + usage
+
+            ctx.tool_source, binding.add_usage = source, add_usage
+        return ctx
+
+    async def _tools_now(self) -> tuple[ToolRegistry, ToolExecutor]:
         registry = await self.toolbox.refresh()
         executor = self._executor
         if executor is None or executor.registry is not registry:
@@ -127,11 +148,7 @@ class Agent:
                 default_timeout=self.config.tool_timeout,
                 max_output_chars=self.config.tool_output_max_chars,
             )
-        return RunContext(
-            config=self.config, model=self.model, tools=registry, executor=executor,
-            hooks=self.hooks, state=state, instructions=self.instructions, deps=deps,
-            sink=sink, stream_text=stream, strategy_type=self._strategy,
-        )  # fmt: skip
+        return registry, executor
 
     def new_state(
         self,
@@ -181,8 +198,9 @@ class Agent:
         """
         store = store or self.store
         state = await self._new_run(prompt, message_history, run_id, session_id, store)
-        ctx = await self._context(state, deps)
-        return await start_run(ctx, self.program, store)
+        with self.toolbox.bind(state.run_id, self.model):
+            ctx = await self._context(state, deps)
+            return await start_run(ctx, self.program, store)
 
     def run_sync(self, prompt: str, **options: Any) -> RunResult:
         """`run` for code without an event loop."""
@@ -204,8 +222,9 @@ class Agent:
 
         async def start(sink: EventSink) -> RunResult:
             state = await self._new_run(prompt, message_history, run_id, session_id, chosen)
-            ctx = await self._context(state, deps, sink, True)
-            return await start_run(ctx, self.program, chosen)
+            with self.toolbox.bind(state.run_id, self.model):
+                ctx = await self._context(state, deps, sink, True)
+                return await start_run(ctx, self.program, chosen)
 
         return RunStream(start, run_id)
 
@@ -216,8 +235,9 @@ class Agent:
         chosen = store or self.store
         if chosen is None:
             raise UserError("resume needs the store the run was checkpointed to")
-        ctx = await self._context(self.new_state(""), deps)
-        return await resume_run(ctx, self.program, chosen, run_id, value)
+        with self.toolbox.bind(run_id, self.model):
+            ctx = await self._context(self.new_state("", run_id=run_id), deps)
+            return await resume_run(ctx, self.program, chosen, run_id, value)
 
     async def aclose(self) -> None:
         """Release what the agent holds (MCP sessions)."""

@@ -2,12 +2,14 @@
 
 MCP sessions (``agent_mcp_client_enable`` / ``agent_mcp_server_scripts``) are pooled for
 the agent's lifetime, connected lazily at the first run, and closed by `Toolbox.close`.
-The registry is rebuilt only when a server's tool list changed.
+The registry is rebuilt only when a server's tool list changed. Each run binds itself
+(`Toolbox.bind`) so that the servers' events, sampling and elicitation reach it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from ponder.config import AgentConfig
@@ -16,6 +18,8 @@ from ponder.tools.tool import Tool
 
 if TYPE_CHECKING:
     from ponder.mcp import MCPToolset
+    from ponder.mcp.binding import ElicitationHandler, RunBinding
+    from ponder.models.base import Model
 
 __all__ = ["Toolbox", "as_tool"]
 
@@ -57,9 +61,52 @@ class Toolbox:
             from ponder.mcp import MCPToolset, parse_server_specs
 
             specs = parse_server_specs(list(config.agent_mcp_server_scripts))
-            self.mcp = MCPToolset(specs, call_timeout=config.tool_timeout)
+            self.mcp = MCPToolset(
+                specs,
+                call_timeout=config.tool_timeout,
+                sampling=config.mcp_sampling_limit > 0,
+                roots=config.mcp_roots,
+            )
+        self.config = config
+        self.elicitation: ElicitationHandler | None = None
+        """Answers the servers' elicitation requests (see `on_elicitation`)."""
         self._registry = ToolRegistry(self.base)
         self._mcp_tools: list[Tool] = []
+        self.sampling_model: Model | None = None
+        """The model that answers MCP sampling; None = ``mcp_sampling_model`` or the run's."""
+
+    def on_elicitation(self, handler: ElicitationHandler) -> ElicitationHandler:
+        """Register the coroutine function that answers MCP elicitation; returns it."""
+        self.elicitation = handler
+        return handler
+
+    @contextmanager
+    def bind(self, run_id: str, model: Model) -> Iterator[RunBinding | None]:
+        """Bind a run to the MCP servers for the block (None when there are none)."""
+        if self.mcp is None:
+            yield None
+            return
+        from ponder.mcp.binding import RunBinding
+
+        binding = RunBinding(
+            run_id=run_id,
+            model=self._sampler(model),
+            sampling_limit=self.config.mcp_sampling_limit,
+            elicit=self.elicitation,
+        )
+        with self.mcp.bind(binding):
+            yield binding
+
+    def _sampler(self, model: Model) -> Model:
+        spec = self.config.mcp_sampling_model
+        if self.sampling_model is None and spec is not None:
+            from ponder.models import resolve_model
+
+            config = self.config
+            self.sampling_model = resolve_model(
+                spec, api_key=config.api_key, base_url=config.base_url
+            )
+        return self.sampling_model or model
 
     @property
     def registry(self) -> ToolRegistry:

@@ -11,11 +11,12 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
+from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
 import anyio
 import mcp_types as types
-from mcp.client.session import ClientSession
+from mcp.client.session import ClientSession, ElicitationFnT, ListRootsFnT, SamplingFnT
 from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
@@ -25,6 +26,7 @@ from ponder.mcp.config import MCPServerConfig
 from ponder.mcp.transport import ServerLog, open_transport
 
 __all__ = [
+    "ClientCallbacks",
     "EventSink",
     "MCPServerConnection",
     "ServerCallError",
@@ -39,6 +41,15 @@ ConnectionStatus = Literal["idle", "connecting", "ready", "broken", "closed"]
 _CLIENT_INFO = types.Implementation(name="ponder", version="0.1")
 _STOP_TIMEOUT = 10.0
 _PING_TIMEOUT = 5.0
+
+
+@dataclass(frozen=True)
+class ClientCallbacks:
+    """How the client answers a server's own requests; None = not offered (capability off)."""
+
+    sampling: SamplingFnT | None = None
+    elicitation: ElicitationFnT | None = None
+    list_roots: ListRootsFnT | None = None
 
 
 class ServerUnavailableError(ToolError):
@@ -62,6 +73,7 @@ class MCPServerConnection:
         *,
         init_timeout: float,
         emit: EventSink,
+        callbacks: ClientCallbacks | None = None,
         backoff_base: float = 0.5,
         backoff_max: float = 30.0,
     ) -> None:
@@ -73,6 +85,7 @@ class MCPServerConnection:
         """True when the tool list must be fetched again (never listed, changed, reconnected)."""
         self.last_error: str | None = None
         self._emit = emit
+        self._callbacks = callbacks or ClientCallbacks()
         self._backoff = (backoff_base, backoff_max)
         self._failures = 0
         self._failed_at = 0.0
@@ -124,6 +137,18 @@ class MCPServerConnection:
             cursor = page.next_cursor
             if not cursor:
                 return tools
+
+    @property
+    def capabilities(self) -> types.ServerCapabilities | None:
+        """What the connected server offers (None before the first connection)."""
+        session = self._session
+        return session.server_capabilities if session is not None else None
+
+    async def run(self, operation: Callable[[ClientSession], Awaitable[ResultT]]) -> ResultT:
+        """Run ``operation`` on the session within the init timeout; errors as `ToolError`."""
+        session = await self.session()
+        result: ResultT = await self._request(session, operation(session), self.init_timeout)
+        return result
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], *, timeout: float, progress: ProgressFnT
@@ -241,9 +266,13 @@ class MCPServerConnection:
             async with AsyncExitStack() as stack:
                 streams = await stack.enter_async_context(open_transport(self.config, log))
                 read_stream, write_stream = streams
+                callbacks = self._callbacks
                 session = ClientSession(
                     read_stream,
                     write_stream,
+                    sampling_callback=callbacks.sampling,
+                    elicitation_callback=callbacks.elicitation,
+                    list_roots_callback=callbacks.list_roots,
                     message_handler=self._on_message,
                     client_info=_CLIENT_INFO,
                 )
@@ -270,11 +299,14 @@ class MCPServerConnection:
         if isinstance(message, types.ToolListChangedNotification):
             self.tools_stale = True
             self._emit({"kind": "mcp.tools_changed", "server": self.name})
+        elif isinstance(message, types.ResourceListChangedNotification):
+            self._emit({"kind": "mcp.resources_changed", "server": self.name})
+        elif isinstance(message, types.PromptListChangedNotification):
+            self._emit({"kind": "mcp.prompts_changed", "server": self.name})
         elif isinstance(message, types.LoggingMessageNotification):
             params = message.params
-            self._emit(
-                {"kind": "mcp.log", "server": self.name, "level": params.level, "data": params.data}
-            )
+            log = {"level": params.level, "logger": params.logger, "data": params.data}
+            self._emit({"kind": "mcp.log", "server": self.name, **log})
         elif isinstance(message, Exception):
             self._emit(
                 {

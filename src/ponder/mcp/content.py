@@ -15,7 +15,7 @@ import mcp_types as types
 
 from ponder.tools.tool import ToolResult
 
-__all__ = ["to_tool_result"]
+__all__ = ["decoded_size", "to_tool_result"]
 
 
 def to_tool_result(result: types.CallToolResult) -> ToolResult:
@@ -42,9 +42,9 @@ def _describe(block: types.ContentBlock) -> str:
         case types.TextContent():
             return block.text
         case types.ImageContent():
-            return f"[image {block.mime_type}, {_decoded_size(block.data)} bytes]"
+            return f"[image {block.mime_type}, {decoded_size(block.data)} bytes]"
         case types.AudioContent():
-            return f"[audio {block.mime_type}, {_decoded_size(block.data)} bytes]"
+            return f"[audio {block.mime_type}, {decoded_size(block.data)} bytes]"
         case types.ResourceLink():
             return f"[resource link {block.uri}" + (f": {block.name}]" if block.name else "]")
         case types.EmbeddedResource():
@@ -56,10 +56,11 @@ def _describe_resource(resource: types.TextResourceContents | types.BlobResource
     if isinstance(resource, types.TextResourceContents):
         return f"[resource {resource.uri}]\n{resource.text}"
     mime = resource.mime_type or "application/octet-stream"
-    return f"[resource {resource.uri}, {mime}, {_decoded_size(resource.blob)} bytes]"
+    return f"[resource {resource.uri}, {mime}, {decoded_size(resource.blob)} bytes]"
 
 
-def _decoded_size(data: str) -> int:
+def decoded_size(data: str) -> int:
+    """The size in bytes of base64 ``data`` (its length when it is not base64)."""
     try:
         return len(base64.b64decode(data, validate=False))
     except (binascii.Error, ValueError):

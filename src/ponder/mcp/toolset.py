@@ -4,22 +4,33 @@ Sessions are pooled for the toolset's lifetime and started lazily and concurrent
 `MCPToolset.tools`. A tool name offered by two servers becomes ``<server>__<tool>`` on
 both (reported in `MCPToolset.renamed` and an ``mcp.tools_renamed`` event). A failing
 server yields error results for its calls and is reconnected with backoff.
+
+Runs lend the toolset their event sink, model and answering callbacks with `bind`: a
+server's logs, progress, failures, sampling and elicitation requests reach that run
+(see `ponder.mcp.binding`). Servers that offer resources add the two resource tools.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
 from types import TracebackType
 from typing import Any
 
 import mcp_types as types
 
+from ponder.events import MCPEvent
 from ponder.exceptions import ToolError, UserError
-from ponder.mcp.client import EventSink, MCPServerConnection
+from ponder.mcp.binding import Bindings, RunBinding, to_mcp_event
+from ponder.mcp.client import ClientCallbacks, EventSink, MCPServerConnection
 from ponder.mcp.config import MCPServerConfig, unique_names
 from ponder.mcp.content import to_tool_result
+from ponder.mcp.elicitation import answer_elicitation
+from ponder.mcp.resources import resource_tools
+from ponder.mcp.sampling import answer_sampling
 from ponder.tools.tool import Tool, ToolContext, ToolResult
 
 __all__ = ["MCPToolset"]
@@ -38,7 +49,15 @@ class MCPToolset:
         call_timeout: float = 60.0,
         init_timeout: float = 20.0,
         on_event: EventSink | None = None,
+        sampling: bool = True,
+        elicitation: bool = True,
+        roots: Sequence[str] = (),
     ) -> None:
+        """Pool sessions to ``servers``; offer sampling, elicitation and ``roots`` to them.
+
+        Sampling and elicitation are answered by the bound runs; ``roots`` are paths or
+        ``file://`` URIs.
+        """
         if call_timeout <= 0 or init_timeout <= 0:
             raise UserError("MCPToolset: call_timeout and init_timeout must be positive")
         names = unique_names([s.name for s in servers])
@@ -51,8 +70,13 @@ class MCPToolset:
         """Server name → why it contributes no tools (failed to start or to list)."""
         self.renamed: dict[str, tuple[str, str]] = {}
         """Exposed tool name → (server, original tool name), for names offered twice."""
+        self.bindings = Bindings()
+        self._roots = [_to_root(r) for r in roots]
+        self._offer = (sampling, elicitation)
         self._connections = {
-            s.name: MCPServerConnection(s, init_timeout=init_timeout, emit=self._emit)
+            s.name: MCPServerConnection(
+                s, init_timeout=init_timeout, emit=self._emit, callbacks=self._callbacks(s.name)
+            )
             for s in self.servers
         }
         self._listed: dict[str, list[types.Tool]] = {s.name: [] for s in self.servers}
@@ -70,6 +94,17 @@ class MCPToolset:
         tb: TracebackType | None,
     ) -> None:
         await self.close()
+
+    @property
+    def connections(self) -> dict[str, MCPServerConnection]:
+        """The pooled connection of each server, by name."""
+        return dict(self._connections)
+
+    @contextmanager
+    def bind(self, binding: RunBinding) -> Iterator[RunBinding]:
+        """Route the servers' traffic for ``binding``'s run to it while the block runs."""
+        with self.bindings.bound(binding):
+            yield binding
 
     async def start(self) -> None:
         """Open the toolset; servers connect lazily on the first `tools()`."""
@@ -92,7 +127,7 @@ class MCPToolset:
         stale = [c for c in self._connections.values() if c.tools_stale]
         if stale or self._tools is None:
             await asyncio.gather(*(self._refresh(c) for c in stale))
-            self._tools = self._build_tools()
+            self._tools = self._build_tools() + resource_tools(self._connections)
         return list(self._tools)
 
     async def _refresh(self, connection: MCPServerConnection) -> None:
@@ -164,7 +199,8 @@ class MCPToolset:
             )
 
         try:
-            result = await connection.call_tool(tool, args, timeout=timeout, progress=progress)
+            with self.bindings.calling(server, ctx.run_id):
+                result = await connection.call_tool(tool, args, timeout=timeout, progress=progress)
         except ToolError as exc:
             return ToolResult.fail(str(exc), data={"mcp_server": server, "mcp_tool": tool})
         return to_tool_result(result)
@@ -172,6 +208,42 @@ class MCPToolset:
     def _emit(self, event: dict[str, Any]) -> None:
         if self.on_event is not None:
             self.on_event(event)
+        typed = to_mcp_event(event)
+        if typed is not None:
+            self.bindings.deliver(typed.server, typed)
+
+    def _deliver(self, server: str, event: MCPEvent) -> None:
+        """A typed event from the callbacks: to the run, and to ``on_event`` as a dict."""
+        if self.on_event is not None:
+            self.on_event({"kind": f"mcp.{event.type}", "server": server, **event.data})
+        self.bindings.deliver(server, event)
+
+    def _callbacks(self, server: str) -> ClientCallbacks:
+        bindings, deliver = self.bindings, self._deliver
+
+        async def sampling(context: Any, params: types.CreateMessageRequestParams) -> Any:
+            return await answer_sampling(bindings.for_server(server), server, params, deliver)
+
+        async def elicitation(context: Any, params: types.ElicitRequestParams) -> Any:
+            return await answer_elicitation(bindings.for_server(server), server, params, deliver)
+
+        async def list_roots(context: Any) -> types.ListRootsResult:
+            return types.ListRootsResult(roots=self._roots)
+
+        offer_sampling, offer_elicitation = self._offer
+        return ClientCallbacks(
+            sampling=sampling if offer_sampling else None,
+            elicitation=elicitation if offer_elicitation else None,
+            list_roots=list_roots if self._roots else None,
+        )
+
+
+def _to_root(root: str) -> types.Root:
+    """A ``file://`` root from a path (made absolute) or a ``file://`` URI."""
+    if root.startswith("file://"):
+        return types.Root(uri=root)
+    path = Path(root).expanduser().resolve()
+    return types.Root(uri=path.as_uri(), name=path.name or str(path))
 
 
 def _free_name(name: str, taken: set[str]) -> str:

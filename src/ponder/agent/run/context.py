@@ -8,7 +8,7 @@ streaming, usage); ``emit`` stamps an event and delivers it.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -43,9 +43,10 @@ if TYPE_CHECKING:
     from ponder.agent.run.checkpointer import Checkpointer
     from ponder.agent.strategies.base import AgentStrategy
 
-__all__ = ["EventSink", "RunContext"]
+__all__ = ["EventSink", "RunContext", "ToolSource"]
 
 EventSink = Callable[[Event], None]
+ToolSource = Callable[[], Awaitable[tuple[ToolRegistry, ToolExecutor]]]
 
 
 @dataclass(slots=True, eq=False)
@@ -68,6 +69,8 @@ class RunContext:
     """The value a suspended run was resumed with (approval decisions)."""
     interrupted: set[str] = field(default_factory=set)
     """Calls that were running when the run stopped (set when it is resumed)."""
+    tool_source: ToolSource | None = None
+    """The current tools and their executor (MCP servers' lists change during a run)."""
     _strategy: AgentStrategy | None = None
     _backlog: list[Event] = field(default_factory=list)
 
@@ -87,6 +90,16 @@ class RunContext:
             max_tokens=self.config.max_tokens,
             timeout=self.config.llm_timeout,
         )
+
+    async def refresh_tools(self) -> bool:
+        """Take up the current tool set between rounds; True when it changed."""
+        if self.tool_source is None:
+            return False
+        tools, executor = await self.tool_source()
+        if tools is self.tools:
+            return False
+        self.tools, self.executor = tools, executor
+        return True
 
     def close(self) -> None:
         """Drop the run's reference cycles (strategy, checkpointer) once it is over."""

@@ -68,6 +68,8 @@ class ReActStrategy(AgentStrategy):
             if limit is not None and state.tool_calls >= limit:
                 await self._limit_reached("tool_calls", limit)
                 return False
+            if await self.ctx.refresh_tools():
+                self._tools = None
             await self.ctx.emit(RoundStarted(round=round_no, tool_choice=self._choice()))
             state.last_summary = ""
             if self._must_think(round_no) and not await self.ask(

@@ -1,0 +1,128 @@
+"""Which run an MCP server's notifications and requests belong to.
+
+The toolset's sessions are shared by every run of an agent, but a server's logs,
+progress, sampling and elicitation requests belong to one run. Each run registers a
+`RunBinding` for its lifetime; a server's traffic goes to the run with the latest call in
+flight on that server, else to the only bound run. Events that find no run are kept
+(a bounded number) and handed to the next run that binds, so a server that failed
+between runs is still reported.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import deque
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, cast, get_args
+
+from ponder.events import Event, MCPEvent, MCPEventType
+
+if TYPE_CHECKING:
+    from ponder.mcp.elicitation import ElicitationAnswer, ElicitationRequest
+    from ponder.models.base import Model, Usage
+
+__all__ = ["Bindings", "ElicitationHandler", "RunBinding", "to_mcp_event"]
+
+ElicitationHandler = Callable[["ElicitationRequest"], Awaitable["ElicitationAnswer"]]
+_KEPT_ORPHANS = 50
+_TYPES = frozenset(get_args(MCPEventType))
+
+
+@dataclass(eq=False)
+class RunBinding:
+    """What one run lends the MCP client: its event sink, model and answering callbacks."""
+
+    run_id: str
+    model: Model | None = None
+    """The model that answers the servers' sampling requests (None = sampling refused)."""
+    sampling_limit: int = 0
+    """Sampling requests this run answers at most."""
+    elicit: ElicitationHandler | None = None
+    """Asks the user for a server's elicitation (None = elicitation declined)."""
+    add_usage: Callable[[Usage], None] | None = None
+    """Adds the tokens a sampling request used to the run's usage."""
+    sampling_count: int = 0
+    sink: Callable[[Event], None] | None = None
+    _pending: list[Event] = field(default_factory=list)
+
+    def deliver(self, event: Event) -> None:
+        """Give ``event`` to the run, or keep it until `attach`."""
+        if self.sink is not None:
+            self.sink(event)
+        else:
+            self._pending.append(event)
+
+    def attach(self, sink: Callable[[Event], None]) -> None:
+        """Start delivering to ``sink``; events kept so far go first, in order."""
+        self.sink = sink
+        pending, self._pending = self._pending, []
+        for event in pending:
+            sink(event)
+
+
+class Bindings:
+    """The runs bound to one toolset and the calls each has in flight per server."""
+
+    def __init__(self) -> None:
+        self._runs: dict[str, RunBinding] = {}
+        self._calls: dict[str, list[str]] = {}
+        self._orphans: deque[Event] = deque(maxlen=_KEPT_ORPHANS)
+
+    @contextmanager
+    def bound(self, binding: RunBinding) -> Iterator[RunBinding]:
+        """Register ``binding`` while the block runs; it first receives kept events."""
+        self._runs[binding.run_id] = binding
+        while self._orphans:
+            binding.deliver(self._orphans.popleft())
+        try:
+            yield binding
+        finally:
+            if self._runs.get(binding.run_id) is binding:
+                del self._runs[binding.run_id]
+
+    @contextmanager
+    def calling(self, server: str, run_id: str) -> Iterator[None]:
+        """Mark a call of ``run_id`` in flight on ``server`` while the block runs."""
+        calls = self._calls.setdefault(server, [])
+        calls.append(run_id)
+        try:
+            yield
+        finally:
+            calls.remove(run_id)
+
+    def get(self, run_id: str) -> RunBinding | None:
+        """The binding of ``run_id``, if it is bound."""
+        return self._runs.get(run_id)
+
+    def for_server(self, server: str) -> RunBinding | None:
+        """The run that a request or notification from ``server`` belongs to, if any."""
+        for run_id in reversed(self._calls.get(server, [])):
+            found = self._runs.get(run_id)
+            if found is not None:
+                return found
+        if len(self._runs) == 1:
+            return next(iter(self._runs.values()))
+        return None
+
+    def deliver(self, server: str, event: Event) -> None:
+        """Route ``event`` from ``server`` (every bound run when ``server`` is "")."""
+        if not server:
+            targets = list(self._runs.values())
+        else:
+            found = self.for_server(server)
+            targets = [found] if found is not None else []
+        if not targets:
+            self._orphans.append(event)
+        for binding in targets:
+            binding.deliver(event if len(targets) == 1 else dataclasses.replace(event))
+
+
+def to_mcp_event(raw: dict[str, Any]) -> MCPEvent | None:
+    """The typed event for one of the client's ``{"kind": "mcp.<type>", ...}`` dicts."""
+    name = str(raw.get("kind", "")).removeprefix("mcp.")
+    if name not in _TYPES:
+        return None
+    data = {k: v for k, v in raw.items() if k not in ("kind", "server")}
+    return MCPEvent(type=cast(MCPEventType, name), server=str(raw.get("server", "")), data=data)

@@ -1,0 +1,126 @@
+"""Answer a server's ``elicitation/create`` by asking the user, schema checked.
+
+The run's `ElicitationHandler` (a Python callback, or the CLI's prompt) receives an
+`ElicitationRequest` — form mode with a JSON schema, or URL mode with a link to open —
+and returns an `ElicitationAnswer`. An accepted form answer is validated against the
+requested schema; one that does not match is an error answer to that server's request
+(the tool call that asked fails with it), never a crashed run. Each request is an ``mcp``
+event of type ``elicitation`` whose ``status`` is the action or ``invalid``/``refused``;
+the answer's content is not put in events.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import mcp_types as types
+
+from ponder.events import MCPEvent
+from ponder.mcp.binding import RunBinding
+
+__all__ = [
+    "ElicitationAnswer",
+    "ElicitationRequest",
+    "answer_elicitation",
+    "schema_problems",
+]
+
+Action = Literal["accept", "decline", "cancel"]
+_MAX_PROBLEMS = 5
+
+
+@dataclass(frozen=True)
+class ElicitationRequest:
+    """What a server asks the user: fill in ``schema`` (form) or visit ``url`` (URL mode)."""
+
+    server: str
+    run_id: str
+    mode: Literal["form", "url"]
+    message: str
+    schema: dict[str, Any] = field(default_factory=dict)
+    url: str | None = None
+    elicitation_id: str | None = None
+
+
+@dataclass(frozen=True)
+class ElicitationAnswer:
+    """The user's reply: ``accept`` with ``content`` (form), or ``decline``/``cancel``."""
+
+    action: Action
+    content: dict[str, Any] | None = None
+
+
+def schema_problems(schema: dict[str, Any], content: dict[str, Any] | None) -> list[str]:
+    """Why ``content`` does not satisfy ``schema`` (empty when it does)."""
+    from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
+    from jsonschema.exceptions import SchemaError  # type: ignore[import-untyped]
+
+    try:
+        validator = Draft202012Validator(schema)
+    except SchemaError as exc:
+        return [f"the requested schema is invalid: {exc.message}"]
+    errors = sorted(validator.iter_errors(content or {}), key=lambda e: list(e.path))
+    return [
+        f"{'/'.join(str(p) for p in e.path) or '(answer)'}: {e.message}"
+        for e in errors[:_MAX_PROBLEMS]
+    ]
+
+
+def _to_request(server: str, run_id: str, params: types.ElicitRequestParams) -> ElicitationRequest:
+    if isinstance(params, types.ElicitRequestURLParams):
+        return ElicitationRequest(
+            server, run_id, "url", params.message, url=params.url,
+            elicitation_id=params.elicitation_id,
+        )  # fmt: skip
+    return ElicitationRequest(server, run_id, "form", params.message, dict(params.requested_schema))
+
+
+async def answer_elicitation(
+    binding: RunBinding | None,
+    server: str,
+    params: types.ElicitRequestParams,
+    emit: Callable[[str, MCPEvent], None],
+) -> types.ElicitResult | types.ErrorData:
+    """Ask the run's handler; the validated answer, or an error the server receives."""
+    mode = "url" if isinstance(params, types.ElicitRequestURLParams) else "form"
+    if binding is None or binding.elicit is None:
+        reason = "no run is active" if binding is None else "no one can answer in this run"
+        emit(server, _event(server, mode, "refused", params.message, error=reason))
+        return types.ErrorData(code=types.INVALID_REQUEST, message=f"elicitation refused: {reason}")
+    request = _to_request(server, binding.run_id, params)
+    emit(server, _event(server, mode, "requested", params.message))
+    try:
+        answer = await binding.elicit(request)
+    except Exception as exc:
+        error = f"{type(exc).__name__}: {exc}"
+        emit(server, _event(server, mode, "failed", params.message, error=error))
+        return types.ErrorData(code=types.INTERNAL_ERROR, message=f"elicitation failed: {error}")
+    return _checked(server, request, answer, emit)
+
+
+def _checked(
+    server: str,
+    request: ElicitationRequest,
+    answer: ElicitationAnswer,
+    emit: Callable[[str, MCPEvent], None],
+) -> types.ElicitResult | types.ErrorData:
+    if answer.action not in ("accept", "decline", "cancel"):
+        problems = [f"unknown action {answer.action!r} (accept, decline or cancel)"]
+    elif answer.action == "accept" and request.mode == "form":
+        problems = schema_problems(request.schema, answer.content)
+    else:
+        problems = []
+    if problems:
+        error = "the answer does not match the requested schema: " + "; ".join(problems)
+        emit(server, _event(server, request.mode, "invalid", request.message, error=error))
+        return types.ErrorData(code=types.INVALID_PARAMS, message=error)
+    emit(server, _event(server, request.mode, answer.action, request.message))
+    content = answer.content if answer.action == "accept" and request.mode == "form" else None
+    return types.ElicitResult(action=answer.action, content=content)
+
+
+def _event(server: str, mode: str, status: str, message: str, **data: Any) -> MCPEvent:
+    details = {"status": status, "mode": mode, "message": message, **data}
+    return MCPEvent(type="elicitation", server=server, data=details)
