@@ -33,6 +33,7 @@ __all__ = [
     "compact",
     "compact_if_needed",
     "compact_steps",
+    "context_messages",
     "context_tokens",
     "is_over_window",
     "minimal_messages",
@@ -77,6 +78,23 @@ def minimal_messages(state: RunState) -> list[Message]:
     messages = state.ledger.messages
     system = [m for m in messages[:1] if isinstance(m, SystemMessage)]
     return [*system, UserMessage(content=state.prompt)]
+
+
+def context_messages(state: RunState, minimal: bool) -> list[Message]:
+    """What a request sends: the whole ledger, or (``minimal``) the current turn only.
+
+    The current turn is the system prompt, then everything from the turn's user message
+    on (the turn's calls, results and injected instructions); earlier turns stay in the
+    ledger, and in the store, but are not sent.
+    """
+    messages = list(state.ledger.messages)
+    if not minimal:
+        return messages
+    start = _prompt_index(messages, state.prompt)
+    if start < 0:
+        return messages
+    system = [m for m in messages[:start] if isinstance(m, SystemMessage)]
+    return [*system, *messages[start:]]
 
 
 def _prompt_index(messages: Sequence[Message], prompt: str) -> int:
