@@ -208,3 +208,27 @@ async def test_a_server_that_fails_to_start_is_reported_in_the_run_with_its_stde
     failed = mcp_events(events, "connect_failed")[0]
     assert failed.server == "broken" and "no API key set" in failed.data["error"]
     assert failed.run_id == events[0].run_id
+
+
+async def test_resources_are_offered_as_read_tools() -> None:
+    script = calling(
+        ("mcp_list_resources", {}),
+        ("mcp_read_resource", {"server": "mcp_server", "uri": "note://greeting"}),
+        ("mcp_read_resource", {"server": "mcp_server", "uri": "note://shopping"}),
+        ("mcp_read_resource", {"server": "mcp_server"}),
+        ("mcp_read_resource", {"server": "elsewhere", "uri": "note://greeting"}),
+        ("mcp_read_resource", {"server": "mcp_server", "uri": "nope://missing"}),
+    )
+    async with agent_for(script) as agent:
+        output, _ = await run_events(agent)
+        tools = {t.name: t for t in agent.tool_registry()}
+    listing, greeting, templated, no_uri, no_server, missing = output.split(" | ")
+    listed = json.loads(listing)["mcp_server"]
+    assert [r["uri"] for r in listed["resources"]] == ["note://greeting"]
+    assert [t["uri_template"] for t in listed["templates"]] == ["note://{name}"]
+    assert greeting == "hello from the fixture"
+    assert templated == "note shopping"
+    assert "'uri' must be a non-empty string" in no_uri
+    assert "unknown server 'elsewhere'" in no_server
+    assert "mcp_server" in missing and "nope://missing" in missing
+    assert tools["mcp_read_resource"].parameters["properties"]["server"]["enum"] == ["mcp_server"]

@@ -10,6 +10,7 @@ import asyncio
 import json
 import sys
 from collections.abc import Callable, Coroutine
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -37,6 +38,7 @@ from ponder.cli.session import (
 )
 from ponder.config import AgentConfig
 from ponder.exceptions import UserError
+from ponder.messages import Message
 
 __all__ = ["app", "main"]
 
@@ -64,9 +66,18 @@ def _console() -> Console:
     return Console(highlight=False)
 
 
+McpPromptOption = Annotated[
+    str | None,
+    typer.Option("--mcp-prompt", help="Start from an MCP server's prompt: server/name or name."),
+]
+McpArgOption = Annotated[
+    list[str] | None, typer.Option("--mcp-arg", help="An argument of the MCP prompt: key=value.")
+]
+
+
 @app.command()
 def run(
-    task: Annotated[str, typer.Argument(help="What the agent should do.")],
+    task: Annotated[str, typer.Argument(help="What the agent should do.")] = "",
     model: ModelOption = None,
     config: ConfigOption = None,
     workflow: WorkflowOption = None,
@@ -74,26 +85,47 @@ def run(
     store: StoreOption = None,
     tools: ToolsOption = None,
     rag: RagOption = None,
+    mcp_prompt: McpPromptOption = None,
+    mcp_arg: McpArgOption = None,
 ) -> None:
     """Run an agent on TASK and show it working; with --store, checkpoint it."""
     loaded: list[AgentConfig] = []
     options = AgentOptions(model, config, workflow, tools=tools, rag=rag)
     with reported(loaded):
+        if not task and mcp_prompt is None:
+            raise UserError("give a TASK (or --mcp-prompt NAME)")
         agent, agent_config = build_agent(options)
         loaded.append(agent_config)
-        outcome = _run_async(lambda: _run_stored(agent, task, store, as_json))
+        start = _Start(task, mcp_prompt, list(mcp_arg or []))
+        outcome = _run_async(lambda: _run_stored(agent, start, store, as_json))
     report_outcome(outcome, store_label(store) if store else None, options, as_json=as_json)
 
 
-async def _run_stored(agent: Any, task: str, url: str | None, as_json: bool) -> RunOutcome:
+@dataclass(frozen=True)
+class _Start:
+    task: str
+    mcp_prompt: str | None
+    mcp_args: list[str]
+
+
+async def _run_stored(agent: Any, start: _Start, url: str | None, as_json: bool) -> RunOutcome:
+    from ponder.cli.mcp_input import TerminalElicitation, fetch_prompt, parse_prompt_args
+
+    if agent.toolbox.mcp is not None:
+        agent.on_elicitation(TerminalElicitation())
+    task, history = start.task, list[Message]()
     store = open_cli_store(url) if url else None
     try:
+        if start.mcp_prompt is not None:
+            arguments = parse_prompt_args(start.mcp_args)
+            task, history = await fetch_prompt(agent, start.mcp_prompt, arguments, task)
         return await run_with_display(
-            agent, task, _console(), as_json=as_json, out=sys.stdout, store=store
+            agent, task, _console(), as_json=as_json, out=sys.stdout, store=store, history=history
         )
     finally:
         if store is not None:
             await store.close()
+        await agent.aclose()
 
 
 def _read_line(prompt: str, console: Console, interactive: bool) -> str | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -131,10 +132,11 @@ async def run_with_display(
     as_json: bool,
     out: IO[str],
     store: Store | None = None,
+    history: Sequence[Message] = (),
 ) -> RunOutcome:
     """Stream a run (checkpointed to ``store`` if given): JSON lines, or the live view."""
     outcome = RunOutcome()
-    stream = agent.stream(prompt, store=store)
+    stream = agent.stream(prompt, store=store, message_history=history)
     if as_json:
         async for event in stream:
             outcome.observe(event)

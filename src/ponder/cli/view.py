@@ -15,6 +15,7 @@ from ponder.events import (
     Event,
     LimitReached,
     LoopDetected,
+    MCPEvent,
     MiddleMessage,
     ReasoningDelta,
     ReasoningStep,
@@ -304,4 +305,16 @@ _HANDLERS: dict[type[Event], Callable[[RunView, Any], None]] = {
     RunResumed: RunView._resumed,
     RunCancelled: RunView._cancelled,
     UsageUpdated: RunView._usage,
+    MCPEvent: lambda view, event: _mcp_notice(view, event),
 }
+_MCP_SHOWN = {"connect_failed", "disconnected", "server_failed", "sampling", "elicitation"}
+
+
+def _mcp_notice(view: RunView, event: MCPEvent) -> None:
+    """Failures, sampling, elicitation and warning-or-worse logs become notices."""
+    data = event.data
+    if event.type == "log" and data.get("level") not in ("debug", "info", "notice"):
+        view.notices.append(f"mcp {event.server} {data.get('level')}: {data.get('data')}")
+    elif event.type in _MCP_SHOWN:
+        detail = data.get("error") or data.get("status", "")
+        view.notices.append(f"mcp {event.server} {event.type}: {detail}")

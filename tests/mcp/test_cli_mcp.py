@@ -1,0 +1,86 @@
+"""``ponder run`` with MCP servers: a server's prompt as the task, elicitation on the terminal."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from ponder.testing import FakeOpenAIServer, FakeReply, FakeToolCall
+from tests.cli.test_commands import ponder
+from tests.mcp.conftest import SERVER
+
+
+def config_file(tmp_path: Path, extra: str = "") -> Path:
+    server = json.dumps([sys.executable, str(SERVER), "stdio", "--name", "fix"])
+    path = tmp_path / "ponder.toml"
+    path.write_text(
+        "agent_mcp_client_enable = true\n"
+        f"agent_mcp_server_scripts = [{json.dumps('stdio://' + server)}]\n"
+        'agent_thought_mode = "chat"\nenable_thinking_tool = false\n' + extra
+    )
+    return path
+
+
+def events_of(stdout: str) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in stdout.splitlines() if line.startswith("{")]
+
+
+def test_an_mcp_prompt_is_the_task(tmp_path: Path) -> None:
+    config = config_file(tmp_path)
+    result = ponder(
+        "run", "--mcp-prompt", "mcp_server/review", "--mcp-arg", "topic=caching",
+        "-m", "scripted", "--config", str(config), "--json",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    events = events_of(result.stdout)
+    assert events[0]["prompt"] == "Please review caching carefully."
+    assert events[-1]["kind"] == "run_finished"
+    assert "Please review caching carefully." in events[-1]["output"]
+
+
+def test_bad_mcp_prompt_input_is_one_line_with_a_hint(tmp_path: Path) -> None:
+    config = config_file(tmp_path)
+    cases = [
+        (["--mcp-prompt", "nosuch"], "no server offers it"),
+        (["--mcp-prompt", "other/review"], "no MCP server 'other'"),
+        (["--mcp-prompt", "review", "--mcp-arg", "topic"], "expects key=value"),
+        (["--mcp-prompt", "review"], "topic"),  # a required argument missing
+    ]
+    for args, expected in cases:
+        result = ponder("run", *args, "-m", "scripted", "--config", str(config))
+        assert result.returncode == 2, (args, result.stderr)
+        assert expected in result.stderr and "Traceback" not in result.stderr
+
+
+def contact_script() -> list[FakeReply]:
+    def call(name: str, **arguments: Any) -> FakeReply:
+        return FakeReply(tool_calls=[FakeToolCall(name=name, arguments=arguments)])
+
+    return [
+        call("ask_contact"),
+        call("ask_contact"),
+        call("agent_stop", result="done"),
+        FakeReply(content="Contacts handled."),
+    ]
+
+
+def test_elicitation_is_answered_on_the_terminal_and_checked(tmp_path: Path) -> None:
+    config = config_file(tmp_path)
+    with FakeOpenAIServer(contact_script()) as provider:
+        result = ponder(
+            "run", "add contacts", "--json", "-m", "openai:fake-model", "--config", str(config),
+            stdin="Ada\n36\nBob\nold\n",
+            OPENAI_API_KEY="k", OPENAI_BASE_URL=provider.base_url,
+        )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "Who should I add?" in result.stderr and "Age (integer)" in result.stderr
+    events = events_of(result.stdout)
+    outputs = [e.get("output") or e.get("error") for e in events if e["kind"].startswith("tool_")]
+    finished = [o for o in outputs if o]
+    assert "added Ada (36)" in finished
+    assert any("does not match the requested schema" in o for o in finished)
+    statuses = [e["data"]["status"] for e in events if e.get("type") == "elicitation"]
+    assert statuses == ["requested", "accept", "requested", "invalid"]
+    assert events[-1]["kind"] == "run_finished"
