@@ -282,7 +282,7 @@ def index(
     context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
 )
 def mcp_thinking(ctx: typer.Context) -> None:
-    """The sequential_thinking MCP server over stdio (extra options are passed on)."""
+    """The sequential_thinking MCP server over stdio, or --http HOST:PORT (options pass on)."""
     from ponder.mcp.thinking_server import main as thinking_main
 
     with reported([]):

@@ -1,6 +1,7 @@
 """An MCP server for ``sequential_thinking``, a drop-in for the reference server.
 
-Run ``python -m ponder.mcp.thinking_server`` (stdio). By default it serves the tool as
+Run ``python -m ponder.mcp.thinking_server`` (stdio), or with ``--http HOST:PORT`` over
+streamable HTTP (see `ponder.mcp.thinking_http`). By default it serves the tool as
 ``sequentialthinking`` with the reference server's camelCase input schema and output
 shape: one text item holding the payload as 2-space JSON, and ``structuredContent``
 ``{thoughtNumber, totalThoughts, nextThoughtNeeded, branches, thoughtHistoryLength}``;
@@ -260,12 +261,16 @@ async def _serve(server: Server[_Scopes]) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Serve over stdio until the client closes the connection."""
+    """Serve over stdio until the client closes the connection, or over HTTP (``--http``)."""
     parser = argparse.ArgumentParser(prog="python -m ponder.mcp.thinking_server")
     parser.add_argument("--native", action="store_true", help="serve sequential_thinking")
     parser.add_argument("--max-thought-chars", type=int, default=100_000)
     parser.add_argument("--max-history", type=int, default=1000)
     parser.add_argument("--strict", action="store_true", help="cross-field checks are errors")
+    parser.add_argument("--http", metavar="HOST:PORT", help="serve streamable HTTP at /mcp")
+    parser.add_argument("--token", help="HTTP: the bearer token every request must carry")
+    parser.add_argument("--allow-host", action="append", default=[], help="HTTP: a Host value")
+    parser.add_argument("--allow-origin", action="append", default=[], help="HTTP: an Origin")
     args = parser.parse_args(argv)
     config = ThinkingConfig(
         max_thought_chars=args.max_thought_chars, max_history=args.max_history, strict=args.strict
@@ -273,8 +278,22 @@ def main(argv: list[str] | None = None) -> None:
     options = ThinkingServerOptions(
         native=args.native, config=config, log_thoughts=not is_logging_disabled()
     )
+    if args.http is not None:
+        _main_http(build_server(options), args)
+        return
     print("Sequential Thinking MCP Server running on stdio", file=sys.stderr, flush=True)
     anyio.run(_serve, build_server(options))
+
+
+def _main_http(server: Server[_Scopes], args: argparse.Namespace) -> None:
+    import os
+
+    from ponder.mcp.thinking_http import TOKEN_VARIABLE, HTTPOptions, parse_address, serve_http
+
+    host, port = parse_address(args.http)
+    token = args.token or os.environ.get(TOKEN_VARIABLE) or None
+    options = HTTPOptions(host, port, token, args.allow_host, args.allow_origin)
+    serve_http(server, options)
 
 
 if __name__ == "__main__":
