@@ -27,7 +27,14 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, m
 
 from ponder.exceptions import ConfigError
 
-__all__ = ["CONFIG_KEY", "MCPServerConfig", "Transport", "parse_server_spec", "parse_server_specs"]
+__all__ = [
+    "CONFIG_KEY",
+    "MCPServerConfig",
+    "OAuthSettings",
+    "Transport",
+    "parse_server_spec",
+    "parse_server_specs",
+]
 
 CONFIG_KEY = "agent_mcp_server_scripts"
 Transport = Literal["stdio", "streamable_http", "sse"]
@@ -37,7 +44,7 @@ ACCEPTED_FORMS = (
     "streamable+http(s)://host/path or http(s)://host/path (streamable HTTP); "
     "sse://host/path or sse+http(s)://host/path (SSE); credentials as user:pwd@host (basic) "
     "or token@host (bearer); or a table with name, transport, command/url, args, env, "
-    "headers, token, username, password, timeout"
+    "headers, token, username, password, timeout, oauth"
 )
 
 _SCHEMES: dict[str, tuple[Transport, str]] = {
@@ -52,6 +59,38 @@ _SCHEMES: dict[str, tuple[Transport, str]] = {
 _SCRIPT_RUNNERS = {".py": sys.executable, ".js": "node", ".mjs": "node", ".cjs": "node"}
 _RUNNERS = {"node", "python", "python3", "npx", "uvx", "uv", "bun", "bunx", "deno", "pipx"}
 _GENERIC_PARTS = {"index", "main", "__main__", "dist", "build", "lib", "src", "bin", "cli", "run"}
+
+
+class OAuthSettings(BaseModel):
+    """OAuth 2.1 for one remote server (``oauth = {...}`` or ``oauth = true`` in its table).
+
+    ``browser`` (the default) opens the authorization page and takes the code on a local
+    redirect listener; ``client_credentials`` is headless, with ``client_id`` and
+    ``client_secret``. Tokens and the registered client are kept in ``token_store`` (a
+    directory, default ``~/.local/state/ponder/mcp-oauth``), one file per server URL.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    flow: Literal["browser", "client_credentials"] = "browser"
+    scope: str | None = None
+    """Space-separated scopes to ask for; None = what the server's challenge names."""
+    client_name: str = "ponder"
+    client_id: str | None = None
+    client_secret: SecretStr | None = None
+    issuer: str | None = None
+    """client_credentials: the only authorization server that may receive the secret."""
+    redirect_port: int = Field(default=0, ge=0, le=65535)
+    """browser: the local redirect listener's port; 0 = a free one (kept with the client)."""
+    open_browser: bool = True
+    authorize_timeout: float = Field(default=300.0, gt=0)
+    token_store: str | None = None
+
+    @model_validator(mode="after")
+    def _check_flow(self) -> OAuthSettings:
+        if self.flow == "client_credentials" and (not self.client_id or not self.client_secret):
+            raise ValueError("the client_credentials flow needs client_id and client_secret")
+        return self
 
 
 class MCPServerConfig(BaseModel):
@@ -76,6 +115,8 @@ class MCPServerConfig(BaseModel):
     password: SecretStr | None = None
     timeout: float | None = Field(default=None, gt=0)
     """Seconds per tool call on this server; None = the toolset's default."""
+    oauth: OAuthSettings | None = None
+    """HTTP transports: authorize with OAuth 2.1 (see `OAuthSettings`)."""
 
     @model_validator(mode="after")
     def _check_target(self) -> MCPServerConfig:
@@ -84,8 +125,11 @@ class MCPServerConfig(BaseModel):
                 raise ValueError("a stdio server needs a command")
         elif not self.url or urlsplit(self.url).scheme not in ("http", "https"):
             raise ValueError(f"a {self.transport} server needs an http(s) url")
-        if self.token is not None and self.username is not None:
-            raise ValueError("give either a token (bearer) or username/password (basic), not both")
+        credentials = [self.token is not None, self.username is not None, self.oauth is not None]
+        if sum(credentials) > 1:
+            raise ValueError("give one of token (bearer), username/password (basic) or oauth")
+        if self.oauth is not None and self.transport == "stdio":
+            raise ValueError("oauth is for HTTP servers, not stdio ones")
         return self
 
     def auth_headers(self) -> dict[str, str]:
@@ -169,6 +213,10 @@ def _from_table(entry: dict[str, Any]) -> MCPServerConfig:
             _fail(entry, "the command list is empty")
         data["command"], data["args"] = argv[0], argv[1:] + list(data.get("args", []))
     data.setdefault("transport", "stdio" if data.get("command") else _transport_of(data.get("url")))
+    if data.get("oauth") is True:
+        data["oauth"] = {}
+    elif data.get("oauth") is False:
+        data.pop("oauth")
     if "name" not in data:
         data["name"] = _derive_name(data)
     try:

@@ -117,6 +117,7 @@ def serve_http(server: Server[Any], options: HTTPOptions) -> None:
     except OSError as exc:
         sock.close()
         raise UserError(f"cannot listen on {options.host}:{options.port}: {exc.strerror}") from None
+    sock.listen(128)  # connections wait in the backlog until uvicorn serves
     port = sock.getsockname()[1]
     config = uvicorn.Config(http_app(server, options, port), log_level="warning", lifespan="on")
     shown = f"[{options.host}]" if family == socket.AF_INET6 else options.host

@@ -1,0 +1,148 @@
+"""OAuth 2.1 against a local OAuth-protected MCP server (the SDK's server auth pieces).
+
+The "browser" is `tests/fixtures/fake_browser.py`, registered with `webbrowser.register`:
+it follows the authorization URL like a user who approves, which lands on ponder's local
+redirect listener.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import stat
+import subprocess
+import sys
+import webbrowser
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ponder.exceptions import ConfigError
+from ponder.mcp import MCPToolset, parse_server_spec
+from ponder.mcp.config import OAuthSettings
+from ponder.tools.tool import Tool, ToolContext
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+
+
+class OAuthServer:
+    def __init__(self, *args: str) -> None:
+        command = [sys.executable, str(FIXTURES / "oauth_mcp_server.py"), *args]
+        self.process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+        assert self.process.stdout is not None
+        line = self.process.stdout.readline()
+        if not line.startswith("PORT "):
+            self.process.kill()
+            raise RuntimeError(f"the OAuth fixture did not start: {line!r}")
+        self.url = f"http://127.0.0.1:{int(line.split()[1])}/mcp"
+
+    def stop(self) -> None:
+        self.process.terminate()
+        self.process.wait(timeout=10)
+        if self.process.stdout is not None:
+            self.process.stdout.close()
+
+
+@pytest.fixture(autouse=True, scope="module")
+def approving_browser() -> None:
+    browser = webbrowser.GenericBrowser([sys.executable, str(FIXTURES / "fake_browser.py"), "%s"])
+    webbrowser.register("ponder-test-browser", None, browser, preferred=True)
+
+
+@pytest.fixture
+def start_server() -> Iterator[Callable[..., OAuthServer]]:
+    started: list[OAuthServer] = []
+
+    def start(*args: str) -> OAuthServer:
+        started.append(OAuthServer(*args))
+        return started[-1]
+
+    yield start
+    for server in started:
+        server.stop()
+
+
+def toolset(server: OAuthServer, store: Path, events: list[dict[str, Any]]) -> MCPToolset:
+    entry = {"name": "guarded", "url": server.url, "oauth": {"token_store": str(store)}}
+    return MCPToolset([parse_server_spec(entry)], init_timeout=20, on_event=events.append)
+
+
+async def call(tool: Tool) -> str:
+    result = await tool.function(ToolContext(run_id="r", call_id="c", tool_name=tool.name), {})
+    assert result.success, result.error
+    return result.output
+
+
+async def test_browser_flow_registers_authorizes_and_keeps_tokens(
+    start_server: Callable[..., OAuthServer], tmp_path: Path
+) -> None:
+    oauth_server = start_server()
+    events: list[dict[str, Any]] = []
+    async with toolset(oauth_server, tmp_path, events) as first:
+        tools = {t.name: t for t in await first.tools()}
+        assert await call(tools["secret"]) == "the secret is 42"
+    [stored] = list(tmp_path.glob("*.json"))
+    assert stat.S_IMODE(stored.stat().st_mode) == 0o600
+    saved = json.loads(stored.read_text())
+    token = saved["tokens"]["access_token"]
+    assert saved["url"] == oauth_server.url and saved["client"]["client_id"]
+    assert token not in json.dumps(events, default=str)
+
+    async with toolset(oauth_server, tmp_path, events) as again:  # a restart: no new consent
+        tools = {t.name: t for t in await again.tools()}
+        counts = json.loads(await call(tools["stats"]))
+    assert counts == {"registered": 1, "authorized": 1, "exchanged": 1, "refreshed": 0}
+
+
+async def test_an_expired_access_token_is_refreshed(
+    start_server: Callable[..., OAuthServer], tmp_path: Path
+) -> None:
+    oauth_server = start_server("--expires", "1")
+    async with toolset(oauth_server, tmp_path, []) as ts:
+        tools = {t.name: t for t in await ts.tools()}
+        assert not ts.errors, ts.errors
+        await call(tools["secret"])
+        await asyncio.sleep(1.5)
+        counts = json.loads(await call(tools["stats"]))
+    assert counts["refreshed"] >= 1 and counts["authorized"] == 1  # a 1s token: maybe twice
+
+
+async def test_a_refused_refresh_falls_back_to_a_new_authorization(
+    start_server: Callable[..., OAuthServer], tmp_path: Path
+) -> None:
+    oauth_server = start_server("--expires", "1", "--no-refresh")
+    async with toolset(oauth_server, tmp_path, []) as ts:
+        tools = {t.name: t for t in await ts.tools()}
+        assert not ts.errors, ts.errors
+        await call(tools["secret"])
+        await asyncio.sleep(1.5)
+        counts = json.loads(await call(tools["stats"]))
+    assert counts["authorized"] >= 2 and counts["refreshed"] == 0
+
+
+async def test_a_refusing_authorization_server_is_an_error_for_that_server(
+    start_server: Callable[..., OAuthServer], tmp_path: Path
+) -> None:
+    oauth_server = start_server("--deny")
+    events: list[dict[str, Any]] = []
+    async with toolset(oauth_server, tmp_path, events) as ts:
+        assert await ts.tools() == []
+        assert "authorization refused: access_denied" in ts.errors["guarded"]
+    failed = [e for e in events if e["kind"] == "mcp.connect_failed"]
+    assert failed and "access_denied" in failed[0]["error"]
+
+
+def test_oauth_settings_are_checked() -> None:
+    with pytest.raises(ConfigError, match="needs client_id and client_secret"):
+        parse_server_spec({"url": "https://x.test/mcp", "oauth": {"flow": "client_credentials"}})
+    with pytest.raises(ConfigError, match="oauth is for HTTP servers"):
+        parse_server_spec({"command": ["srv"], "oauth": True})
+    with pytest.raises(ConfigError, match="one of token"):
+        parse_server_spec({"url": "https://x.test/mcp", "token": "t", "oauth": True})
+    config = parse_server_spec({"url": "https://x.test/mcp", "oauth": True})
+    assert config.oauth == OAuthSettings()
+    secret = {"flow": "client_credentials", "client_id": "c", "client_secret": "hush"}
+    described = parse_server_spec({"url": "https://x.test/mcp", "oauth": secret})
+    assert "hush" not in repr(described) and "hush" not in described.describe()
