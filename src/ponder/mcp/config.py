@@ -82,6 +82,9 @@ class OAuthSettings(BaseModel):
     """client_credentials: the only authorization server that may receive the secret."""
     redirect_port: int = Field(default=0, ge=0, le=65535)
     """browser: the local redirect listener's port; 0 = a free one (kept with the client)."""
+    client_metadata_url: str | None = None
+    """browser: an https URL of this client's metadata document, used as its client id
+    where the authorization server supports that (instead of registering)."""
     open_browser: bool = True
     authorize_timeout: float = Field(default=300.0, gt=0)
     token_store: str | None = None

@@ -3,7 +3,8 @@
 The run's `ElicitationHandler` (a Python callback, or the CLI's prompt) receives an
 `ElicitationRequest` — form mode with a JSON schema, or URL mode with a link to open —
 and returns an `ElicitationAnswer`. An accepted form answer is validated against the
-requested schema; one that does not match is an error answer to that server's request
+requested schema (after the schema's defaults fill the fields it left out); one that
+does not match is an error answer to that server's request
 (the tool call that asked fails with it), never a crashed run. Each request is an ``mcp``
 event of type ``elicitation`` whose ``status`` is the action or ``invalid``/``refused``;
 the answer's content is not put in events.
@@ -25,6 +26,7 @@ __all__ = [
     "ElicitationRequest",
     "answer_elicitation",
     "schema_problems",
+    "with_defaults",
 ]
 
 Action = Literal["accept", "decline", "cancel"]
@@ -68,6 +70,15 @@ def schema_problems(schema: dict[str, Any], content: dict[str, Any] | None) -> l
     ]
 
 
+def with_defaults(schema: dict[str, Any], content: dict[str, Any] | None) -> dict[str, Any]:
+    """``content`` with the schema's ``default`` for every field the answer left out."""
+    filled = dict(content or {})
+    for key, spec in dict(schema.get("properties") or {}).items():
+        if key not in filled and isinstance(spec, dict) and "default" in spec:
+            filled[key] = spec["default"]
+    return filled
+
+
 def _to_request(server: str, run_id: str, params: types.ElicitRequestParams) -> ElicitationRequest:
     if isinstance(params, types.ElicitRequestURLParams):
         return ElicitationRequest(
@@ -109,6 +120,7 @@ def _checked(
     if answer.action not in ("accept", "decline", "cancel"):
         problems = [f"unknown action {answer.action!r} (accept, decline or cancel)"]
     elif answer.action == "accept" and request.mode == "form":
+        answer = ElicitationAnswer("accept", with_defaults(request.schema, answer.content))
         problems = schema_problems(request.schema, answer.content)
     else:
         problems = []

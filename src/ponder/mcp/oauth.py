@@ -227,4 +227,5 @@ def build_oauth(config: MCPServerConfig) -> httpx2.Auth:
         storage=storage,
         redirect_handler=listener.redirect,
         callback_handler=listener.callback,
+        client_metadata_url=settings.client_metadata_url,
     )
