@@ -15,11 +15,11 @@ replaced by their summaries.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from ponder.agent.run.state import RunState
 from ponder.agent.strategies.prompts import COMPACTION_INSTRUCTION, STEP_SUMMARY_HEADER
-from ponder.events import CompactionApplied
+from ponder.events import Compaction
 from ponder.exceptions import ModelError
 from ponder.messages import Message, SystemMessage, ToolMessage, UserMessage
 from ponder.models.tokens import estimate_messages_tokens
@@ -103,7 +103,7 @@ def _cut_index(ctx: RunContext, messages: Sequence[Message]) -> int:
     return cut
 
 
-async def compact(ctx: RunContext, mode: str) -> bool:
+async def compact(ctx: RunContext, mode: Literal["compact", "slide"]) -> bool:
     """Summarise (``compact``) or drop (``slide``) the older prefix; False if nothing to cut."""
     state = ctx.state
     messages = list(state.ledger.messages)
@@ -136,14 +136,19 @@ async def _summarise(ctx: RunContext, prefix: list[Message]) -> str:
     return response.text.strip()
 
 
-async def _replace(ctx: RunContext, before: list[Message], after: list[Message], mode: str) -> None:
+async def _replace(
+    ctx: RunContext,
+    before: list[Message],
+    after: list[Message],
+    mode: Literal["compact", "slide", "steps"],
+) -> None:
     state = ctx.state
     state.ledger.replace(after)
     tokens_after = estimate_messages_tokens(after)
     state.context.estimated_tokens, state.context.estimated_upto = tokens_after, len(after)
     state.context.compactions += 1
     await ctx.emit(
-        CompactionApplied(
+        Compaction(
             mode=mode, tokens_before=estimate_messages_tokens(before), tokens_after=tokens_after
         )
     )

@@ -19,11 +19,11 @@ from ponder.events import (
     Event,
     ReasoningDelta,
     TextDelta,
-    ThinkingRecorded,
-    TodoUpdated,
+    Thinking,
+    Todo,
     ToolCallFailed,
     ToolCallFinished,
-    UsageUpdated,
+    Usage,
 )
 from ponder.exceptions import ModelResponseError
 from ponder.messages import Message, UserMessage
@@ -145,9 +145,9 @@ class RunContext:
         if result.success and isinstance(data, dict):
             display = data.get("display_type")
             if display == "thinking":
-                self.emit_now(ThinkingRecorded(call_id=call.id, data=data))
+                self.emit_now(Thinking(call_id=call.id, data=data))
             elif display == "plan":
-                self.emit_now(TodoUpdated(call_id=call.id, data=data))
+                self.emit_now(Todo(call_id=call.id, data=data))
         if self.checkpointer is not None:
             await self.checkpointer.record(outcome)
 
@@ -175,7 +175,7 @@ class RunContext:
             await self.hooks.before_request(call)
             messages, tools, tool_choice = call.messages, call.tools, call.tool_choice
         request = ModelRequest(messages, tools, tool_choice, output, self.settings)
-        if self.stream_text and self.sink is not None:
+        if self.stream_text and self.sink is not None and output is None:
             response = await self._stream(request)
         else:
             response = await self.model.request(request)
@@ -183,7 +183,7 @@ class RunContext:
             response = await self.hooks.after_response(call, response)
         usage = self.state.usage = self.state.usage + response.usage
         self.emit_now(
-            UsageUpdated(
+            Usage(
                 requests=usage.requests,
                 input_tokens=usage.input_tokens,
                 output_tokens=usage.output_tokens,
