@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from ponder.exceptions import Suspend, UserError, VMError
 from ponder.vm.ops import NODE_OPCODES, Opcode
@@ -37,12 +37,20 @@ class _Reraise(BaseException):
         self.handled = handled
 
 
-class NodeContext:
-    """What a node receives: the state, the dependencies and where it runs."""
+S = TypeVar("S")
+D = TypeVar("D")
+
+
+class NodeContext(Generic[S, D]):
+    """What a node receives: the state, the dependencies and where it runs.
+
+    Generic in the state and deps types, so a node can declare what it is given
+    (``ctx: NodeContext[MyState, MyDeps]``); the interpreter passes them as they are.
+    """
 
     __slots__ = ("deps", "interpreter", "resume_value", "state")
 
-    def __init__(self, state: Any, deps: Any, interpreter: Interpreter) -> None:
+    def __init__(self, state: S, deps: D, interpreter: Interpreter) -> None:
         self.state = state
         self.deps = deps
         self.interpreter = interpreter
@@ -102,7 +110,7 @@ class Interpreter:
         self.suspension: Suspended | None = None
         self.result: Finished | None = None
         self.error: Handled | None = None
-        self.ctx = NodeContext(state, deps, self)
+        self.ctx: NodeContext[Any, Any] = NodeContext(state, deps, self)
         self._simple: dict[Opcode, Callable[[int, Any, int], int]] = {
             Opcode.NOP: lambda pc, _a, _t: pc + 1,
             Opcode.JUMP: lambda _pc, _a, target: target,

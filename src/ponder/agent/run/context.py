@@ -1,8 +1,10 @@
-"""`RunContext`: the live, non-serialisable side of one run (the VM's ``deps``).
+"""`RunContext`: the live, non-serialisable side of one run.
 
-It holds what nodes need besides ``RunState``: the config, the model, the tools, the
-executor, the hooks and the event sink. ``request`` sends the ledger to the model (hooks,
-streaming, usage); ``emit`` stamps an event and delivers it.
+It holds what strategies and the run machinery need besides ``RunState``: the config,
+the model, the tools, the executor, the hooks and the event sink; the driver adds the
+checkpointer and, on a resume, the approval decision and the interrupted calls.
+``request`` sends the ledger to the model (hooks, streaming, usage); ``emit`` stamps an
+event and delivers it. Nodes reach it through `RunDeps` (``ponder.agent.run.nodes``).
 """
 
 from __future__ import annotations
@@ -41,7 +43,6 @@ from ponder.tools.registry import ToolRegistry
 
 if TYPE_CHECKING:
     from ponder.agent.run.checkpointer import Checkpointer
-    from ponder.agent.strategies.base import AgentStrategy
 
 __all__ = ["EventSink", "RunContext"]
 
@@ -62,22 +63,13 @@ class RunContext:
     deps: Any = None
     sink: EventSink | None = None
     stream_text: bool = False
-    strategy_type: type[AgentStrategy] | None = None
     checkpointer: Checkpointer | None = None
-    resume_value: Any = None
-    """The value a suspended run was resumed with (approval decisions)."""
+    """Set by the driver when the run has a store."""
+    decision: Any = None
+    """The approval decision a suspended run was resumed with (see ``run.approval``)."""
     interrupted: set[str] = field(default_factory=set)
     """Calls that were running when the run stopped (set when it is resumed)."""
-    _strategy: AgentStrategy | None = None
     _backlog: list[Event] = field(default_factory=list)
-
-    @property
-    def strategy(self) -> AgentStrategy:
-        """The run's strategy instance, created on first use (also after a restore)."""
-        if self._strategy is None:
-            assert self.strategy_type is not None
-            self._strategy = self.strategy_type(self)
-        return self._strategy
 
     @property
     def settings(self) -> ModelSettings:
@@ -89,8 +81,7 @@ class RunContext:
         )
 
     def close(self) -> None:
-        """Drop the run's reference cycles (strategy, checkpointer) once it is over."""
-        self._strategy = None
+        """Drop the run's reference cycles (the checkpointer) once it is over."""
         self.checkpointer = None
         self._backlog.clear()
 

@@ -113,7 +113,6 @@ class Builtins:
         self.definitions[builtin.AGENT_STOP] = builtin.agent_stop_definition()
         if config.enable_reflection:
             self.definitions[builtin.VERIFY_REASONING] = builtin.verify_reasoning_definition()
-        self.verdicts: list[str] = []
 
     def __contains__(self, name: object) -> bool:
         return name in self.definitions
@@ -180,7 +179,7 @@ class Builtins:
             return ToolResult.fail("invalid")
         state = self.ctx.state
         state.suggested_stop = True
-        state.extra["stop_result"] = result
+        state.stop_result = result
         if self.reflection_pending:
             return ToolResult.ok("Stop acknowledged. Your reasoning will be verified first.")
         return ToolResult.ok(prompts.FINAL_ANSWER_INSTRUCTION)
@@ -201,7 +200,7 @@ class Builtins:
         detail = _string(args, "detail", required=False, issues=issues)
         if issues:
             return ToolResult.fail("invalid")
-        self.verdicts.append(verdict)
+        self.ctx.state.reflection_verdicts.append(verdict)
         await self.ctx.emit(
             Reflection(
                 check_type=check_type,
@@ -210,5 +209,5 @@ class Builtins:
                 attempt=self.ctx.state.reflection_attempts,
             )
         )
-        self.ctx.state.extra["reflection_detail"] = detail
+        self.ctx.state.reflection_detail = detail
         return ToolResult.ok(f"Verification recorded: {verdict}.")
