@@ -65,6 +65,7 @@ class Agent:
         self.toolbox = Toolbox(self.config, tools)
         self._executor: ToolExecutor | None = None
         self._strategy = strategy or self._default_strategy()
+        program_for(self._strategy)  # a strategy the workflows cannot drive is refused now
 
     def _default_strategy(self) -> type[AgentStrategy]:
         config = self.config
@@ -109,7 +110,7 @@ class Agent:
     @property
     def program(self) -> Program:
         """The VM program this agent's workflow runs."""
-        return program_for(self._strategy.get_category())
+        return program_for(self._strategy)
 
     def tool_registry(self) -> ToolRegistry:
         """The tools offered to the model (as of the last run, for MCP servers' tools)."""

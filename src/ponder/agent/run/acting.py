@@ -6,7 +6,8 @@ checkpointed before any call runs and each result the moment its call finishes, 
 same code also finishes a batch that a crash or an approval interrupted:
 
 - a call whose result was saved is never run again;
-- a call awaiting approval runs, is edited or is refused as the resume value says;
+- a call awaiting approval runs, is edited or is refused as the decision says (see
+  ``run.approval``, which also suspends the run on calls that wait);
 - any other unanswered call was running at the crash: it runs again only if its tool is
   ``idempotent``, otherwise the model is told it was interrupted.
 
