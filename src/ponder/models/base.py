@@ -19,6 +19,7 @@ from ponder.messages import (
     Message,
     PartsView,
 )
+from ponder.tools.definition import ForceTool, ToolChoice, ToolDefinition
 
 __all__ = [
     "ForceTool",
@@ -36,27 +37,6 @@ __all__ = [
     "ToolDefinition",
     "Usage",
 ]
-
-
-class ToolDefinition(BaseModel):
-    """What the model is told about one tool: name, description, JSON Schema of arguments."""
-
-    model_config = ConfigDict(frozen=True)
-
-    name: str
-    description: str = ""
-    parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
-    strict: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class ForceTool:
-    """A tool choice that forces the model to call one named tool."""
-
-    name: str
-
-
-ToolChoice = Literal["auto", "required", "none"] | ForceTool
 
 
 class OutputSchema(BaseModel):
