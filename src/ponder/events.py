@@ -21,6 +21,8 @@ __all__ = [
     "LimitReached",
     "LoopDetected",
     "MiddleMessage",
+    "ModelDegraded",
+    "ModelUnanswered",
     "PlanUpdated",
     "ReasoningDelta",
     "ReasoningStep",
@@ -350,6 +352,35 @@ class CheckpointWritten(Event):
     bytes_written: int
 
 
+@dataclass(slots=True, kw_only=True)
+class ModelDegraded(Event):
+    """The provider lacks a feature a request needed; ponder sent something else instead.
+
+    ``source`` is ``profile`` (the provider family's profile or the config said so) or
+    ``detected`` (an error of the provider named the feature; it stays off for that model
+    for the rest of the process). Reported once per feature and run.
+    """
+
+    kind: ClassVar[str] = "model_degraded"
+    model: str
+    feature: str
+    action: str
+    source: str
+
+
+@dataclass(slots=True, kw_only=True)
+class ModelUnanswered(Event):
+    """A response carried no answer (``empty``, or withheld: ``content_filter``).
+
+    ``retrying`` says whether the request is sent once more; when it is not, the run
+    stops with the stop reason ``empty_answer`` or ``content_filter``.
+    """
+
+    kind: ClassVar[str] = "model_unanswered"
+    reason: str
+    retrying: bool
+
+
 EVENT_TYPES: dict[str, type[Event]] = {
     cls.kind: cls
     for cls in (
@@ -360,7 +391,7 @@ EVENT_TYPES: dict[str, type[Event]] = {
         LoopDetected, StallDetected, TextDelta, ReasoningDelta, ThinkingRecorded,
         TodoUpdated, PlanUpdated, StepStarted, StepFinished, CompactionApplied,
         RetrievalDone, ReportRaised,
-        CheckpointWritten,
+        CheckpointWritten, ModelDegraded, ModelUnanswered,
     )
 }  # fmt: skip
 EventKind = str

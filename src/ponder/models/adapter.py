@@ -99,15 +99,14 @@ class SDKModel(ABC, Generic[C]):
 
     async def request(self, request: ModelRequest) -> ModelResponse:
         """Send one request (retrying transient failures) and return the whole response."""
-        while True:
-            body, deadline = self._prepare(request)
-            try:
-                raw = await self._retrying(partial(self._create, body), deadline)
-            except ModelError as exc:
-                if not self._downgrade(exc, request):
-                    raise
-                continue
-            return self._finish(self._parse(raw), request)
+        body, deadline = self._prepare(request)
+        try:
+            raw = await self._retrying(partial(self._create, body), deadline, body)
+        except ModelError as exc:
+            if not self._downgrade(exc, request):
+                raise
+            return await self.request(request)
+        return self._finish(self._parse(raw), request)
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         """Stream one request: deltas, then the `ModelResponse` last.
@@ -115,15 +114,15 @@ class SDKModel(ABC, Generic[C]):
         Failures before the first delta are retried; later ones raise a typed error and
         never yield a half-assembled response.
         """
-        while True:
-            body, deadline = self._prepare(request)
-            try:
-                opened = await self._retrying(partial(self._open, body), deadline)
-            except ModelError as exc:
-                if not self._downgrade(exc, request):
-                    raise
-                continue
-            break
+        body, deadline = self._prepare(request)
+        try:
+            opened = await self._retrying(partial(self._open, body), deadline, body)
+        except ModelError as exc:
+            if not self._downgrade(exc, request):
+                raise
+            async for event in self.stream(request):
+                yield event
+            return
         stream, events, assembler, first = opened
         try:
             for delta in first:
@@ -165,6 +164,10 @@ class SDKModel(ABC, Generic[C]):
         """
         return False
 
+    def _translate_for(self, exc: BaseException, body: dict[str, Any]) -> Failure | None:
+        """`_translate` for a failure of ``body`` (an adapter may refuse to retry it)."""
+        return self._translate(exc)
+
     def _finish(self, response: ModelResponse, request: ModelRequest) -> ModelResponse:
         response = response.model_copy(update={"model_name": response.model_name or self.model})
         return tool_output_to_text(response, request.output) if request.output else response
@@ -176,7 +179,9 @@ class SDKModel(ABC, Generic[C]):
         body = self._body(replace(request, settings=settings))
         return body, Deadline.of(settings)
 
-    async def _retrying(self, attempt: Callable[[], Any], deadline: Deadline) -> Any:
+    async def _retrying(
+        self, attempt: Callable[[], Any], deadline: Deadline, body: dict[str, Any]
+    ) -> Any:
         policy = self.retry
         if deadline.idle is not None:
             bound = deadline.idle
@@ -184,7 +189,11 @@ class SDKModel(ABC, Generic[C]):
                 bound = min(bound, policy.attempt_timeout)
             policy = replace(policy, attempt_timeout=bound)
         return await call_with_retries(
-            attempt, self._translate, policy, deadline=deadline.total, model_name=self.name
+            attempt,
+            partial(self._translate_for, body=body),
+            policy,
+            deadline=deadline.total,
+            model_name=self.name,
         )
 
     async def _open(
