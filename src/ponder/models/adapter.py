@@ -103,7 +103,7 @@ class SDKModel(ABC, Generic[C]):
         try:
             raw = await self._retrying(partial(self._create, body), deadline, body)
         except ModelError as exc:
-            if not self._downgrade(exc, request):
+            if not self._downgrade(exc, request, stream=False):
                 raise
             return await self.request(request)
         return self._finish(self._parse(raw), request)
@@ -116,9 +116,10 @@ class SDKModel(ABC, Generic[C]):
         """
         body, deadline = self._prepare(request)
         try:
-            opened = await self._retrying(partial(self._open, body), deadline, body)
+            sent = {**body, "stream": True}
+            opened = await self._retrying(partial(self._open, body), deadline, sent)
         except ModelError as exc:
-            if not self._downgrade(exc, request):
+            if not self._downgrade(exc, request, stream=True):
                 raise
             async for event in self.stream(request):
                 yield event
@@ -157,7 +158,7 @@ class SDKModel(ABC, Generic[C]):
     def _translate(self, exc: BaseException) -> Failure | None:
         """A `Failure` for an SDK or transport exception; ``None`` if not one."""
 
-    def _downgrade(self, error: ModelError, request: ModelRequest) -> bool:
+    def _downgrade(self, error: ModelError, request: ModelRequest, *, stream: bool) -> bool:
         """Whether ``error`` was answered by downgrading a feature of the provider.
 
         When it was, the request is rebuilt and sent again. The base never downgrades.
@@ -165,7 +166,10 @@ class SDKModel(ABC, Generic[C]):
         return False
 
     def _translate_for(self, exc: BaseException, body: dict[str, Any]) -> Failure | None:
-        """`_translate` for a failure of ``body`` (an adapter may refuse to retry it)."""
+        """`_translate` for a failure of ``body`` (an adapter may refuse to retry it).
+
+        ``body`` carries ``stream: True`` when the request was streamed.
+        """
         return self._translate(exc)
 
     def _finish(self, response: ModelResponse, request: ModelRequest) -> ModelResponse:

@@ -46,9 +46,7 @@ if TYPE_CHECKING:
 
 __all__ = ["OpenAIModel", "translate_error"]
 
-_NO_STREAM = Degradation(
-    feature="stream_tool_calls", action="sent without streaming, the answer as one delta"
-)
+_NO_STREAM = "sent without streaming, the answer as one delta"
 
 
 class OpenAIModel(SDKModel["AsyncOpenAI"]):
@@ -107,7 +105,9 @@ class OpenAIModel(SDKModel["AsyncOpenAI"]):
         automatic = plan.request.tools and not isinstance(plan.request.tool_choice, ForceTool)
         if automatic and not self.effective_capabilities.stream_tool_calls:
             response = await self.request(request)
-            notes = (*response.degradations, _NO_STREAM)
+            source = "detected" if "stream_tool_calls" in learned(self._key) else "profile"
+            note = Degradation(feature="stream_tool_calls", action=_NO_STREAM, source=source)
+            notes = (*response.degradations, note)
             response = response.model_copy(update={"degradations": notes})
             for delta in deltas_of(response):
                 yield delta
@@ -148,8 +148,8 @@ class OpenAIModel(SDKModel["AsyncOpenAI"]):
         response = recover_text_calls(response, [t.name for t in plan.request.tools])
         return with_unique_ids(response, request.messages)
 
-    def _downgrade(self, error: ModelError, request: ModelRequest) -> bool:
-        body = self._body(request)
+    def _downgrade(self, error: ModelError, request: ModelRequest, *, stream: bool) -> bool:
+        body = {**self._body(request), "stream": stream}
         feature = refused_feature(error, body) or probe_feature(error, body)
         return feature is not None and learn(self._key, feature)
 
