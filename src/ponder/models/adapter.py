@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any, Generic, Protocol, TypeVar
 
-from ponder.exceptions import ModelError, ModelTimeoutError
+from ponder.exceptions import EmptyStreamError, ModelError, ModelTimeoutError
 from ponder.messages import ensure_sendable
 from ponder.models.base import ModelDelta, ModelRequest, ModelResponse, ModelSettings, StreamEvent
 from ponder.models.clients import LoopClient
@@ -39,6 +39,11 @@ class Assembler(Protocol):
 
     def finish(self) -> ModelResponse:
         """The complete response; `ModelResponseError` if the stream was cut short."""
+        ...
+
+    @property
+    def finish_reason(self) -> str | None:
+        """Why the provider stopped, once it said so."""
         ...
 
 
@@ -214,6 +219,12 @@ class SDKModel(ABC, Generic[C]):
         except BaseException:
             await stream.close()
             raise
+        await stream.close()
+        if assembler.finish_reason is None:
+            raise EmptyStreamError(
+                "the stream ended before the provider finished the response (it sent nothing)",
+                model_name=self.name,
+            )
         return stream, events, assembler, []
 
     async def _rest(

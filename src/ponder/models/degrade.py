@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ponder.exceptions import ModelError, ModelHTTPError
+from ponder.exceptions import EmptyStreamError, ModelError, ModelHTTPError
 from ponder.messages import AssistantMessage, Message, ToolMessage, UserMessage
 from ponder.models.base import Degradation, ForceTool, ModelRequest
 from ponder.models.capabilities import Capabilities, Feature
@@ -144,8 +144,13 @@ def refused_feature(error: ModelError, body: dict[str, Any]) -> Feature | None:
 
 
 def probe_feature(error: ModelError, body: dict[str, Any]) -> Feature | None:
-    """For a 5xx that names nothing: the riskiest feature ``body`` used, to turn off next."""
-    if not isinstance(error, ModelHTTPError) or error.status_code < 500:
+    """The riskiest feature ``body`` used, to turn off after an error that names none.
+
+    That is a 5xx without a telling message, or a stream the server opened and left empty
+    (the stock llama.cpp server refuses a streamed ``"required"`` that way).
+    """
+    server_error = isinstance(error, ModelHTTPError) and error.status_code >= 500
+    if not (server_error or isinstance(error, EmptyStreamError)):
         return None
     used = _used_features(body)
     order: tuple[Feature, ...] = (
