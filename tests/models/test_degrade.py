@@ -210,3 +210,19 @@ async def test_a_stream_opened_and_left_empty_turns_the_riskiest_feature_off() -
     assert isinstance(response, ModelResponse) and response.tool_calls[0].name == "add"
     assert [r["tool_choice"] for r in server.requests] == ["required", "auto"]
     assert _features(response) == {"required_tool_choice": "detected"}
+
+
+async def test_llamacpp_tool_schemas_lose_their_length_limits() -> None:
+    long_text = ToolDefinition(
+        name="note",
+        parameters={
+            "type": "object",
+            "properties": {"text": {"type": "string", "minLength": 1, "maxLength": 2000}},
+        },
+    )
+    async with FakeOpenAIServer(["ok", "ok"]) as server:
+        stripped = await _model(server, "llamacpp").request(ModelRequest(ASK, [long_text]))
+        await _model(server).request(ModelRequest(ASK, [long_text]))
+    sent = [r["tools"][0]["function"]["parameters"]["properties"]["text"] for r in server.requests]
+    assert sent == [{"type": "string"}, {"type": "string", "minLength": 1, "maxLength": 2000}]
+    assert "length_limits" in _features(stripped)

@@ -36,6 +36,7 @@ Feature = Literal[
     "null_content",
     "tool_role",
     "stream_tool_calls",
+    "length_limits",
     "replays_reasoning",
 ]
 FEATURES: tuple[Feature, ...] = get_args(Feature)
@@ -52,6 +53,8 @@ class Capabilities:
     - ``null_content``: an assistant message with calls may have ``content: null``;
     - ``tool_role``: ``role: tool`` messages reach the model;
     - ``stream_tool_calls``: streaming works with tools offered and ``tool_choice`` auto;
+    - ``length_limits``: tool schemas may carry ``maxLength`` / ``minLength`` (llama.cpp
+      expands them into a grammar that breaks the server for long limits);
     - ``replays_reasoning``: the provider wants ``reasoning_content`` sent back.
     """
 
@@ -63,6 +66,7 @@ class Capabilities:
     null_content: bool = True
     tool_role: bool = True
     stream_tool_calls: bool = True
+    length_limits: bool = True
     replays_reasoning: bool = False
 
     def without(self, *features: Feature) -> Capabilities:

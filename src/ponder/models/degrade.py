@@ -93,11 +93,19 @@ def _adapt_output(
 
 
 def _note_wire(request: ModelRequest, caps: Capabilities, note: Any) -> None:
+    if not caps.length_limits and any(_has_lengths(t.parameters) for t in request.tools):
+        note("length_limits", "maxLength and minLength left out of tool schemas")
     messages = request.messages
     if not caps.null_content and any(_null_content(m) for m in messages):
         note("null_content", 'assistant messages with tool calls sent with content ""')
     if not caps.tool_role and any(isinstance(m, ToolMessage) for m in messages):
         note("tool_role", "tool results sent as user messages")
+
+
+def _has_lengths(schema: Any) -> bool:
+    if isinstance(schema, dict):
+        return "maxLength" in schema or any(_has_lengths(v) for v in schema.values())
+    return isinstance(schema, list) and any(_has_lengths(v) for v in schema)
 
 
 def _null_content(message: Message) -> bool:

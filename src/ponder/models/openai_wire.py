@@ -44,6 +44,7 @@ __all__ = [
     "response_from_message",
     "usage_from",
     "with_unique_ids",
+    "without_lengths",
 ]
 
 
@@ -68,7 +69,7 @@ def request_body(
             tools.append(output_tool(request.output))
             choice = ForceTool(tool_name(request.output.name))
     if tools:
-        body["tools"] = [_tool(t) for t in tools]
+        body["tools"] = [_tool(t, caps) for t in tools]
         body["tool_choice"] = _tool_choice(choice, tools)
     settings = request.settings
     if settings.temperature is not None:
@@ -115,13 +116,25 @@ def _assistant(message: AssistantMessage, caps: Capabilities) -> dict[str, Any]:
     return wire
 
 
-def _tool(tool: ToolDefinition) -> dict[str, Any]:
-    function: dict[str, Any] = {"name": tool.name, "parameters": tool.parameters}
+def _tool(tool: ToolDefinition, caps: Capabilities) -> dict[str, Any]:
+    parameters = tool.parameters if caps.length_limits else without_lengths(tool.parameters)
+    function: dict[str, Any] = {"name": tool.name, "parameters": parameters}
     if tool.description:
         function["description"] = tool.description
     if tool.strict and is_strict_schema(tool.parameters):
         function["strict"] = True
     return {"type": "function", "function": function}
+
+
+def without_lengths(schema: Any) -> Any:
+    """``schema`` without ``maxLength`` / ``minLength`` anywhere (ponder still checks them)."""
+    if isinstance(schema, dict):
+        return {
+            k: without_lengths(v) for k, v in schema.items() if k not in ("maxLength", "minLength")
+        }
+    if isinstance(schema, list):
+        return [without_lengths(v) for v in schema]
+    return schema
 
 
 def _tool_choice(choice: Any, tools: Sequence[ToolDefinition]) -> Any:

@@ -7,7 +7,8 @@ messages, streamed tool calls and replayed reasoning. The capabilities come from
 provider's documentation and, for ``llamacpp``, from the stock llama-cpp-python server
 (``--chat_format chatml-function-calling``) as observed: it answers ``"required"`` and a
 ``json_schema`` response format with HTTP 500, rejects ``content: null``, leaves ``role:
-tool`` messages out of the prompt and cannot stream an automatic tool call.
+tool`` messages out of the prompt, cannot stream an automatic tool call, and dies
+("failed to parse grammar") on a tool schema with a long ``maxLength``.
 """
 
 from __future__ import annotations
@@ -60,6 +61,7 @@ LLAMACPP = Capabilities(
     null_content=False,
     tool_role=False,
     stream_tool_calls=False,
+    length_limits=False,
 )
 """The stock llama-cpp-python server; llama.cpp's own ``llama-server --jinja`` does more
 (override single features in the config)."""
