@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.models_real.lane import LANE_PYTHON, LlamaServer
+from ponder.testing.llama_server import LANE_PYTHON, LlamaServer
 
 collect_ignore_glob = [] if LANE_PYTHON else ["test_*.py"]
 

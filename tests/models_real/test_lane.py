@@ -18,7 +18,7 @@ from ponder import Agent
 from ponder.events import Event
 from ponder.messages import ensure_sendable
 from ponder.models.capabilities import forget_learned
-from tests.models_real.lane import LlamaServer
+from ponder.testing.llama_server import LlamaServer
 from tests.models_real.lane_tools import TOOLS
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -32,7 +32,9 @@ SMALL = {
     "llm_timeout": 300.0,
     "llm_total_timeout": 900.0,
     "max_retries": 1,
+    "agent_middle_message": False,
 }
+LEAN = {"enable_thinking_tool": False}  # a shorter prompt: the lane runs on a busy CPU
 
 
 def _agent(server: LlamaServer, model: str, **config: Any) -> tuple[Agent, list[Event]]:
@@ -49,7 +51,7 @@ def _kinds(events: list[Any], kind: str) -> list[Any]:
 
 
 def test_react_through_the_python_api(server: LlamaServer) -> None:
-    agent, events = _agent(server, "llamacpp:smollm2")
+    agent, events = _agent(server, "llamacpp:smollm2", **LEAN)
     result = agent.run_sync(TASK)
     assert result.status == "completed" and result.stop_reason in STOP_REASONS
     ensure_sendable(result.messages)
@@ -67,7 +69,7 @@ def test_react_through_ponder_run_streaming_learns_the_server(
     # detected, degraded from and reported, and the run must still end cleanly.
     forget_learned()
     config = tmp_path / "ponder.toml"
-    values = {**SMALL, "agent_thought_mode": "chat", "max_retries": 0}
+    values = {**SMALL, **LEAN, "agent_thought_mode": "chat", "max_retries": 0}
     config.write_text(
         "\n".join(f"{k} = {json.dumps(v)}" for k, v in values.items())
         + f'\nbase_url = "{server.base_url}"\napi_key = "none"\n'

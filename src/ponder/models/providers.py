@@ -89,6 +89,9 @@ PROVIDERS: dict[str, ProviderProfile] = {
     "openrouter": ProviderProfile(
         "openrouter", "OPENROUTER_API_KEY", "OPENROUTER_BASE_URL", "https://openrouter.ai/api/v1"
     ),
+    "lmstudio": ProviderProfile(
+        "lmstudio", None, "LMSTUDIO_BASE_URL", "http://127.0.0.1:1234/v1", requires_key=False
+    ),
     "llamacpp": ProviderProfile(
         "llamacpp",
         None,

