@@ -73,6 +73,11 @@ class AgentConfig(BaseModel):
     max_tokens: int | None = Field(default=None, ge=1)
     temperature: float | None = Field(default=None, ge=0, le=2)
     llm_timeout: float = Field(default=60.0, gt=0)
+    """Seconds the model may stay silent (between stream chunks, or before a whole answer)."""
+    llm_total_timeout: float = Field(default=600.0, gt=0)
+    """Seconds one model request may take in total, retries included."""
+    model_capabilities: dict[str, bool] = Field(default_factory=dict)
+    """Overrides of the provider profile's capabilities, e.g. ``{required_tool_choice = false}``."""
     max_retries: int = Field(default=3, ge=0, le=20)
     session_tokens_windows: int = Field(default=65536, ge=1)
     memory_length_limit: int = Field(default=200, ge=0)

@@ -25,13 +25,13 @@ from pydantic import Field, TypeAdapter
 __all__ = [
     "EVENT_KINDS", "EVENT_TYPES", "CallStatus", "CheckType", "CheckpointWritten", "Compaction",
     "CompactionApplied", "Event", "EventBase", "EventKind", "LimitReached", "LoopDetected",
-    "MiddleMessage", "PlanUpdated", "Reasoning", "ReasoningDelta", "ReasoningPhase",
-    "ReasoningStep", "Reflection", "ReportRaised", "Retrieval", "RetrievalDone", "RoundStarted",
-    "RunCancelled", "RunFailed", "RunFinished", "RunResumed", "RunStarted", "RunSuspended",
-    "StallDetected", "StepEnd", "StepFinished", "StepStarted", "StructuredReasoning", "TextDelta",
-    "Thinking", "ThinkingRecorded", "Todo", "TodoUpdated", "ToolCallFailed", "ToolCallFinished",
-    "ToolCallStarted", "ToolPrediction", "Usage", "UsageUpdated", "Verdict", "event_from_dict",
-    "event_to_dict", "kind_of",
+    "MiddleMessage", "ModelDegraded", "ModelUnanswered", "PlanUpdated", "Reasoning",
+    "ReasoningDelta", "ReasoningPhase", "ReasoningStep", "Reflection", "ReportRaised", "Retrieval",
+    "RetrievalDone", "RoundStarted", "RunCancelled", "RunFailed", "RunFinished", "RunResumed",
+    "RunStarted", "RunSuspended", "StallDetected", "StepEnd", "StepFinished", "StepStarted",
+    "StructuredReasoning", "TextDelta", "Thinking", "ThinkingRecorded", "Todo", "TodoUpdated",
+    "ToolCallFailed", "ToolCallFinished", "ToolCallStarted", "ToolPrediction", "Usage",
+    "UsageUpdated", "Verdict", "event_from_dict", "event_to_dict", "kind_of",
 ]  # fmt: skip
 
 CallStatus = Literal["ok", "error", "timeout", "invalid_arguments", "unknown_tool", "cancelled"]
@@ -339,13 +339,42 @@ class CheckpointWritten(EventBase):
     bytes_written: int
 
 
+@dataclass(slots=True, kw_only=True)
+class ModelDegraded(EventBase):
+    """The provider lacks a feature a request needed; ponder sent something else instead.
+
+    ``source`` is ``profile`` (the provider family's profile or the config said so) or
+    ``detected`` (an error of the provider named the feature; it stays off for that model
+    for the rest of the process). Reported once per feature and run.
+    """
+
+    kind: Literal["model_degraded"] = "model_degraded"
+    model: str
+    feature: str
+    action: str
+    source: Literal["profile", "detected"]
+
+
+@dataclass(slots=True, kw_only=True)
+class ModelUnanswered(EventBase):
+    """A response carried no answer (``empty``, or withheld: ``content_filter``).
+
+    ``retrying`` says whether the request is sent once more; when it is not, the run
+    stops with the stop reason ``empty_answer`` or ``content_filter``.
+    """
+
+    kind: Literal["model_unanswered"] = "model_unanswered"
+    reason: Literal["empty", "content_filter"]
+    retrying: bool
+
+
 Event: TypeAlias = Annotated[
     RunStarted | RunFinished | RunFailed | RunCancelled | RunSuspended | RunResumed
     | RoundStarted | Usage | Reasoning | StructuredReasoning | ToolPrediction
     | ToolCallStarted | ToolCallFinished | ToolCallFailed | MiddleMessage | Reflection
     | LimitReached | LoopDetected | StallDetected | TextDelta | ReasoningDelta | Thinking
     | Todo | PlanUpdated | StepStarted | StepFinished | Compaction | Retrieval
-    | ReportRaised | CheckpointWritten,
+    | ReportRaised | CheckpointWritten | ModelDegraded | ModelUnanswered,
     Field(discriminator="kind"),
 ]  # fmt: skip
 
@@ -356,6 +385,7 @@ EventKind: TypeAlias = Literal[
     "middle_message", "reflection", "limit_reached", "loop_detected", "stall_detected",
     "text_delta", "reasoning_delta", "thinking", "todo", "plan_updated", "step_started",
     "step_finished", "compaction", "retrieval", "report_raised", "checkpoint_written",
+    "model_degraded", "model_unanswered",
 ]  # fmt: skip
 
 EVENT_TYPES: dict[str, type[EventBase]] = {

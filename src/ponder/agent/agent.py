@@ -102,8 +102,11 @@ class Agent:
                 spec,
                 api_key=config.api_key,
                 base_url=config.base_url,
-                settings=ModelSettings(timeout=config.llm_timeout),
+                settings=ModelSettings(
+                    timeout=config.llm_total_timeout, idle_timeout=config.llm_timeout
+                ),
                 retry=RetryPolicy(max_retries=config.max_retries),
+                capabilities=config.model_capabilities or None,
             )
         return self._model
 

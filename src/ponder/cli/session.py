@@ -20,6 +20,8 @@ from ponder.events import (
     LimitReached,
     LoopDetected,
     MiddleMessage,
+    ModelDegraded,
+    ModelUnanswered,
     PlanUpdated,
     Reasoning,
     ReasoningDelta,
@@ -161,7 +163,8 @@ class RunOutcome:
                 | ToolCallFailed() | MiddleMessage() | Reflection() | LimitReached()
                 | LoopDetected() | StallDetected() | TextDelta() | ReasoningDelta() | Thinking()
                 | Todo() | PlanUpdated() | StepStarted() | StepFinished() | Compaction()
-                | Retrieval() | ReportRaised() | CheckpointWritten()
+                | Retrieval() | ReportRaised() | CheckpointWritten() | ModelDegraded()
+                | ModelUnanswered()
             ):  # fmt: skip
                 pass
             case _:

@@ -17,6 +17,8 @@ from ponder.events import (
     LimitReached,
     LoopDetected,
     MiddleMessage,
+    ModelDegraded,
+    ModelUnanswered,
     PlanUpdated,
     Reasoning,
     ReasoningDelta,
@@ -130,7 +132,10 @@ class RunView:
                 RoundStarted() | Reasoning() | Thinking() | Todo() | StepStarted() | StepFinished()
             ):
                 self._progress(event)
-            case MiddleMessage() | Reflection() | LimitReached() | LoopDetected() | StallDetected():
+            case (
+                MiddleMessage() | Reflection() | LimitReached() | LoopDetected() | StallDetected()
+                | ModelDegraded() | ModelUnanswered()
+            ):  # fmt: skip
                 self._notice(event)
             case TextDelta():
                 self.answer += event.text
@@ -233,7 +238,14 @@ class RunView:
                 assert_never(event)
 
     def _notice(
-        self, event: MiddleMessage | Reflection | LimitReached | LoopDetected | StallDetected
+        self,
+        event: MiddleMessage
+        | Reflection
+        | LimitReached
+        | LoopDetected
+        | StallDetected
+        | ModelDegraded
+        | ModelUnanswered,
     ) -> None:
         match event:
             case MiddleMessage():
@@ -247,6 +259,11 @@ class RunView:
                 notice = f"loop detected ({event.repeats} repeats): {event.action}"
             case StallDetected():
                 notice = f"step {event.step_id} stalled ({event.repeats} repeats)"
+            case ModelDegraded():
+                notice = f"model lacks {event.feature}: {event.action} ({event.source})"
+            case ModelUnanswered():
+                again = "asking once more" if event.retrying else "giving up"
+                notice = f"model gave no answer ({event.reason}): {again}"
             case _:
                 assert_never(event)
         self.notices.append(notice)

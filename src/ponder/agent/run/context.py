@@ -20,6 +20,8 @@ from ponder.agent.run.state import RunState
 from ponder.config import AgentConfig
 from ponder.events import (
     Event,
+    ModelDegraded,
+    ModelUnanswered,
     ReasoningDelta,
     TextDelta,
     Thinking,
@@ -38,6 +40,7 @@ from ponder.models.base import (
     OutputSchema,
     ToolChoice,
     ToolDefinition,
+    Unanswered,
 )
 from ponder.tools.executor import ToolExecutor, ToolOutcome
 from ponder.tools.registry import ToolRegistry
@@ -70,7 +73,10 @@ class RunContext:
     """The approval decision a suspended run was resumed with (see ``run.approval``)."""
     interrupted: set[str] = field(default_factory=set)
     """Calls that were running when the run stopped (set when it is resumed)."""
+    unanswered: Unanswered | None = None
+    """Whether the last response (after its one retry) carried no answer, and why."""
     _backlog: list[Event] = field(default_factory=list)
+    _degraded: set[str] = field(default_factory=set)
 
     @property
     def settings(self) -> ModelSettings:
@@ -78,7 +84,8 @@ class RunContext:
         return ModelSettings(
             temperature=self.config.temperature,
             max_tokens=self.config.max_tokens,
-            timeout=self.config.llm_timeout,
+            timeout=self.config.llm_total_timeout,
+            idle_timeout=self.config.llm_timeout,
         )
 
     def close(self) -> None:
@@ -158,7 +165,9 @@ class RunContext:
     ) -> ModelResponse:
         """Send the ledger (or ``messages``) to the model and account for usage.
 
-        With ``use_minimal_context`` the ledger is sent without its earlier turns.
+        With ``use_minimal_context`` the ledger is sent without its earlier turns. A response
+        without an answer (see `ModelResponse.unanswered`) is asked for once more (structured
+        requests retry on their own); ``unanswered`` keeps the outcome.
         """
         if messages is None:
             self.state.ledger.ensure_sendable()
@@ -169,12 +178,35 @@ class RunContext:
             await self.hooks.before_request(call)
             messages, tools, tool_choice = call.messages, call.tools, call.tool_choice
         request = ModelRequest(messages, tools, tool_choice, output, self.settings)
-        if self.stream_text and self.sink is not None and output is None:
+        response = await self._send(request, call)
+        self.unanswered = response.unanswered if output is None else None
+        if self.unanswered is not None:
+            self.emit_now(ModelUnanswered(reason=self.unanswered, retrying=True))
+            response = await self._send(request, call)
+            self.unanswered = response.unanswered
+            if self.unanswered is not None:
+                self.emit_now(ModelUnanswered(reason=self.unanswered, retrying=False))
+        return response
+
+    async def _send(self, request: ModelRequest, call: ModelCall | None) -> ModelResponse:
+        """One model request: streamed or not, hooks, usage, degradation reports."""
+        if self.stream_text and self.sink is not None and request.output is None:
             response = await self._stream(request)
         else:
             response = await self.model.request(request)
         if call is not None:
             response = await self.hooks.after_response(call, response)
+        for note in response.degradations:
+            if note.feature not in self._degraded:
+                self._degraded.add(note.feature)
+                self.emit_now(
+                    ModelDegraded(
+                        model=self.model.name,
+                        feature=note.feature,
+                        action=note.action,
+                        source=note.source,
+                    )
+                )
         usage = self.state.usage = self.state.usage + response.usage
         self.emit_now(
             Usage(

@@ -108,7 +108,14 @@ class AgentStrategy:
         self.finish(REFUSALS_EXHAUSTED, stop_reason)
 
     def finish(self, output: str, stop_reason: str) -> None:
-        """Record the turn's answer and end the loop."""
+        """Record the turn's answer and end the loop.
+
+        An empty "answer" after the model gave no answer twice (empty, or withheld by a
+        content filter) stops with that reason instead of ``answered``.
+        """
+        blank = self.ctx.unanswered
+        if stop_reason == "answered" and blank is not None and not output.strip():
+            stop_reason = "content_filter" if blank == "content_filter" else "empty_answer"
         self.state.output = output
         self.state.stop_reason = stop_reason
         self.state.done = True
