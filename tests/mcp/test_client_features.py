@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ponder.agent import Agent
-from ponder.events import Event, MCPEvent
+from ponder.events import Event, McpEvent
 from ponder.mcp.elicitation import ElicitationAnswer, ElicitationRequest
 from ponder.messages import SystemMessage, ToolMessage
 from ponder.models import ModelRequest, ModelResponse, ScriptedModel, call_tools, reply
@@ -65,8 +65,8 @@ async def run_events(agent: Agent, prompt: str = "go") -> tuple[str, list[Event]
     return str(stream.result.output), events
 
 
-def mcp_events(events: list[Event], kind: str) -> list[MCPEvent]:
-    return [e for e in events if isinstance(e, MCPEvent) and e.type == kind]
+def mcp_events(events: list[Event], kind: str) -> list[McpEvent]:
+    return [e for e in events if isinstance(e, McpEvent) and e.type == kind]
 
 
 async def test_sampling_is_answered_by_the_agents_model_and_counted() -> None:

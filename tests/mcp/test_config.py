@@ -105,7 +105,7 @@ def test_names_made_unique_in_order() -> None:
         ({"command": "x", "colour": "red"}, "colour"),
         ({"command": []}, "command list is empty"),
         ({"command": "x", "timeout": -1}, "timeout"),
-        ({"url": "http://h/", "token": "t", "username": "u"}, "not both"),
+        ({"url": "http://h/", "token": "t", "username": "u"}, "give one of token"),
     ],
 )
 def test_malformed_entries_name_the_entry_and_the_accepted_forms(

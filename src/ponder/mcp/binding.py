@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast, get_args
 
-from ponder.events import Event, MCPEvent, MCPEventType
+from ponder.events import Event, McpEvent, McpEventType
 
 if TYPE_CHECKING:
     from ponder.mcp.elicitation import ElicitationAnswer, ElicitationRequest
@@ -27,7 +27,7 @@ __all__ = ["Bindings", "ElicitationHandler", "RunBinding", "to_mcp_event"]
 
 ElicitationHandler = Callable[["ElicitationRequest"], Awaitable["ElicitationAnswer"]]
 _KEPT_ORPHANS = 50
-_TYPES = frozenset(get_args(MCPEventType))
+_TYPES = frozenset(get_args(McpEventType))
 
 
 @dataclass(eq=False)
@@ -119,10 +119,10 @@ class Bindings:
             binding.deliver(event if len(targets) == 1 else dataclasses.replace(event))
 
 
-def to_mcp_event(raw: dict[str, Any]) -> MCPEvent | None:
+def to_mcp_event(raw: dict[str, Any]) -> McpEvent | None:
     """The typed event for one of the client's ``{"kind": "mcp.<type>", ...}`` dicts."""
     name = str(raw.get("kind", "")).removeprefix("mcp.")
     if name not in _TYPES:
         return None
     data = {k: v for k, v in raw.items() if k not in ("kind", "server")}
-    return MCPEvent(type=cast(MCPEventType, name), server=str(raw.get("server", "")), data=data)
+    return McpEvent(type=cast(McpEventType, name), server=str(raw.get("server", "")), data=data)

@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 import mcp_types as types
 
-from ponder.events import MCPEvent
+from ponder.events import McpEvent
 from ponder.mcp.binding import RunBinding
 
 __all__ = [
@@ -92,7 +92,7 @@ async def answer_elicitation(
     binding: RunBinding | None,
     server: str,
     params: types.ElicitRequestParams,
-    emit: Callable[[str, MCPEvent], None],
+    emit: Callable[[str, McpEvent], None],
 ) -> types.ElicitResult | types.ErrorData:
     """Ask the run's handler; the validated answer, or an error the server receives."""
     mode = "url" if isinstance(params, types.ElicitRequestURLParams) else "form"
@@ -115,7 +115,7 @@ def _checked(
     server: str,
     request: ElicitationRequest,
     answer: ElicitationAnswer,
-    emit: Callable[[str, MCPEvent], None],
+    emit: Callable[[str, McpEvent], None],
 ) -> types.ElicitResult | types.ErrorData:
     if answer.action not in ("accept", "decline", "cancel"):
         problems = [f"unknown action {answer.action!r} (accept, decline or cancel)"]
@@ -133,6 +133,6 @@ def _checked(
     return types.ElicitResult(action=answer.action, content=content)
 
 
-def _event(server: str, mode: str, status: str, message: str, **data: Any) -> MCPEvent:
+def _event(server: str, mode: str, status: str, message: str, **data: Any) -> McpEvent:
     details = {"status": status, "mode": mode, "message": message, **data}
-    return MCPEvent(type="elicitation", server=server, data=details)
+    return McpEvent(type="elicitation", server=server, data=details)

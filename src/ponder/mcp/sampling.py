@@ -14,7 +14,7 @@ from typing import Any
 
 import mcp_types as types
 
-from ponder.events import MCPEvent
+from ponder.events import McpEvent
 from ponder.mcp.binding import RunBinding
 from ponder.messages import AssistantMessage, Message, SystemMessage, TextPart, UserMessage
 from ponder.models.base import ModelRequest, ModelResponse, ModelSettings
@@ -50,7 +50,7 @@ async def answer_sampling(
     binding: RunBinding | None,
     server: str,
     params: types.CreateMessageRequestParams,
-    emit: Callable[[str, MCPEvent], None],
+    emit: Callable[[str, McpEvent], None],
 ) -> types.CreateMessageResult | types.ErrorData:
     """The model's answer to ``params``, or an error the server receives instead."""
     refusal = _refusal(binding, params)
@@ -100,8 +100,8 @@ async def _ask(binding: RunBinding, params: types.CreateMessageRequestParams) ->
     return await binding.model.request(request)
 
 
-def _event(server: str, binding: RunBinding | None, status: str, **data: Any) -> MCPEvent:
+def _event(server: str, binding: RunBinding | None, status: str, **data: Any) -> McpEvent:
     count = binding.sampling_count if binding is not None else 0
     limit = binding.sampling_limit if binding is not None else 0
     details = {"status": status, "count": count, "limit": limit, **data}
-    return MCPEvent(type="sampling", server=server, data=details)
+    return McpEvent(type="sampling", server=server, data=details)

@@ -22,7 +22,7 @@ from typing import Any
 
 import mcp_types as types
 
-from ponder.events import MCPEvent
+from ponder.events import McpEvent
 from ponder.exceptions import ToolError, UserError
 from ponder.mcp.binding import Bindings, RunBinding, to_mcp_event
 from ponder.mcp.client import ClientCallbacks, EventSink, MCPServerConnection
@@ -212,7 +212,7 @@ class MCPToolset:
         if typed is not None:
             self.bindings.deliver(typed.server, typed)
 
-    def _deliver(self, server: str, event: MCPEvent) -> None:
+    def _deliver(self, server: str, event: McpEvent) -> None:
         """A typed event from the callbacks: to the run, and to ``on_event`` as a dict."""
         if self.on_event is not None:
             self.on_event({"kind": f"mcp.{event.type}", "server": server, **event.data})
