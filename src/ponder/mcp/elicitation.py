@@ -12,6 +12,7 @@ the answer's content is not put in events.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -44,6 +45,8 @@ class ElicitationRequest:
     schema: dict[str, Any] = field(default_factory=dict)
     url: str | None = None
     elicitation_id: str | None = None
+    id: str = field(default_factory=lambda: uuid.uuid4().hex[:16])
+    """ponder's id for this request (in its events; the REST API answers by it)."""
 
 
 @dataclass(frozen=True)
@@ -101,7 +104,7 @@ async def answer_elicitation(
         emit(server, _event(server, mode, "refused", params.message, error=reason))
         return types.ErrorData(code=types.INVALID_REQUEST, message=f"elicitation refused: {reason}")
     request = _to_request(server, binding.run_id, params)
-    emit(server, _event(server, mode, "requested", params.message))
+    emit(server, _event(server, mode, "requested", params.message, id=request.id))
     try:
         answer = await binding.elicit(request)
     except Exception as exc:

@@ -25,7 +25,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 import ponder
 from ponder.exceptions import RunLeaseError, UserError
-from ponder.server import openai_compat, routes
+from ponder.server import elicitations, openai_compat, routes
 from ponder.server.guards import BearerTokenGuard, BodySizeLimit
 from ponder.server.launcher import AgentSource, RunConflict, RunLauncher
 from ponder.server.runs import MemoryRunRegistry, RunRegistry
@@ -112,6 +112,7 @@ def create_app(
     app.add_exception_handler(RunLeaseError, _conflict)
     app.add_exception_handler(RunConflict, _conflict)
     app.include_router(routes.router)
+    app.include_router(elicitations.router)
     app.include_router(openai_compat.router)
     app.mount("/static", StaticFiles(directory=_STATIC), name="static")
 

@@ -16,6 +16,7 @@ from ponder.agent import Agent
 from ponder.events import Event, RunFailed, RunFinished, event_to_dict
 from ponder.exceptions import StoreError, UserError
 from ponder.messages import Message
+from ponder.server.elicitations import PendingElicitations
 from ponder.server.runs import RUN_STATUSES, RunRecord, RunRegistry, RunStatus
 from ponder.server.stored import suspension_of
 from ponder.store.base import Store, StoredRun
@@ -56,11 +57,18 @@ class RunLauncher:
         self._source = source
         self.registry = registry
         self.store = store
+        self.elicitations = PendingElicitations()
         self._tasks: dict[str, asyncio.Task[None]] = {}
 
     def agent(self) -> Agent:
-        """The agent for a new run (the same one, or a fresh one from the factory)."""
-        return self._source if isinstance(self._source, Agent) else self._source()
+        """The agent for a run (the same one, or a fresh one from the factory).
+
+        Its MCP servers' elicitation is answered over the API unless it has its own handler.
+        """
+        agent = self._source if isinstance(self._source, Agent) else self._source()
+        if agent.toolbox.mcp is not None and agent.toolbox.elicitation is None:
+            agent.on_elicitation(self.elicitations.ask)
+        return agent
 
     def start(self, prompt: str, history: Sequence[Message] = ()) -> RunRecord:
         """Register and start a run; its events land in the registry as they happen."""

@@ -1,0 +1,75 @@
+"""MCP elicitation answered over the runs API of ``ponder serve`` (real HTTP, real MCP server)."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+import httpx
+
+from ponder.agent import Agent
+from ponder.models import ModelRequest, ModelResponse, ScriptedModel, call_tools, reply
+from ponder.server.app import create_app
+from tests.mcp.conftest import stdio_entry
+from tests.mcp.test_client_features import results_of
+from tests.server.live import live_server
+
+
+def script(request: ModelRequest) -> ModelResponse:
+    done = len(results_of(request))
+    if done < 2:
+        return call_tools(("ask_contact", {}))
+    if done == 2:
+        return call_tools(("agent_stop", {}))
+    return reply(" | ".join(m.content for m in results_of(request)[:2]))
+
+
+def waiting(client: httpx.Client, run_id: str) -> dict[str, Any]:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        found = client.get(f"/v1/runs/{run_id}/elicitations").json()["data"]
+        if found:
+            return dict(found[0])
+        time.sleep(0.1)
+    raise AssertionError("no elicitation request arrived")
+
+
+def test_a_servers_question_is_answered_over_the_api() -> None:
+    agent = Agent(
+        ScriptedModel(script),
+        agent_thought_mode="chat",
+        enable_thinking_tool=False,
+        agent_mcp_client_enable=True,
+        agent_mcp_server_scripts=[stdio_entry("--name", "fix")],
+    )
+    with live_server(create_app(agent)) as server, httpx.Client(base_url=server.url) as client:
+        run_id = client.post("/v1/runs", json={"prompt": "add contacts"}).json()["id"]
+        first = waiting(client, run_id)
+        assert first["message"] == "Who should I add?" and first["mode"] == "form"
+        assert set(first["schema"]["properties"]) == {"name", "age"}
+        path = f"/v1/runs/{run_id}/elicitations"
+        assert client.post(f"{path}/nosuch", json={"action": "accept"}).status_code == 404
+        assert client.post(f"{path}/{first['id']}", json={"action": "maybe"}).status_code == 422
+        bad = {"action": "accept", "content": {"name": "Ada", "age": 500}}
+        assert client.post(f"{path}/{first['id']}", json=bad).status_code == 200
+        second = waiting(client, run_id)
+        assert second["id"] != first["id"]
+        good = {"action": "accept", "content": {"name": "Ada", "age": 36}}
+        assert client.post(f"{path}/{second['id']}", json=good).status_code == 200
+        with client.stream("GET", f"/v1/runs/{run_id}/events") as response:
+            events = [
+                json.loads(line[len("data: ") :])
+                for line in response.iter_lines()
+                if line.startswith("data: ")
+            ]
+    finished = events[-1]
+    assert finished["kind"] == "run_finished"
+    invalid, added = finished["output"].split(" | ")
+    assert "does not match the requested schema" in invalid and added == "added Ada (36)"
+    requested = [
+        e["data"]["id"]
+        for e in events
+        if e.get("type") == "elicitation" and e["data"]["status"] == "requested"
+    ]
+    assert requested == [first["id"], second["id"]]
