@@ -40,6 +40,22 @@ def test_an_mcp_prompt_is_the_task(tmp_path: Path) -> None:
     assert "Please review caching carefully." in events[-1]["output"]
 
 
+def test_an_mcp_resource_is_attached_to_the_task(tmp_path: Path) -> None:
+    config = config_file(tmp_path)
+    result = ponder(
+        "run", "Summarize it.", "--mcp-resource", "mcp_server=note://greeting",
+        "-m", "scripted", "--config", str(config), "--json",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    prompt = events_of(result.stdout)[0]["prompt"]
+    assert "hello from the fixture" in prompt and prompt.endswith("Summarize it.")
+    bad = ponder(
+        "run", "x", "--mcp-resource", "nowhere=note://greeting",
+        "-m", "scripted", "--config", str(config),
+    )  # fmt: skip
+    assert bad.returncode == 2 and "expects SERVER=URI" in bad.stderr
+
+
 def test_bad_mcp_prompt_input_is_one_line_with_a_hint(tmp_path: Path) -> None:
     config = config_file(tmp_path)
     cases = [

@@ -70,6 +70,10 @@ McpPromptOption = Annotated[
     str | None,
     typer.Option("--mcp-prompt", help="Start from an MCP server's prompt: server/name or name."),
 ]
+McpResourceOption = Annotated[
+    list[str] | None,
+    typer.Option("--mcp-resource", help="Attach an MCP resource to the task: SERVER=URI."),
+]
 McpArgOption = Annotated[
     list[str] | None, typer.Option("--mcp-arg", help="An argument of the MCP prompt: key=value.")
 ]
@@ -87,6 +91,7 @@ def run(
     rag: RagOption = None,
     mcp_prompt: McpPromptOption = None,
     mcp_arg: McpArgOption = None,
+    mcp_resource: McpResourceOption = None,
 ) -> None:
     """Run an agent on TASK and show it working; with --store, checkpoint it."""
     loaded: list[AgentConfig] = []
@@ -96,7 +101,7 @@ def run(
             raise UserError("give a TASK (or --mcp-prompt NAME)")
         agent, agent_config = build_agent(options)
         loaded.append(agent_config)
-        start = _Start(task, mcp_prompt, list(mcp_arg or []))
+        start = _Start(task, mcp_prompt, list(mcp_arg or []), list(mcp_resource or []))
         outcome = _run_async(lambda: _run_stored(agent, start, store, as_json))
     report_outcome(outcome, store_label(store) if store else None, options, as_json=as_json)
 
@@ -106,10 +111,16 @@ class _Start:
     task: str
     mcp_prompt: str | None
     mcp_args: list[str]
+    mcp_resources: list[str]
 
 
 async def _run_stored(agent: Any, start: _Start, url: str | None, as_json: bool) -> RunOutcome:
-    from ponder.cli.mcp_input import TerminalElicitation, fetch_prompt, parse_prompt_args
+    from ponder.cli.mcp_input import (
+        TerminalElicitation,
+        attach_resources,
+        fetch_prompt,
+        parse_prompt_args,
+    )
 
     if agent.toolbox.mcp is not None:
         agent.on_elicitation(TerminalElicitation())
@@ -119,6 +130,8 @@ async def _run_stored(agent: Any, start: _Start, url: str | None, as_json: bool)
         if start.mcp_prompt is not None:
             arguments = parse_prompt_args(start.mcp_args)
             task, history = await fetch_prompt(agent, start.mcp_prompt, arguments, task)
+        if start.mcp_resources:
+            task = await attach_resources(agent, start.mcp_resources, task)
         return await run_with_display(
             agent, task, _console(), as_json=as_json, out=sys.stdout, store=store, history=history
         )

@@ -18,7 +18,7 @@ from ponder.exceptions import ToolError, UserError
 from ponder.mcp.elicitation import ElicitationAnswer, ElicitationRequest
 from ponder.messages import Message, UserMessage
 
-__all__ = ["TerminalElicitation", "fetch_prompt", "parse_prompt_args"]
+__all__ = ["TerminalElicitation", "attach_resources", "fetch_prompt", "parse_prompt_args"]
 
 _TRUE = {"y", "yes", "true", "1", "on"}
 _FALSE = {"n", "no", "false", "0", "off"}
@@ -41,13 +41,7 @@ async def fetch_prompt(
     """The (task, history) a run starts from for the MCP prompt ``spec``."""
     from ponder.mcp.resources import get_prompt, list_prompts
 
-    toolset = agent.toolbox.mcp
-    if toolset is None:
-        raise UserError(
-            "--mcp-prompt needs MCP servers: set agent_mcp_client_enable = true and "
-            "agent_mcp_server_scripts in the config"
-        )
-    connections = toolset.connections
+    connections = _connections(agent, "--mcp-prompt")
     server, _, name = spec.rpartition("/")
     try:
         if not server:
@@ -60,6 +54,38 @@ async def fetch_prompt(
     except ToolError as exc:
         raise UserError(f"--mcp-prompt {spec!r}: {exc}") from exc
     return _split(messages, task)
+
+
+async def attach_resources(agent: Any, specs: Sequence[str], task: str) -> str:
+    """``task`` after the text of each ``server=uri`` resource (``--mcp-resource``)."""
+    from ponder.mcp.resources import read_resource_text
+
+    connections = _connections(agent, "--mcp-resource")
+    parts: list[str] = []
+    for spec in specs:
+        server, sep, uri = spec.partition("=")
+        if not sep or not uri or server not in connections:
+            raise UserError(
+                f"--mcp-resource expects SERVER=URI with a server of {list(connections)}, "
+                f"got {spec!r}"
+            )
+        try:
+            text = await read_resource_text(connections[server], uri)
+        except ToolError as exc:
+            raise UserError(f"--mcp-resource {spec!r}: {exc}") from exc
+        parts.append(f"<resource server={server!r} uri={uri!r}>\n{text}\n</resource>")
+    return "\n\n".join([*parts, task]) if parts else task
+
+
+def _connections(agent: Any, option: str) -> dict[str, Any]:
+    toolset = agent.toolbox.mcp
+    if toolset is None:
+        raise UserError(
+            f"{option} needs MCP servers: set agent_mcp_client_enable = true and "
+            "agent_mcp_server_scripts in the config"
+        )
+    found: dict[str, Any] = toolset.connections
+    return found
 
 
 async def _server_with(connections: dict[str, Any], name: str, list_prompts: Any) -> str:

@@ -25,6 +25,7 @@ __all__ = [
     "READ_RESOURCE",
     "get_prompt",
     "list_prompts",
+    "read_resource_text",
     "resource_tools",
 ]
 
@@ -118,6 +119,13 @@ async def _read(
         result = await connections[server].run(lambda s: s.read_resource(uri))
     except ToolError as exc:
         return ToolResult.fail(str(exc))
+    contents = [
+        c.model_dump(by_alias=True, mode="json", exclude_none=True) for c in result.contents
+    ]
+    return ToolResult.ok(_contents_text(result), data={"uri": uri, "contents": contents})
+
+
+def _contents_text(result: types.ReadResourceResult) -> str:
     parts: list[str] = []
     for item in result.contents:
         if isinstance(item, types.TextResourceContents):
@@ -125,10 +133,12 @@ async def _read(
         else:
             mime = item.mime_type or "application/octet-stream"
             parts.append(f"[binary {mime}, {decoded_size(item.blob)} bytes]")
-    contents = [
-        c.model_dump(by_alias=True, mode="json", exclude_none=True) for c in result.contents
-    ]
-    return ToolResult.ok("\n".join(parts), data={"uri": uri, "contents": contents})
+    return "\n".join(parts)
+
+
+async def read_resource_text(connection: MCPServerConnection, uri: str) -> str:
+    """The text of one resource (binary parts described); raises `ToolError` when it cannot."""
+    return _contents_text(await connection.run(lambda s: s.read_resource(uri)))
 
 
 async def list_prompts(connection: MCPServerConnection) -> list[types.Prompt]:
