@@ -17,7 +17,7 @@ from ponder.events import Event, McpEvent
 from ponder.mcp.elicitation import ElicitationAnswer, ElicitationRequest
 from ponder.messages import SystemMessage, ToolMessage
 from ponder.models import ModelRequest, ModelResponse, ScriptedModel, call_tools, reply
-from tests.mcp.conftest import stdio_entry
+from tests.mcp.conftest import raw_entry, stdio_entry
 
 SUMMARY_PROMPT = "Summarize in one line."
 
@@ -158,10 +158,14 @@ async def test_url_elicitation_and_no_handler() -> None:
 
 
 async def test_roots_and_server_logs_reach_the_run(tmp_path: Path) -> None:
-    script = calling(("roots", {}), ("chatty", {}))
+    script = calling(("roots", {}), ("chatty", {}), ("count", {"steps": 2}))
     async with agent_for(script, mcp_roots=[str(tmp_path)]) as agent:
         output, events = await run_events(agent)
-    roots, chatted = output.split(" | ")
+    roots, chatted, counted = output.split(" | ")
+    assert counted == "counted 2"
+    progress = mcp_events(events, "progress")
+    assert [(e.data["progress"], e.data["total"]) for e in progress] == [(1.0, 2.0), (2.0, 2.0)]
+    assert {e.data["tool"] for e in progress} == {"count"}
     assert roots == tmp_path.resolve().as_uri()
     assert chatted == "chatted"
     logs = [(e.data["level"], e.data["data"]) for e in mcp_events(events, "log")]
@@ -184,6 +188,22 @@ async def test_a_tool_added_mid_run_is_offered_in_the_next_round() -> None:
         output, events = await run_events(agent)
     assert output == "I am fresh"
     assert mcp_events(events, "tools_changed")
+
+
+async def test_a_server_that_dies_mid_call_is_reported_in_the_run() -> None:
+    agent = Agent(
+        ScriptedModel(calling(("poke", {}))),
+        agent_thought_mode="chat",
+        enable_thinking_tool=False,
+        agent_mcp_client_enable=True,
+        agent_mcp_server_scripts=[raw_entry("crash")],
+    )
+    async with agent:
+        output, events = await run_events(agent)
+    assert "MCP server 'raw_crash'" in output
+    dropped = mcp_events(events, "disconnected")
+    assert dropped and dropped[0].server == "raw_crash"
+    assert events[-1].kind == "run_finished"
 
 
 async def test_a_server_that_fails_to_start_is_reported_in_the_run_with_its_stderr() -> None:
