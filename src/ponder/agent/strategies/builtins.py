@@ -105,6 +105,8 @@ class Builtins:
         if config.enable_reflection:
             self.definitions[builtin.VERIFY_REASONING] = builtin.verify_reasoning_definition()
         self.verdicts: list[str] = []
+        self.checks: dict[str, tuple[str, str]] = {}
+        """check_type → (verdict, detail) of the current reflection round."""
 
     def __contains__(self, name: object) -> bool:
         return name in self.definitions
@@ -193,6 +195,7 @@ class Builtins:
         if issues:
             return ToolResult.fail("invalid")
         self.verdicts.append(verdict)
+        self.checks[check_type] = (verdict, detail)
         await self.ctx.emit(
             Reflection(
                 check_type=check_type,

@@ -21,10 +21,11 @@ from ponder.agent.run.compaction import compact_if_needed
 from ponder.agent.strategies import prompts
 from ponder.agent.strategies.base import AgentStrategy
 from ponder.agent.strategies.builtins import Builtins
+from ponder.agent.strategies.reflection import reflect
 from ponder.events import LoopDetected, RoundStarted
 from ponder.messages import ToolCallPart
 from ponder.models.base import ForceTool, ToolChoice, ToolDefinition
-from ponder.tools.builtin import THINK_AND_REASON, VERIFY_REASONING
+from ponder.tools.builtin import THINK_AND_REASON
 
 if TYPE_CHECKING:
     from ponder.agent.run.context import RunContext
@@ -142,17 +143,5 @@ class ReActStrategy(AgentStrategy):
             await self.on_limited("tool_calls", value)
 
     async def _reflect(self) -> None:
-        """Force ``verify_reasoning``; a fail sends the model back to work."""
-        state = self.state
-        state.reflection_attempts += 1
-        self.builtins.verdicts.clear()
-        self.ctx.append_user(prompts.reflection_request())
-        verify = [self.builtins.definitions[VERIFY_REASONING]]
-        response = await self.ctx.request("reflection", verify, ForceTool(VERIFY_REASONING))
-        await act(self.ctx, response, self.builtins, state.rounds + 1)
-        if "fail" in self.builtins.verdicts or not self.builtins.verdicts:
-            state.suggested_stop = False
-            detail = str(state.extra.get("reflection_detail", ""))
-            self.ctx.append_user(prompts.reflection_correction(detail))
-        else:
-            self.ctx.append_user(prompts.FINAL_ANSWER_INSTRUCTION)
+        """Run the three reflection checks; a fail sends the model back to work."""
+        await reflect(self.ctx, self.builtins)
