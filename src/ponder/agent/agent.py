@@ -27,7 +27,7 @@ from ponder.agent.strategies.chat import NoActionStrategy
 from ponder.agent.strategies.react import ReActStrategy
 from ponder.agent.stream import RunStream
 from ponder.agent.toolbox import Toolbox
-from ponder.config import AgentConfig
+from ponder.config import AgentConfig, ConfigWarning
 from ponder.exceptions import StoreError, UserError
 from ponder.messages import Ledger, Message, messages_from_json
 from ponder.models.base import Model, ModelSettings
@@ -87,6 +87,29 @@ class Agent:
         self.toolbox = Toolbox(self.config, tools)
         self._executor: ToolExecutor | None = None
         self._strategy = strategy or self._default_strategy()
+        self._warn_unoffered_tools()
+
+    def _warn_unoffered_tools(self) -> None:
+        """RAG over an index offers no tools: say so when the agent has some."""
+        if self._strategy.get_category() != "rag":
+            return
+        from ponder.agent.strategies.rag import RagStrategy
+
+        strategy = self._strategy
+        if not issubclass(strategy, RagStrategy) or not strategy.has_index(
+            self.config.rag_index_path
+        ):
+            return
+        names = [t.name for t in self.toolbox.base]
+        if self.toolbox.mcp is not None:
+            names.append("the MCP servers' tools")
+        if names:
+            warnings.warn(
+                f"RAG mode answers from its index and offers no tools; not offered: "
+                f"{', '.join(names)} (leave rag_index_path unset to retrieve with the tools)",
+                ConfigWarning,
+                stacklevel=3,
+            )
 
     def _default_strategy(self) -> type[AgentStrategy]:
         config = self.config
