@@ -21,6 +21,7 @@ __all__ = [
     "LimitReached",
     "LoopDetected",
     "MiddleMessage",
+    "PlanReplanned",
     "PlanUpdated",
     "ReasoningDelta",
     "ReasoningStep",
@@ -291,8 +292,23 @@ class PlanUpdated(Event):
 
 
 @dataclass(slots=True, kw_only=True)
+class PlanReplanned(Event):
+    """The remaining work was planned anew (``trigger``: ``stall`` or ``update_step``).
+
+    ``replaced``: the unfinished steps' ids the new plan dropped; ``plan_updated`` follows.
+    """
+
+    kind: ClassVar[str] = "plan_replanned"
+    revision: int
+    trigger: str
+    reason: str
+    replaced: list[str]
+    steps: list[dict[str, Any]]
+
+
+@dataclass(slots=True, kw_only=True)
 class StepStarted(Event):
-    """A plan step begins."""
+    """A plan step begins: ``index`` of ``total`` is its position in the current plan."""
 
     kind: ClassVar[str] = "step_started"
     step_id: str
@@ -358,7 +374,7 @@ EVENT_TYPES: dict[str, type[Event]] = {
         ToolCallStarted,
         ToolCallFinished, ToolCallFailed, MiddleMessage, Reflection, LimitReached,
         LoopDetected, StallDetected, TextDelta, ReasoningDelta, ThinkingRecorded,
-        TodoUpdated, PlanUpdated, StepStarted, StepFinished, CompactionApplied,
+        TodoUpdated, PlanUpdated, PlanReplanned, StepStarted, StepFinished, CompactionApplied,
         RetrievalDone, ReportRaised,
         CheckpointWritten,
     )

@@ -16,6 +16,7 @@ from ponder.events import (
     LimitReached,
     LoopDetected,
     MiddleMessage,
+    PlanReplanned,
     ReasoningDelta,
     ReasoningStep,
     Reflection,
@@ -234,6 +235,10 @@ class RunView:
     def _loop(self, event: LoopDetected) -> None:
         self.notices.append(f"loop detected ({event.repeats} repeats): {event.action}")
 
+    def _replanned(self, event: PlanReplanned) -> None:
+        replaced = ", ".join(event.replaced) or "none"
+        self.notices.append(f"replanned ({event.trigger}; replaced: {replaced}): {event.reason}")
+
     def _stall(self, event: StallDetected) -> None:
         self.notices.append(f"step {event.step_id} stalled ({event.repeats} repeats)")
 
@@ -296,6 +301,7 @@ _HANDLERS: dict[type[Event], Callable[[RunView, Any], None]] = {
     LimitReached: RunView._limit,
     LoopDetected: RunView._loop,
     StallDetected: RunView._stall,
+    PlanReplanned: RunView._replanned,
     TextDelta: RunView._text,
     ReasoningDelta: RunView._reasoning_delta,
     RunFinished: RunView._finished,
