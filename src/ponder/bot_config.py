@@ -65,8 +65,6 @@ _NO_EFFECT: dict[str, str] = {
     "thinking_config": "a provider's reasoning is replayed as it arrives",
     "rate": "ponder reports usage, not prices",
     "extra": "free-form preset data",
-    "validate_tool_arguments": "ponder always checks tool arguments against their schema",
-    "reasoning_aware_tools": "ponder keeps the offered tools in a stable order",
 }
 _RENAMED = {
     "block_msg": "report_block_message",
@@ -153,7 +151,8 @@ def _read_section(
         elif key in _RENAMED:
             values[_RENAMED[key]] = value
         elif key in fields and (
-            not isinstance(value, Mapping) or key == "agent_mcp_server_scripts"
+            not isinstance(value, Mapping)
+            or key in ("agent_mcp_server_scripts", "model_capabilities")
         ):
             values[key] = value
         elif key in _NO_EFFECT:
@@ -162,6 +161,9 @@ def _read_section(
             notes.append(f"unknown configuration key {key!r} in {_section_name(path)} ignored")
     if ignored:
         notes.append(f"{_section_name(path)} keys without effect in ponder: {'; '.join(ignored)}")
+
+
+_TABLE_FIELDS = ("agent_mcp_server_scripts", "model_capabilities")
 
 
 def _top_level(
@@ -189,7 +191,7 @@ def _top_level(
 def flatten_document(
     document: Mapping[str, Any], fields: Collection[str]
 ) -> tuple[dict[str, Any], Notes]:
-    """One flat mapping of config keys from either layout, and notes on what was not used."""
+    """One flat mapping of ``fields`` (the keys passed on) from either layout, and notes."""
     values: dict[str, Any] = {}
     notes: Notes = []
     for path in SECTIONS:

@@ -23,7 +23,7 @@ from ponder.agent.run.compaction import context_messages
 from ponder.agent.strategies.base import AgentStrategy, StrategyCategory
 from ponder.agent.strategies.builtins import Builtins
 from ponder.agent.strategies.prompts import rag_system_prompt
-from ponder.events import RetrievalDone
+from ponder.events import Retrieval
 from ponder.exceptions import UserError
 from ponder.messages import AssistantMessage, Message, SystemMessage, UserMessage
 from ponder.retrieval import Retriever, index_folder
@@ -67,7 +67,7 @@ class RagStrategy(AgentStrategy):
         state, limit = self.state, self.config.rag_top_k
         passages = await self._retriever().retrieve(state.prompt, limit)
         await self.ctx.emit(
-            RetrievalDone(
+            Retrieval(
                 query=state.prompt,
                 sources=[f"{p.source}#{p.chunk}" for p in passages],
                 scores=[p.score for p in passages],
@@ -99,7 +99,7 @@ class RagStrategy(AgentStrategy):
                 return
             state.rounds = 1
             names = sorted({c.name for c in calls})
-            await self.ctx.emit(RetrievalDone(query=state.prompt, sources=names, scores=[]))
+            await self.ctx.emit(Retrieval(query=state.prompt, sources=names, scores=[]))
         await self._answer(context_messages(state, minimal=True), "tools are off now")
 
     def _retrieved(self) -> bool:

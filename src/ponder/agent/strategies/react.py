@@ -21,7 +21,7 @@ from ponder.agent.run.compaction import compact_if_needed
 from ponder.agent.strategies import prompts
 from ponder.agent.strategies.base import AgentStrategy
 from ponder.agent.strategies.builtins import Builtins
-from ponder.agent.strategies.reflection import reflect
+from ponder.agent.strategies.reflection import finish_reflection, reflect
 from ponder.events import LoopDetected, RoundStarted
 from ponder.messages import ToolCallPart
 from ponder.models.base import ForceTool, ToolChoice, ToolDefinition
@@ -58,8 +58,12 @@ class ReActStrategy(AgentStrategy):
             return False
         round_no = state.rounds + 1
         if state.ledger.open_calls:  # resumed in the middle of a round
-            await self.after_calls(await answer_open_calls(self.ctx, self.builtins, round_no))
-            if state.extra.get("phase") != "reasoning":
+            calls = await answer_open_calls(self.ctx, self.builtins, round_no)
+            if state.phase == "reflection":  # resumed mid-reflection (after the action request)
+                await finish_reflection(self.ctx, self.builtins)
+                return True
+            await self.after_calls(calls)
+            if state.phase != "reasoning":
                 return True
         else:
             if state.rounds >= config.agent_tool_call_limit:
@@ -80,9 +84,11 @@ class ReActStrategy(AgentStrategy):
     def _choice(self) -> Literal["auto", "required"]:
         return "auto" if self.state.suggested_stop else "required"
 
-    async def ask(self, phase: str, choice: ToolChoice, round_no: int) -> bool:
+    async def ask(
+        self, phase: Literal["reasoning", "action"], choice: ToolChoice, round_no: int
+    ) -> bool:
         """Request, act on the response; False when it was the answer."""
-        self.state.extra["phase"] = phase
+        self.state.phase = phase
         response = await self.ctx.request(phase, self.tools, choice)
         calls = await act(self.ctx, response, self.builtins, round_no)
         if not calls:
@@ -95,7 +101,7 @@ class ReActStrategy(AgentStrategy):
         """After a batch: remember the round's call signature; reflect after a stop."""
         signature = " ".join(sorted(call_signature(c) for c in calls if c.name != THINK_AND_REASON))
         if signature:
-            self.state.extra["round_signature"] = signature
+            self.state.round_signature = signature
         if self.builtins.reflection_pending:
             await self._reflect()
 
@@ -110,7 +116,7 @@ class ReActStrategy(AgentStrategy):
         state = self.state
         state.rounds += 1
         summary = state.last_summary.strip().lower()
-        signature = str(state.extra.pop("round_signature", ""))
+        signature, state.round_signature = state.round_signature, ""
         repeated = (summary and summary == state.loop_summary) or (
             signature and signature == state.last_signature
         )

@@ -27,9 +27,10 @@ from ponder.tools.builtin import VERIFY_REASONING
 
 if TYPE_CHECKING:
     from ponder.agent.run.context import RunContext
+    from ponder.agent.run.state import RoundPhase, RunState
     from ponder.agent.strategies.builtins import Builtins
 
-__all__ = ["CHECKS", "check_request", "checks_request", "reflect"]
+__all__ = ["CHECKS", "check_request", "checks_request", "finish_reflection", "reflect"]
 
 CHECKS = ("self_check", "contradiction_check", "completeness_check")
 _MEANING = {
@@ -65,24 +66,35 @@ async def _ask(ctx: RunContext, builtins: Builtins, instruction: str, choice: To
     await act(ctx, response, builtins, ctx.state.rounds + 1)
 
 
-def _failed(builtins: Builtins) -> list[str]:
-    return [f"{name}: {detail}" for name, (v, detail) in builtins.checks.items() if v == "fail"]
+def _failed(state: RunState) -> list[str]:
+    checks = state.reflection_checks.items()
+    return [f"{name}: {detail}" for name, (verdict, detail) in checks if verdict == "fail"]
 
 
 async def reflect(ctx: RunContext, builtins: Builtins) -> None:
     """One reflection round: the three checks, then a correction or the final instruction."""
     state = ctx.state
     state.reflection_attempts += 1
-    builtins.verdicts.clear()
-    builtins.checks.clear()
+    state.reflection_verdicts, state.reflection_checks = [], {}
+    phase, state.phase = state.phase, "reflection"
     await _ask(ctx, builtins, checks_request(), "required")
+    await finish_reflection(ctx, builtins, phase)
+
+
+async def finish_reflection(
+    ctx: RunContext, builtins: Builtins, phase: RoundPhase = "action"
+) -> None:
+    """Ask for each check still missing, then judge (also for a run resumed mid-round)."""
+    state = ctx.state
+    state.phase = "reflection"
     for name in CHECKS:
-        if _failed(builtins):
+        if _failed(state):
             break
-        if name not in builtins.checks:
+        if name not in state.reflection_checks:
             await _ask(ctx, builtins, check_request(name), ForceTool(VERIFY_REASONING))
-    failed = _failed(builtins)
-    if failed or not builtins.checks:
+    state.phase = phase
+    failed = _failed(state)
+    if failed or not state.reflection_checks:
         state.suggested_stop = False
         ctx.append_user(prompts.reflection_correction("; ".join(failed)))
     else:

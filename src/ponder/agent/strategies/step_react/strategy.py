@@ -17,7 +17,7 @@ budget or the window trigger was hit. The final answer draws on every step's res
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from ponder.agent.run.acting import act
 from ponder.agent.run.compaction import compact_steps, context_messages, is_over_window
@@ -61,6 +61,9 @@ from ponder.tools.tool import ToolResult
 if TYPE_CHECKING:
     from ponder.agent.run.context import RunContext
 
+Replan = tuple[Literal["stall", "update_step"], set[str]]
+"""What a replan reports: its trigger, and the unfinished steps' ids before it."""
+
 __all__ = ["MAX_STALL_REPLANS", "StepBuiltins", "StepReActStrategy"]
 
 MAX_STALL_REPLANS = 2
@@ -103,7 +106,6 @@ class StepReActStrategy(ReActStrategy):
         super().__init__(ctx)
         self.step_builtins = StepBuiltins(ctx, self)
         self.builtins = self.step_builtins
-        self._round_calls: list[ToolCallPart] = []
 
     @property
     def step(self) -> StepRunState:
@@ -135,9 +137,7 @@ class StepReActStrategy(ReActStrategy):
             self.step.plan = [PlanStep(id="task", description=self.state.prompt)]
         await self._plan_changed(reason or "plan created")
 
-    async def _plan_changed(
-        self, reason: str, replanned: tuple[str, set[str]] | None = None
-    ) -> None:
+    async def _plan_changed(self, reason: str, replanned: Replan | None = None) -> None:
         """Count a plan revision and report it; ``replanned`` = (trigger, unfinished ids before)."""
         self.step.revision += 1
         steps = _dump(self.step.plan)
@@ -210,23 +210,26 @@ class StepReActStrategy(ReActStrategy):
 
     async def step_execute(self) -> None:
         """One ReAct round of the current step, then the stall check."""
-        self._round_calls = []
+        if not self.state.ledger.open_calls:  # not resumed in the middle of a round
+            self.step.round_calls = []
         go_on = await self.single_execute()
-        self.state.extra.pop("round_signature", None)
+        self.state.round_signature = ""
         self.step.iterations += 1
         self.state.rounds += 1
         if not go_on and not self.state.done and self.step.end is None:
             self.step.end = "done"
-        if self._round_calls and not self.state.done:
+        if self.step.round_calls and not self.state.done:
             skip = self.builtins.definitions
-            signatures = round_signatures(self.state.ledger.messages, self._round_calls, skip)
+            signatures = round_signatures(self.state.ledger.messages, self.step.round_calls, skip)
             stall = record_round(self.step, signatures, self.config.loop_reasoning_trigger)
             if stall is not None:
                 await self._on_stall(stall)
 
-    async def ask(self, phase: str, choice: ToolChoice, round_no: int) -> bool:
+    async def ask(
+        self, phase: Literal["reasoning", "action"], choice: ToolChoice, round_no: int
+    ) -> bool:
         """One request of the round; a plain answer ends the step (the task, if simple)."""
-        self.state.extra["phase"] = phase
+        self.state.phase = phase
         response = await self.ctx.request(phase, self.tools, choice)
         calls = await act(self.ctx, response, self.builtins, round_no)
         if calls:
@@ -240,7 +243,7 @@ class StepReActStrategy(ReActStrategy):
 
     async def after_calls(self, calls: tuple[ToolCallPart, ...]) -> None:
         """Keep the step's calls for stall detection, then as in ReAct."""
-        self._round_calls.extend(calls)
+        self.step.round_calls.extend(calls)
         await super().after_calls(calls)
 
     async def after_round(self) -> None:
@@ -267,7 +270,9 @@ class StepReActStrategy(ReActStrategy):
         step.plan, step.simple_mode = change.plan, False
         if change.ends_current:
             step.end = "done" if self.current() is not None else "replaced"
-        replanned = ("update_step", before) if args.get("action") == "replan" else None
+        replanned: Replan | None = None
+        if args.get("action") == "replan":
+            replanned = ("update_step", before)
         await self._plan_changed(f"update_step {args.get('action')}: {change.message}", replanned)
         return ToolResult.ok(f"<STEP_PLAN_UPDATED> {change.message}\n{render_plan(step.plan)}")
 
