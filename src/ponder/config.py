@@ -245,7 +245,7 @@ def _read_toml(path: Path) -> dict[str, Any]:
         document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(str(path), f"not valid TOML: {exc}") from None
-    values, notes = flatten_document(document, {*AgentConfig.model_fields, *_RETIRED_KEYS})
+    values, notes = flatten_document(document, AgentConfig.model_fields)
     for note in notes:
         warnings.warn(note, ConfigWarning, stacklevel=4)
     return values

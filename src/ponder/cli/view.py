@@ -261,14 +261,14 @@ class RunView:
                 notice = f"loop detected ({event.repeats} repeats): {event.action}"
             case StallDetected():
                 notice = f"step {event.step_id} stalled ({event.repeats} repeats)"
+            case PlanReplanned():
+                replaced = ", ".join(event.replaced) or "none"
+                notice = f"replanned ({event.trigger}; replaced: {replaced}): {event.reason}"
             case ModelDegraded():
                 notice = f"model lacks {event.feature}: {event.action} ({event.source})"
             case ModelUnanswered():
                 again = "asking once more" if event.retrying else "giving up"
                 notice = f"model gave no answer ({event.reason}): {again}"
-            case PlanReplanned():
-                replaced = ", ".join(event.replaced) or "none"
-                notice = f"replanned ({event.trigger}; replaced: {replaced}): {event.reason}"
             case _:
                 assert_never(event)
         self.notices.append(notice)

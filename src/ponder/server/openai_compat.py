@@ -71,10 +71,9 @@ def _piece(event: dict[str, Any]) -> tuple[str, str] | None:
             | "run_resumed" | "round_started" | "usage" | "structured_reasoning"
             | "tool_prediction" | "tool_call_started" | "tool_call_finished" | "tool_call_failed"
             | "middle_message" | "reflection" | "limit_reached" | "loop_detected"
-            | "stall_detected" | "todo" | "plan_updated" | "plan_replanned" | "step_started"
-            | "step_finished"
+            | "stall_detected" | "todo" | "plan_updated" | "step_started" | "step_finished"
             | "compaction" | "retrieval" | "report_raised" | "checkpoint_written"
-            | "model_degraded" | "model_unanswered"
+            | "model_degraded" | "model_unanswered" | "plan_replanned"
         ):  # fmt: skip
             return None
         case _:

@@ -78,10 +78,9 @@ class RunRecord:
                 | "structured_reasoning" | "tool_prediction" | "tool_call_started"
                 | "tool_call_finished" | "tool_call_failed" | "middle_message" | "reflection"
                 | "limit_reached" | "loop_detected" | "stall_detected" | "text_delta"
-                | "reasoning_delta" | "thinking" | "todo" | "plan_updated" | "plan_replanned"
-                | "step_started"
+                | "reasoning_delta" | "thinking" | "todo" | "plan_updated" | "step_started"
                 | "step_finished" | "compaction" | "retrieval" | "report_raised"
-                | "checkpoint_written" | "model_degraded" | "model_unanswered"
+                | "checkpoint_written" | "model_degraded" | "model_unanswered" | "plan_replanned"
             ):  # fmt: skip
                 pass
             case _:

@@ -21,7 +21,7 @@ from ponder.agent.run.compaction import compact_if_needed
 from ponder.agent.strategies import prompts
 from ponder.agent.strategies.base import AgentStrategy
 from ponder.agent.strategies.builtins import Builtins
-from ponder.agent.strategies.reflection import finish_reflection, reflect
+from ponder.agent.strategies.reflection import judge_reflection, reflect
 from ponder.events import LoopDetected, RoundStarted
 from ponder.messages import ToolCallPart
 from ponder.models.base import ForceTool, ToolChoice, ToolDefinition
@@ -60,7 +60,8 @@ class ReActStrategy(AgentStrategy):
         if state.ledger.open_calls:  # resumed in the middle of a round
             calls = await answer_open_calls(self.ctx, self.builtins, round_no)
             if state.phase == "reflection":  # resumed mid-reflection (after the action request)
-                await finish_reflection(self.ctx, self.builtins)
+                state.phase = "action"
+                judge_reflection(self.ctx)
                 return True
             await self.after_calls(calls)
             if state.phase != "reasoning":

@@ -27,10 +27,10 @@ from ponder.tools.builtin import VERIFY_REASONING
 
 if TYPE_CHECKING:
     from ponder.agent.run.context import RunContext
-    from ponder.agent.run.state import RoundPhase, RunState
+    from ponder.agent.run.state import RunState
     from ponder.agent.strategies.builtins import Builtins
 
-__all__ = ["CHECKS", "check_request", "checks_request", "finish_reflection", "reflect"]
+__all__ = ["CHECKS", "check_request", "checks_request", "judge_reflection", "reflect"]
 
 CHECKS = ("self_check", "contradiction_check", "completeness_check")
 _MEANING = {
@@ -67,32 +67,33 @@ async def _ask(ctx: RunContext, builtins: Builtins, instruction: str, choice: To
 
 
 def _failed(state: RunState) -> list[str]:
-    checks = state.reflection_checks.items()
-    return [f"{name}: {detail}" for name, (verdict, detail) in checks if verdict == "fail"]
+    checks = state.reflection_checks
+    return [f"{name}: {detail}" for name, (v, detail) in checks.items() if v == "fail"]
 
 
 async def reflect(ctx: RunContext, builtins: Builtins) -> None:
-    """One reflection round: the three checks, then a correction or the final instruction."""
+    """One reflection round: the three checks, then a correction or the final instruction.
+
+    The round's verdicts live in the run state, so a run restored mid-reflection (its
+    ``phase`` is ``reflection``) is judged by `judge_reflection` as if uninterrupted.
+    """
     state = ctx.state
     state.reflection_attempts += 1
     state.reflection_verdicts, state.reflection_checks = [], {}
     phase, state.phase = state.phase, "reflection"
     await _ask(ctx, builtins, checks_request(), "required")
-    await finish_reflection(ctx, builtins, phase)
-
-
-async def finish_reflection(
-    ctx: RunContext, builtins: Builtins, phase: RoundPhase = "action"
-) -> None:
-    """Ask for each check still missing, then judge (also for a run resumed mid-round)."""
-    state = ctx.state
-    state.phase = "reflection"
     for name in CHECKS:
         if _failed(state):
             break
         if name not in state.reflection_checks:
             await _ask(ctx, builtins, check_request(name), ForceTool(VERIFY_REASONING))
     state.phase = phase
+    judge_reflection(ctx)
+
+
+def judge_reflection(ctx: RunContext) -> None:
+    """A fail (or no verdict) sends the model back to work; else it writes the answer."""
+    state = ctx.state
     failed = _failed(state)
     if failed or not state.reflection_checks:
         state.suggested_stop = False

@@ -48,6 +48,7 @@ from ponder.events import (
     LimitReached,
     PlanReplanned,
     PlanUpdated,
+    ReplanTrigger,
     StallDetected,
     StepFinished,
     StepStarted,
@@ -60,9 +61,6 @@ from ponder.tools.tool import ToolResult
 
 if TYPE_CHECKING:
     from ponder.agent.run.context import RunContext
-
-Replan = tuple[Literal["stall", "update_step"], set[str]]
-"""What a replan reports: its trigger, and the unfinished steps' ids before it."""
 
 __all__ = ["MAX_STALL_REPLANS", "StepBuiltins", "StepReActStrategy"]
 
@@ -137,7 +135,9 @@ class StepReActStrategy(ReActStrategy):
             self.step.plan = [PlanStep(id="task", description=self.state.prompt)]
         await self._plan_changed(reason or "plan created")
 
-    async def _plan_changed(self, reason: str, replanned: Replan | None = None) -> None:
+    async def _plan_changed(
+        self, reason: str, replanned: tuple[ReplanTrigger, set[str]] | None = None
+    ) -> None:
         """Count a plan revision and report it; ``replanned`` = (trigger, unfinished ids before)."""
         self.step.revision += 1
         steps = _dump(self.step.plan)
@@ -270,7 +270,7 @@ class StepReActStrategy(ReActStrategy):
         step.plan, step.simple_mode = change.plan, False
         if change.ends_current:
             step.end = "done" if self.current() is not None else "replaced"
-        replanned: Replan | None = None
+        replanned: tuple[ReplanTrigger, set[str]] | None = None
         if args.get("action") == "replan":
             replanned = ("update_step", before)
         await self._plan_changed(f"update_step {args.get('action')}: {change.message}", replanned)
