@@ -78,7 +78,7 @@ class AgentConfig(BaseModel):
     """Seconds one model request may take in total, retries included."""
     model_capabilities: dict[str, bool] = Field(default_factory=dict)
     """Overrides of the provider profile's capabilities, e.g. ``{required_tool_choice = false}``."""
-    max_retries: int = Field(default=3, ge=0, le=20)
+    max_retries: int = Field(default=3, ge=0)
     session_tokens_windows: int = Field(default=65536, ge=1)
     memory_length_limit: int = Field(default=200, ge=0)
     """Messages that trigger compaction; 0 turns the message-count trigger off."""

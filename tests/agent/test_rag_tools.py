@@ -100,3 +100,32 @@ async def test_neither_an_index_nor_tools_is_a_user_error() -> None:
             await agent.run("anything")
         await agent.model.aclose()  # type: ignore[attr-defined]
     assert server.requests == []
+
+
+async def test_an_approval_in_the_retrieval_round_suspends_and_resumes() -> None:
+    from ponder.store import open_store
+
+    runs: list[str] = []
+
+    @tool(requires_approval=True)
+    def fetch(url: str) -> str:
+        """Fetch a page.
+
+        Args:
+            url: The page.
+        """
+        runs.append(url)
+        return f"page {url}: 42"
+
+    store = open_store("memory://")
+    first = FakeReply(tool_calls=[FakeToolCall(name="fetch", id="f1", arguments={"url": "u"})])
+    async with FakeOpenAIServer([first, "It is 42."]) as server:
+        agent = Agent("openai:fake", tools=[fetch], base_url=server.base_url, api_key="k",
+                      tool_calling_mode="rag", store=store)  # fmt: skip
+        suspended = await agent.run("What is on the page?")
+        assert suspended.status == "suspended" and runs == []
+        done = await agent.resume(suspended.run_id, "approve")
+        await agent.model.aclose()  # type: ignore[attr-defined]
+    assert (done.status, done.output, runs) == ("completed", "It is 42.", ["u"])
+    assert len(server.requests) == 2  # the retrieval round was not asked again
+    await store.close()
