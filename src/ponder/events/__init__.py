@@ -23,7 +23,15 @@ from typing import Annotated, Any, Literal, TypeAlias, get_args
 
 from pydantic import Field, TypeAdapter
 
-from ponder.events.base import CallStatus, CheckType, EventBase, ReasoningPhase, StepEnd, Verdict
+from ponder.events.base import (
+    CallStatus,
+    CheckType,
+    EventBase,
+    ReasoningPhase,
+    ReplanTrigger,
+    StepEnd,
+    Verdict,
+)
 from ponder.events.rounds import (
     Compaction,
     LimitReached,
@@ -57,6 +65,7 @@ from ponder.events.run import (
     Usage,
 )
 from ponder.events.steps import (
+    PlanReplanned,
     PlanUpdated,
     StallDetected,
     StepFinished,
@@ -66,13 +75,14 @@ from ponder.events.steps import (
 __all__ = [
     "EVENT_KINDS", "EVENT_TYPES", "CallStatus", "CheckType", "CheckpointWritten", "Compaction",
     "CompactionApplied", "Event", "EventBase", "EventKind", "LimitReached", "LoopDetected",
-    "MiddleMessage", "ModelDegraded", "ModelUnanswered", "PlanUpdated", "Reasoning",
-    "ReasoningDelta", "ReasoningPhase", "ReasoningStep", "Reflection", "ReportRaised", "Retrieval",
-    "RetrievalDone", "RoundStarted", "RunCancelled", "RunFailed", "RunFinished", "RunResumed",
-    "RunStarted", "RunSuspended", "StallDetected", "StepEnd", "StepFinished", "StepStarted",
-    "StructuredReasoning", "TextDelta", "Thinking", "ThinkingRecorded", "Todo", "TodoUpdated",
-    "ToolCallFailed", "ToolCallFinished", "ToolCallStarted", "ToolPrediction", "Usage",
-    "UsageUpdated", "Verdict", "event_from_dict", "event_to_dict", "kind_of",
+    "MiddleMessage", "ModelDegraded", "ModelUnanswered", "PlanReplanned", "PlanUpdated",
+    "Reasoning", "ReasoningDelta", "ReasoningPhase", "ReasoningStep", "Reflection",
+    "ReplanTrigger", "ReportRaised", "Retrieval", "RetrievalDone", "RoundStarted", "RunCancelled",
+    "RunFailed", "RunFinished", "RunResumed", "RunStarted", "RunSuspended", "StallDetected",
+    "StepEnd", "StepFinished", "StepStarted", "StructuredReasoning", "TextDelta", "Thinking",
+    "ThinkingRecorded", "Todo", "TodoUpdated", "ToolCallFailed", "ToolCallFinished",
+    "ToolCallStarted", "ToolPrediction", "Usage", "UsageUpdated", "Verdict", "event_from_dict",
+    "event_to_dict", "kind_of",
 ]  # fmt: skip
 
 Event: TypeAlias = Annotated[
@@ -80,7 +90,7 @@ Event: TypeAlias = Annotated[
     | RoundStarted | Usage | Reasoning | StructuredReasoning | ToolPrediction
     | ToolCallStarted | ToolCallFinished | ToolCallFailed | MiddleMessage | Reflection
     | LimitReached | LoopDetected | StallDetected | TextDelta | ReasoningDelta | Thinking
-    | Todo | PlanUpdated | StepStarted | StepFinished | Compaction | Retrieval
+    | Todo | PlanUpdated | PlanReplanned | StepStarted | StepFinished | Compaction | Retrieval
     | ReportRaised | CheckpointWritten | ModelDegraded | ModelUnanswered,
     Field(discriminator="kind"),
 ]  # fmt: skip
@@ -90,9 +100,9 @@ EventKind: TypeAlias = Literal[
     "run_resumed", "round_started", "usage", "reasoning", "structured_reasoning",
     "tool_prediction", "tool_call_started", "tool_call_finished", "tool_call_failed",
     "middle_message", "reflection", "limit_reached", "loop_detected", "stall_detected",
-    "text_delta", "reasoning_delta", "thinking", "todo", "plan_updated", "step_started",
-    "step_finished", "compaction", "retrieval", "report_raised", "checkpoint_written",
-    "model_degraded", "model_unanswered",
+    "text_delta", "reasoning_delta", "thinking", "todo", "plan_updated", "plan_replanned",
+    "step_started", "step_finished", "compaction", "retrieval", "report_raised",
+    "checkpoint_written", "model_degraded", "model_unanswered",
 ]  # fmt: skip
 
 EVENT_TYPES: dict[str, type[EventBase]] = {

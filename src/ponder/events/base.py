@@ -5,12 +5,21 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["CallStatus", "CheckType", "EventBase", "ReasoningPhase", "StepEnd", "Verdict"]
+__all__ = [
+    "CallStatus",
+    "CheckType",
+    "EventBase",
+    "ReasoningPhase",
+    "ReplanTrigger",
+    "StepEnd",
+    "Verdict",
+]
 
 CallStatus = Literal["ok", "error", "timeout", "invalid_arguments", "unknown_tool", "cancelled"]
 CheckType = Literal["self_check", "contradiction_check", "completeness_check"]
 Verdict = Literal["pass", "warning", "fail"]
 ReasoningPhase = Literal["analyze", "plan", "execute", "verify"]
+ReplanTrigger = Literal["stall", "update_step"]
 StepEnd = Literal["done", "stopped", "limit", "budget", "skipped", "replaced", "abandoned"]
 
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ponder.events.base import EventBase, StepEnd
+from ponder.events.base import EventBase, ReplanTrigger, StepEnd
 
 __all__ = [
+    "PlanReplanned",
     "PlanUpdated",
     "StallDetected",
     "StepFinished",
@@ -26,8 +27,23 @@ class PlanUpdated(EventBase):
 
 
 @dataclass(slots=True, kw_only=True)
+class PlanReplanned(EventBase):
+    """The remaining work was planned anew (``trigger``: ``stall`` or ``update_step``).
+
+    ``replaced``: the unfinished steps' ids the new plan dropped; ``plan_updated`` follows.
+    """
+
+    kind: Literal["plan_replanned"] = "plan_replanned"
+    revision: int
+    trigger: ReplanTrigger
+    reason: str
+    replaced: list[str]
+    steps: list[dict[str, Any]]
+
+
+@dataclass(slots=True, kw_only=True)
 class StepStarted(EventBase):
-    """A plan step begins."""
+    """A plan step begins: ``index`` of ``total`` is its position in the current plan."""
 
     kind: Literal["step_started"] = "step_started"
     step_id: str
