@@ -55,7 +55,7 @@ EventSink = Callable[[Event], None]
 
 @dataclass(slots=True, eq=False)
 class RunContext:
-    """Everything a workflow node may use during one run."""
+    """The live side of one run: what strategies and the run machinery use besides its state."""
 
     config: AgentConfig
     model: Model
