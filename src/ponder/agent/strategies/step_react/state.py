@@ -64,4 +64,3 @@ class ContextTracking(BaseModel):
 
     estimated_tokens: int = 0
     estimated_upto: int = 0
-    compactions: int = 0
