@@ -1,10 +1,11 @@
 """`AgentStrategy`: the hooks a workflow program calls, with sensible defaults.
 
-A strategy is created once per run (``RunContext.strategy``) and keeps nothing of its own:
-all it knows is in ``RunState``, so a restored run gets a fresh strategy and goes on.
-Categories: ``agent`` strategies are driven by the framework loop (``single_execute`` →
-go on?); ``step`` strategies run the step loop; ``rag``, ``chat`` and ``workflow``
-strategies take full control in ``run``.
+The driver creates a strategy for each run (and each resume). A strategy keeps nothing of
+its own: all it knows is in ``RunState``, so a restored run gets a fresh strategy and goes
+on as if it had never stopped. Categories: ``agent`` strategies are driven by the
+framework loop (``single_execute`` → go on?); ``step`` strategies (`StepReActStrategy` and
+its subclasses) run the step loop; ``rag``, ``chat`` and ``workflow`` strategies take full
+control in ``run``.
 """
 
 from __future__ import annotations
@@ -19,9 +20,14 @@ from ponder.tools.tool import ToolResult
 if TYPE_CHECKING:
     from ponder.agent.run.context import RunContext
 
-__all__ = ["AgentStrategy", "StrategyCategory"]
+__all__ = ["REFUSALS_EXHAUSTED", "AgentStrategy", "StrategyCategory"]
 
 StrategyCategory = Literal["agent", "step", "rag", "chat", "workflow"]
+
+REFUSALS_EXHAUSTED = (
+    "[ponder] The model kept calling tools after the tool budget was spent; the turn was "
+    "closed without an answer."
+)
 
 
 class AgentStrategy:
@@ -83,18 +89,33 @@ class AgentStrategy:
             await self.final_answer(None, self.state.stop_reason or "answered")
 
     async def final_answer(self, instruction: str | None, stop_reason: str) -> None:
-        """Ask for the answer with tools off (after an optional instruction) and keep it."""
+        """Ask for the answer with tools off (after an optional instruction) and keep it.
+
+        An answer that still calls tools gets refusals and is asked again, at most
+        ``agent_tool_refusal_rounds`` times; then the turn closes with a notice.
+        """
         if instruction:
             self.ctx.append_user(instruction)
-        response = await self.ctx.request("final_answer", (), "none")
-        self.state.ledger.append(response.to_message())
-        for call in response.tool_calls:
-            refused = ToolResult.fail("tools are off now; answer in plain text")
-            self.state.ledger.append(refused.to_message(call))
-        self.finish(response.text, stop_reason)
+        for _ in range(self.config.agent_tool_refusal_rounds):
+            response = await self.ctx.request("final_answer", (), "none")
+            self.state.ledger.append(response.to_message())
+            for call in response.tool_calls:
+                refused = ToolResult.fail("tools are off now; answer in plain text")
+                self.state.ledger.append(refused.to_message(call))
+            if response.text.strip() or not response.tool_calls:
+                self.finish(response.text, stop_reason)
+                return
+        self.finish(REFUSALS_EXHAUSTED, stop_reason)
 
     def finish(self, output: str, stop_reason: str) -> None:
-        """Record the turn's answer and end the loop."""
+        """Record the turn's answer and end the loop.
+
+        An empty "answer" after the model gave no answer twice (empty, or withheld by a
+        content filter) stops with that reason instead of ``answered``.
+        """
+        blank = self.ctx.unanswered
+        if stop_reason == "answered" and blank is not None and not output.strip():
+            stop_reason = "content_filter" if blank == "content_filter" else "empty_answer"
         self.state.output = output
         self.state.stop_reason = stop_reason
         self.state.done = True
