@@ -17,9 +17,11 @@ import httpx
 import pytest
 
 from ponder.testing import FakeOpenAIServer, FakeReply, FakeToolCall
+from tests.support.golden import assert_golden
 
 PONDER = str(Path(sys.executable).with_name("ponder"))
 ROOT = Path(__file__).resolve().parents[2]
+GOLDEN = Path(__file__).parent / "golden"
 
 
 def environment(**extra: str) -> dict[str, str]:
@@ -233,11 +235,10 @@ def test_chat_shows_the_view_without_json() -> None:
 def test_dis_prints_builtin_and_user_programs() -> None:
     result = ponder("dis")
     assert result.returncode == 0, result.stderr
-    assert "== react" in result.stdout and "== run" in result.stdout
-    assert "SINGLE_STRATEGY_CALL" in result.stdout and "STRATEGY_RUN" in result.stdout
+    assert_golden(result.stdout, GOLDEN / "dis_builtin.txt")
     user = ponder("dis", "tests.cli.programs:PROGRAM", "tests.cli.programs:BLOCK")
     assert user.returncode == 0, user.stderr
-    assert user.stdout.count("DO_WORK") == 2 and "IS_DONE" in user.stdout
+    assert_golden(user.stdout, GOLDEN / "dis_user.txt")
 
 
 def free_port() -> int:
