@@ -291,7 +291,7 @@ def test_ctrl_c_stops_a_run_cleanly() -> None:
 
 
 def test_mcp_thinking_serves_over_stdio() -> None:
-    messages = [
+    messages: list[dict[str, Any]] = [
         {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
             "protocolVersion": "2025-06-18", "capabilities": {},
             "clientInfo": {"name": "test", "version": "0"}}},
