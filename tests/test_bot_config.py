@@ -221,7 +221,7 @@ async def test_the_current_layout_drives_an_agent_on_the_wire() -> None:
         events = [e async for e in agent.stream("hello")]
         await agent.model.aclose()  # type: ignore[attr-defined]
     kinds = [e.kind for e in events]
-    assert "report_raised" in kinds and events[-1].output == "done"  # type: ignore[attr-defined]
+    assert "report_raised" in kinds and events[-1].output == "done"  # type: ignore[union-attr]
     report, *rest = server.requests
     assert all(b["model"] == "deepseek-chat" and b["temperature"] == 0.3 for b in server.requests)
     assert all(b["max_tokens"] == 1500 for b in server.requests)

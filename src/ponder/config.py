@@ -42,18 +42,6 @@ StallAction = Literal["replan", "skip", "abandon"]
 
 _MIN_SUMMARY_TOKENS = 64
 
-_RETIRED_KEYS = {
-    "validate_tool_arguments": (
-        "ponder always checks tool arguments; a malformed call gets an error result naming "
-        "the field"
-    ),
-    "reasoning_aware_tools": (
-        "ponder keeps the tools in a stable order; with tool_prediction the predicted tools "
-        "are reported as tool_prediction events"
-    ),
-}
-"""Keys of the existing bot's config that ponder accepts with a warning and ignores, and why."""
-
 
 class ConfigWarning(UserWarning):
     """A configuration file holds a key ponder does not know."""
@@ -174,10 +162,7 @@ class AgentConfig(BaseModel):
         """Validate a flat mapping, turning pydantic errors into ``ConfigError``."""
         known = {k: v for k, v in values.items() if k in cls.model_fields}
         for key in values.keys() - known.keys():
-            why = _RETIRED_KEYS.get(key)
-            text = f"unknown configuration key {key!r} ignored"
-            text = text if why is None else f"configuration key {key!r} ignored: {why}"
-            warnings.warn(text, ConfigWarning, stacklevel=3)
+            warnings.warn(f"unknown configuration key {key!r} ignored", ConfigWarning, stacklevel=3)
         try:
             return cls(**known)
         except ValidationError as exc:

@@ -2,6 +2,7 @@
 
 import asyncio
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -239,11 +240,12 @@ def test_unusable_signatures_are_user_errors() -> None:
     def unresolved(a: "NoSuchType") -> None:  # type: ignore[name-defined]  # noqa: F821
         """Bad."""
 
-    for fn, fragment in [
+    cases: list[tuple[Callable[..., Any], str]] = [
         (star, "named parameter"),
         (late, "must come first"),
         (unresolved, "type hints"),
-    ]:
+    ]
+    for fn, fragment in cases:
         with pytest.raises(UserError, match=fragment):
             tool(fn)
 

@@ -31,8 +31,6 @@ class Checkpointer:
         self.run = run
         self.vm: Interpreter | None = None
         self.effects: dict[str, ToolMessage] = {}
-        self.bytes_written = 0
-        self.checkpoints = 0
         self._written = 0
         self._generation = -1
 
@@ -70,8 +68,6 @@ class Checkpointer:
         )
         size = await self.store.write(checkpoint)
         self._written, self._generation = len(ledger), ledger.generation
-        self.bytes_written += size
-        self.checkpoints += 1
         self.run.emit_now(CheckpointWritten(pc=self.vm.pc, bytes_written=size))
         return size
 
@@ -83,7 +79,7 @@ class Checkpointer:
     async def save(self, message: ToolMessage) -> None:
         """Save one call's answer as an effect: a resumed run uses it instead of redoing it."""
         self.effects[message.call_id] = message
-        self.bytes_written += await self.store.write_effect(
+        await self.store.write_effect(
             self.run.state.run_id, message.call_id, message.model_dump(mode="json")
         )
 
