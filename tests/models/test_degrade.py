@@ -226,3 +226,19 @@ async def test_llamacpp_tool_schemas_lose_their_length_limits() -> None:
     sent = [r["tools"][0]["function"]["parameters"]["properties"]["text"] for r in server.requests]
     assert sent == [{"type": "string"}, {"type": "string", "minLength": 1, "maxLength": 2000}]
     assert "length_limits" in _features(stripped)
+
+
+def test_capability_overrides_from_toml_reach_the_model(tmp_path: Any) -> None:
+    from ponder import Agent
+    from ponder.config import load_config
+
+    path = tmp_path / "ponder.toml"
+    path.write_text("[llm]\nmodel_capabilities = { required_tool_choice = false }\n")
+    config = load_config(path, environ={})
+    assert config.model_capabilities == {"required_tool_choice": False}
+    model = Agent("openai:m", api_key="k", config=config).model
+    assert isinstance(model, OpenAIModel)
+    assert model.effective_capabilities.required_tool_choice is False
+    bad = Agent("openai:m", api_key="k", model_capabilities={"required": False})
+    with pytest.raises(UserError, match="unknown model capability 'required'"):
+        _ = bad.model
