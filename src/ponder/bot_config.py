@@ -133,10 +133,6 @@ def _section_name(path: tuple[str, ...]) -> str:
     return "[" + ".".join(path) + "]"
 
 
-_TABLE_KEYS = ("agent_mcp_server_scripts", "model_capabilities")
-"""Keys whose values are tables themselves."""
-
-
 def _read_section(
     path: tuple[str, ...],
     table: Mapping[str, Any],
@@ -154,7 +150,10 @@ def _read_section(
             _SPECIAL[key](value, values, notes)
         elif key in _RENAMED:
             values[_RENAMED[key]] = value
-        elif key in fields and (not isinstance(value, Mapping) or key in _TABLE_KEYS):
+        elif key in fields and (
+            not isinstance(value, Mapping)
+            or key in ("agent_mcp_server_scripts", "model_capabilities")
+        ):
             values[key] = value
         elif key in _NO_EFFECT:
             ignored.append(f"{key} ({_NO_EFFECT[key]})")
@@ -162,6 +161,9 @@ def _read_section(
             notes.append(f"unknown configuration key {key!r} in {_section_name(path)} ignored")
     if ignored:
         notes.append(f"{_section_name(path)} keys without effect in ponder: {'; '.join(ignored)}")
+
+
+_TABLE_FIELDS = ("agent_mcp_server_scripts", "model_capabilities")
 
 
 def _top_level(

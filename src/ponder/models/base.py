@@ -20,6 +20,7 @@ from ponder.messages import (
     PartsView,
 )
 from ponder.models.capabilities import Feature
+from ponder.tools.definition import ForceTool, ToolChoice, ToolDefinition
 
 __all__ = [
     "Degradation",
@@ -39,27 +40,6 @@ __all__ = [
     "Unanswered",
     "Usage",
 ]
-
-
-class ToolDefinition(BaseModel):
-    """What the model is told about one tool: name, description, JSON Schema of arguments."""
-
-    model_config = ConfigDict(frozen=True)
-
-    name: str
-    description: str = ""
-    parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
-    strict: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class ForceTool:
-    """A tool choice that forces the model to call one named tool."""
-
-    name: str
-
-
-ToolChoice = Literal["auto", "required", "none"] | ForceTool
 
 
 class OutputSchema(BaseModel):

@@ -1,8 +1,10 @@
-"""`RunContext`: the live, non-serialisable side of one run (the VM's ``deps``).
+"""`RunContext`: the live, non-serialisable side of one run.
 
-It holds what nodes need besides ``RunState``: the config, the model, the tools, the
-executor, the hooks and the event sink. ``request`` sends the ledger to the model (hooks,
-streaming, usage); ``emit`` stamps an event and delivers it.
+It holds what strategies and the run machinery need besides ``RunState``: the config,
+the model, the tools, the executor, the hooks and the event sink; the driver adds the
+checkpointer and, on a resume, the approval decision and the interrupted calls.
+``request`` sends the ledger to the model (hooks, streaming, usage); ``emit`` stamps an
+event and delivers it. Nodes reach it through `RunDeps` (``ponder.agent.run.nodes``).
 """
 
 from __future__ import annotations
@@ -22,11 +24,11 @@ from ponder.events import (
     ModelUnanswered,
     ReasoningDelta,
     TextDelta,
-    ThinkingRecorded,
-    TodoUpdated,
+    Thinking,
+    Todo,
     ToolCallFailed,
     ToolCallFinished,
-    UsageUpdated,
+    Usage,
 )
 from ponder.exceptions import ModelResponseError
 from ponder.messages import Message, UserMessage
@@ -45,7 +47,6 @@ from ponder.tools.registry import ToolRegistry
 
 if TYPE_CHECKING:
     from ponder.agent.run.checkpointer import Checkpointer
-    from ponder.agent.strategies.base import AgentStrategy
 
 __all__ = ["EventSink", "RunContext"]
 
@@ -66,25 +67,16 @@ class RunContext:
     deps: Any = None
     sink: EventSink | None = None
     stream_text: bool = False
-    strategy_type: type[AgentStrategy] | None = None
     checkpointer: Checkpointer | None = None
-    resume_value: Any = None
-    """The value a suspended run was resumed with (approval decisions)."""
+    """Set by the driver when the run has a store."""
+    decision: Any = None
+    """The approval decision a suspended run was resumed with (see ``run.approval``)."""
     interrupted: set[str] = field(default_factory=set)
     """Calls that were running when the run stopped (set when it is resumed)."""
     unanswered: Unanswered | None = None
     """Whether the last response (after its one retry) carried no answer, and why."""
-    _strategy: AgentStrategy | None = None
     _backlog: list[Event] = field(default_factory=list)
     _degraded: set[str] = field(default_factory=set)
-
-    @property
-    def strategy(self) -> AgentStrategy:
-        """The run's strategy instance, created on first use (also after a restore)."""
-        if self._strategy is None:
-            assert self.strategy_type is not None
-            self._strategy = self.strategy_type(self)
-        return self._strategy
 
     @property
     def settings(self) -> ModelSettings:
@@ -97,8 +89,7 @@ class RunContext:
         )
 
     def close(self) -> None:
-        """Drop the run's reference cycles (strategy, checkpointer) once it is over."""
-        self._strategy = None
+        """Drop the run's reference cycles (the checkpointer) once it is over."""
         self.checkpointer = None
         self._backlog.clear()
 
@@ -153,9 +144,9 @@ class RunContext:
         if result.success and isinstance(data, dict):
             display = data.get("display_type")
             if display == "thinking":
-                self.emit_now(ThinkingRecorded(call_id=call.id, data=data))
+                self.emit_now(Thinking(call_id=call.id, data=data))
             elif display == "plan":
-                self.emit_now(TodoUpdated(call_id=call.id, data=data))
+                self.emit_now(Todo(call_id=call.id, data=data))
         if self.checkpointer is not None:
             await self.checkpointer.record(outcome)
 
@@ -174,9 +165,9 @@ class RunContext:
     ) -> ModelResponse:
         """Send the ledger (or ``messages``) to the model and account for usage.
 
-        With ``use_minimal_context`` the ledger is sent without its earlier turns. A
-        response without an answer (see `ModelResponse.unanswered`) is asked for once more
-        (structured requests retry on their own); ``unanswered`` keeps the outcome.
+        With ``use_minimal_context`` the ledger is sent without its earlier turns. A response
+        without an answer (see `ModelResponse.unanswered`) is asked for once more (structured
+        requests retry on their own); ``unanswered`` keeps the outcome.
         """
         if messages is None:
             self.state.ledger.ensure_sendable()
@@ -199,7 +190,7 @@ class RunContext:
 
     async def _send(self, request: ModelRequest, call: ModelCall | None) -> ModelResponse:
         """One model request: streamed or not, hooks, usage, degradation reports."""
-        if self.stream_text and self.sink is not None:
+        if self.stream_text and self.sink is not None and request.output is None:
             response = await self._stream(request)
         else:
             response = await self.model.request(request)
@@ -218,7 +209,7 @@ class RunContext:
                 )
         usage = self.state.usage = self.state.usage + response.usage
         self.emit_now(
-            UsageUpdated(
+            Usage(
                 requests=usage.requests,
                 input_tokens=usage.input_tokens,
                 output_tokens=usage.output_tokens,

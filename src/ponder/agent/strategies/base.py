@@ -1,10 +1,11 @@
 """`AgentStrategy`: the hooks a workflow program calls, with sensible defaults.
 
-A strategy is created once per run (``RunContext.strategy``) and keeps nothing of its own:
-all it knows is in ``RunState``, so a restored run gets a fresh strategy and goes on.
-Categories: ``agent`` strategies are driven by the framework loop (``single_execute`` →
-go on?); ``step`` strategies run the step loop; ``rag``, ``chat`` and ``workflow``
-strategies take full control in ``run``.
+The driver creates a strategy for each run (and each resume). A strategy keeps nothing of
+its own: all it knows is in ``RunState``, so a restored run gets a fresh strategy and goes
+on as if it had never stopped. Categories: ``agent`` strategies are driven by the
+framework loop (``single_execute`` → go on?); ``step`` strategies (`StepReActStrategy` and
+its subclasses) run the step loop; ``rag``, ``chat`` and ``workflow`` strategies take full
+control in ``run``.
 """
 
 from __future__ import annotations
