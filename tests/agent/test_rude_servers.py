@@ -101,3 +101,15 @@ async def test_no_answer_once_is_retried() -> None:
         events = [e async for e in _agent(server, agent_strategy="no-action").stream("hi")]
     finished = of_kind(events, "run_finished")[0]
     assert (finished.output, finished.stop_reason) == ("hello", "answered")
+
+
+async def test_a_server_that_ignores_tool_choice_still_ends_the_run_cleanly() -> None:
+    think = FakeToolCall(name="think_and_reason", arguments={"last_step": "", "summary": "x"})
+    script = [FakeReply(tool_calls=[think]), *SCRIPT, "40", "40", "40"]
+    async with FakeOpenAIServer(script, quirks=["ignore_tool_choice"]) as server:
+        agent = Agent("openai:m", tools=[add], base_url=server.base_url, api_key="k", max_retries=0)
+        result = await agent.run("What is 17 + 23?")
+    assert result.status == "completed" and result.stop_reason
+    forced = [r for r in server.requests if isinstance(r.get("tool_choice"), dict)]
+    assert forced  # ponder asked for its reasoning call; the server answered in text
+    assert len(server.requests) <= len(script)
