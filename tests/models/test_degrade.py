@@ -198,7 +198,7 @@ def test_unknown_capabilities_and_quirks_are_refused() -> None:
 
 
 async def test_a_stream_opened_and_left_empty_turns_the_riskiest_feature_off() -> None:
-    # The stock llama.cpp server answers a streamed "required" with 200 and no events.
+    # The stock llama.cpp server answers a streamed "required" with 200, then breaks off.
     def script(body: dict[str, Any]) -> FakeReply:
         if body.get("tool_choice") == "required":
             return FakeReply(empty_choices=True)
@@ -208,7 +208,7 @@ async def test_a_stream_opened_and_left_empty_turns_the_riskiest_feature_off() -
         events = [e async for e in _model(server).stream(ModelRequest(ASK, [ADD], "required"))]
     response = events[-1]
     assert isinstance(response, ModelResponse) and response.tool_calls[0].name == "add"
-    assert [r["tool_choice"] for r in server.requests] == ["required", "auto"]
+    assert [r["tool_choice"] for r in server.requests] == ["required", "required", "auto"]
     assert _features(response) == {"required_tool_choice": "detected"}
 
 
