@@ -225,17 +225,23 @@ class SDKModel(ABC, Generic[C]):
             await stream.close()
             failure = self._translate(exc)
             if failure is not None and isinstance(failure.error, ModelConnectionError):
-                raise self._empty(f"it broke the connection: {exc}") from exc
+                raise await self._empty(f"it broke the connection: {exc}") from exc
             raise
         except BaseException:
             await stream.close()
             raise
         await stream.close()
         if assembler.finish_reason is None:
-            raise self._empty("it sent nothing")
+            raise await self._empty("it sent nothing")
         return stream, events, assembler, []
 
-    def _empty(self, why: str) -> EmptyStreamError:
+    async def _empty(self, why: str) -> EmptyStreamError:
+        """The error for a stream left empty; the SDK client is replaced.
+
+        A server that breaks a stream off tends to close that connection too, and the next
+        request on it would fail.
+        """
+        await self._clients.aclose()
         return EmptyStreamError(
             f"{self.name}: the stream ended before the provider finished the response ({why})",
             model_name=self.name,
