@@ -130,7 +130,7 @@ async def test_malformed_chunk_and_body_are_typed_errors() -> None:
 
 
 async def test_empty_choices_is_a_typed_error() -> None:
-    script = [FakeReply(content="x", empty_choices=True)] * 2
+    script = [FakeReply(content="x", empty_choices=True)] * 4  # a stream left empty is retried
     async with FakeOpenAIServer(script) as server:
         model = _model(server)
         with pytest.raises(ModelResponseError, match="no choices"):
