@@ -135,12 +135,16 @@ class RoundStarted(Event):
 
 @dataclass(slots=True, kw_only=True)
 class ReasoningStep(Event):
-    """The model's ``think_and_reason`` summary for this round."""
+    """The round's reasoning: the ``think_and_reason`` summary, or a text reply.
+
+    ``source`` is ``"text"`` when the server answered the forced reasoning request in text.
+    """
 
     kind: ClassVar[str] = "reasoning"
     round: int
     last_step: str
     summary: str
+    source: Literal["tool", "text"] = "tool"
 
 
 @dataclass(slots=True, kw_only=True)

@@ -55,6 +55,14 @@ class RunState(BaseModel):
     last_signature: str = ""
     loop_corrected: str | None = None
     reflection_attempts: int = 0
+    offered_tools: list[str] | None = None
+    """The tools the latest model request offered (None: not known, e.g. an older run)."""
+    text_replies: int = 0
+    """Consecutive text replies in the acting phase before ``agent_stop`` (stop protocol)."""
+    empty_replies: int = 0
+    """Consecutive empty replies in the acting phase."""
+    answer_retried: bool = False
+    """The answer was asked for once more because the first one could not be used."""
     done: bool = False
     """The tool loop is over; the next step is the final answer (or none is needed)."""
 

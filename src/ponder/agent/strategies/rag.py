@@ -62,4 +62,4 @@ class RagStrategy(AgentStrategy):
         state.ledger.append(response.to_message())
         for call in response.tool_calls:
             state.ledger.append(ToolResult.fail("no tools in RAG mode").to_message(call))
-        self.finish(response.text, "answered")
+        self.finish_cleaned(response.text, "answered")

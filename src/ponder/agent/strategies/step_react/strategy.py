@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from ponder.agent.run.acting import act
 from ponder.agent.run.compaction import compact_steps, is_over_window
+from ponder.agent.strategies.answer import strip_markup
 from ponder.agent.strategies.base import StrategyCategory
 from ponder.agent.strategies.builtins import Builtins
 from ponder.agent.strategies.react import ReActStrategy
@@ -46,7 +46,6 @@ from ponder.agent.strategies.step_react.summary import summarise_step
 from ponder.agent.strategies.structured_ask import request_structured
 from ponder.events import LimitReached, PlanUpdated, StallDetected, StepFinished, StepStarted
 from ponder.messages import ToolCallPart, UserMessage
-from ponder.models.base import ToolChoice
 from ponder.tools import builtin
 from ponder.tools.arguments import ArgumentIssue
 from ponder.tools.tool import ToolResult
@@ -205,18 +204,13 @@ class StepReActStrategy(ReActStrategy):
             if stall is not None:
                 await self._on_stall(stall)
 
-    async def ask(self, phase: str, choice: ToolChoice, round_no: int) -> bool:
-        """One request of the round; a plain answer ends the step (the task, if simple)."""
-        self.state.extra["phase"] = phase
-        response = await self.ctx.request(phase, self.tools, choice)
-        calls = await act(self.ctx, response, self.builtins, round_no)
-        if calls:
-            await self.after_calls(calls)
-            return True
+    async def on_text_reply(self, text: str) -> bool:
+        """A text reply ends the step (the task, if simple) by the stop protocol."""
         if self.step.simple_mode:
-            self.finish(response.text, "answered")
-        else:
-            self.step.stop_result = response.text
+            return await super().on_text_reply(text)
+        if self.remind_once(text):
+            return True
+        self.step.stop_result = strip_markup(text)
         return False
 
     async def after_calls(self, calls: tuple[ToolCallPart, ...]) -> None:
