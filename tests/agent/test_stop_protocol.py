@@ -118,27 +118,28 @@ async def test_forced_reasoning_answered_with_an_action_is_the_rounds_action() -
     assert result.rounds == 2
 
 
-async def test_empty_replies_end_the_run_with_a_stop_reason() -> None:
-    model = ScriptedModel([think("x"), "", think("y"), ""])
-    result = await make_agent(model).run(PROMPT)
-    assert result.status == "completed" and result.stop_reason == "empty_response"
-    assert result.output == "" and len(model.requests) == 4
-    reminder = model.requests[2].messages[-1]
-    assert isinstance(reminder, UserMessage) and "reply was empty" in reminder.content
+async def test_an_empty_reply_before_stop_is_not_an_answer() -> None:
+    model = ScriptedModel([think("x"), "", ""])
+    events = [e async for e in make_agent(model).stream(PROMPT)]
+    done = of_kind(events, "run_finished")[0]
+    assert done.output == "" and done.stop_reason == "empty_answer"
+    assert [e.retrying for e in of_kind(events, "model_unanswered")] == [True, False]
+    assert len(model.requests) == 3
+    assert model.requests[2].messages == model.requests[1].messages
 
 
 async def test_an_empty_answer_is_asked_for_once_more() -> None:
     model = ScriptedModel([think("x"), stop(), "", "391"])
     result = await make_agent(model).run(PROMPT)
     assert result.output == "391" and result.stop_reason == "answered"
-    retry = model.requests[3]
-    assert retry.tool_choice == "none" and "was empty" in retry.messages[-1].content  # type: ignore[union-attr]
+    assert len(model.requests) == 4
+    assert model.requests[3].messages == model.requests[2].messages
 
 
-async def test_two_empty_answers_end_with_empty_response() -> None:
+async def test_two_empty_answers_end_with_empty_answer() -> None:
     model = ScriptedModel([think("x"), stop(), "", ""])
     result = await make_agent(model).run(PROMPT)
-    assert result.output == "" and result.stop_reason == "empty_response"
+    assert result.output == "" and result.stop_reason == "empty_answer"
     assert len(model.requests) == 4
 
 

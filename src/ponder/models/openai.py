@@ -1,38 +1,60 @@
 """`OpenAIModel`: any OpenAI-compatible chat-completions provider, via the official SDK.
 
 One ``AsyncOpenAI`` client per model instance, with the SDK's own retries off: ponder
-retries 429 / 5xx / connection errors / timeouts itself (see `RetryPolicy`) inside one
-total timeout, and every failure surfaces as a typed `ModelError`.
+retries 429 / 5xx / connection errors / timeouts itself (see `RetryPolicy` and
+`SDKModel`) inside one total timeout, and every failure surfaces as a typed `ModelError`.
+
+Each request is adapted to the provider's `Capabilities` (see `ponder.models.degrade`).
+An error naming a feature the request used turns that feature off for this provider,
+base URL and model for the rest of the process, and the request is sent again; the
+response lists the degradations it needed. Tool calls a model wrote as text are
+recovered, and call ids a server reuses are replaced.
 """
 
 from __future__ import annotations
 
-import asyncio
-import time
-from collections.abc import AsyncIterator
-from dataclasses import replace
+from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from ponder.exceptions import ModelTimeoutError
-from ponder.messages import ensure_sendable
-from ponder.models.base import ModelDelta, ModelRequest, ModelResponse, ModelSettings, StreamEvent
-from ponder.models.clients import LoopClient
-from ponder.models.openai_wire import StreamAssembler, request_body, response_from_message
+from ponder.exceptions import ModelError
+from ponder.models.adapter import Assembler, SDKModel
+from ponder.models.base import (
+    Degradation,
+    ForceTool,
+    ModelRequest,
+    ModelResponse,
+    ModelSettings,
+    StreamEvent,
+)
+from ponder.models.capabilities import Capabilities, effective, learn, learned
+from ponder.models.degrade import Plan, adapt, probe_feature, refused_feature
+from ponder.models.openai_wire import (
+    StreamAssembler,
+    deltas_of,
+    request_body,
+    response_from_message,
+    with_unique_ids,
+)
 from ponder.models.providers import ProviderProfile, provider_profile
-from ponder.models.retry import Failure, RetryPolicy, call_with_retries
+from ponder.models.retry import Failure, RetryPolicy
 from ponder.models.sdk_errors import translate_sdk_error
 from ponder.models.structured import tool_output_to_text
+from ponder.models.textcalls import recover_text_calls
 
 if TYPE_CHECKING:
-    from openai import AsyncOpenAI
+    from openai import AsyncOpenAI  # noqa: F401 (the client type of the base class)
 
-__all__ = ["OpenAIModel"]
+__all__ = ["OpenAIModel", "translate_error"]
 
-DEFAULT_TIMEOUT = 600.0
+_NO_STREAM = "sent without streaming, the answer as one delta"
 
 
-class OpenAIModel:
-    """A chat model behind an OpenAI-compatible API (OpenAI, DeepSeek, Ollama, vLLM, ...)."""
+class OpenAIModel(SDKModel["AsyncOpenAI"]):
+    """A chat model behind an OpenAI-compatible API (OpenAI, DeepSeek, Ollama, vLLM, ...).
+
+    ``capabilities`` overrides single features of the provider's profile, e.g.
+    ``{"required_tool_choice": False}``, or replaces them all.
+    """
 
     def __init__(
         self,
@@ -43,119 +65,99 @@ class OpenAIModel:
         base_url: str | None = None,
         settings: ModelSettings | None = None,
         retry: RetryPolicy | None = None,
+        capabilities: Capabilities | Mapping[str, bool] | None = None,
     ) -> None:
         from openai import AsyncOpenAI
 
         self.profile = provider_profile(provider)
         self.model = model
-        self.settings = settings or ModelSettings()
-        self.retry = retry or RetryPolicy()
+        base = self.profile.capabilities
+        if isinstance(capabilities, Capabilities):
+            base = capabilities
+        elif capabilities:
+            base = base.updated(capabilities)
+        self.capabilities = base
         key, url = self.profile.api_key(api_key), self.profile.base_url(base_url)
-        timeout = self.settings.timeout or DEFAULT_TIMEOUT
-        self._clients: LoopClient[AsyncOpenAI] = LoopClient(
-            lambda: AsyncOpenAI(api_key=key, base_url=url, max_retries=0, timeout=timeout)
+        self._key = (self.profile.name, url, model)
+        self._setup(
+            settings,
+            retry,
+            lambda timeout: AsyncOpenAI(api_key=key, base_url=url, max_retries=0, timeout=timeout),
         )
-
-    @property
-    def client(self) -> AsyncOpenAI:
-        """The SDK client for the running event loop."""
-        return self._clients.get()
 
     @property
     def name(self) -> str:
         """``<provider>:<model>``."""
         return f"{self.profile.name}:{self.model}"
 
-    async def request(self, request: ModelRequest) -> ModelResponse:
-        """Send one request (retrying transient failures) and return the whole response."""
-        body, deadline = self._prepare(request)
-        completion = await call_with_retries(
-            lambda: self.client.chat.completions.create(model=self.model, **body),
-            self._translate,
-            self.retry,
-            deadline=deadline,
-            model_name=self.name,
-        )
-        return self._finish(response_from_message(completion, self.profile), request)
+    @property
+    def effective_capabilities(self) -> Capabilities:
+        """The capabilities requests are sent with now (profile, config, then what was learned)."""
+        return effective(self.capabilities, self._key)
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
-        """Stream one request: deltas, then the `ModelResponse`.
+        """Stream one request: deltas, then the `ModelResponse` last.
 
-        Failures before the first delta are retried; later ones raise a typed error and
-        never yield a half-assembled response.
+        Where the provider cannot stream automatic tool calls, the request is sent whole
+        and its deltas are yielded at once.
         """
-        body, deadline = self._prepare(request)
-        body["stream_options"] = {"include_usage": True}
-        opened = await call_with_retries(
-            lambda: self._open_stream(body),
-            self._translate,
-            self.retry,
-            deadline=deadline,
-            model_name=self.name,
-        )
-        stream, chunks, assembler, first = opened
-        try:
-            for delta in first:
+        plan = self._plan(request)
+        automatic = plan.request.tools and not isinstance(plan.request.tool_choice, ForceTool)
+        if automatic and not self.effective_capabilities.stream_tool_calls:
+            response = await self.request(request)
+            source = "detected" if "stream_tool_calls" in learned(self._key) else "profile"
+            note = Degradation(feature="stream_tool_calls", action=_NO_STREAM, source=source)
+            notes = (*response.degradations, note)
+            response = response.model_copy(update={"degradations": notes})
+            for delta in deltas_of(response):
                 yield delta
-            async for delta in self._rest(chunks, assembler, deadline):
-                yield delta
-        finally:
-            await stream.close()
-        yield self._finish(assembler.finish(), request)
+            yield response
+            return
+        async for event in super().stream(request):
+            yield event
 
-    async def aclose(self) -> None:
-        """Close the HTTP client (the model is unusable afterwards)."""
-        await self._clients.aclose()
+    def _plan(self, request: ModelRequest) -> Plan:
+        return adapt(request, self.effective_capabilities, learned(self._key))
 
-    def _prepare(self, request: ModelRequest) -> tuple[dict[str, Any], float]:
-        ensure_sendable(request.messages)
-        settings = _merge(self.settings, request.settings)
-        body = request_body(_with_settings(request, settings), self.profile)
-        return body, time.monotonic() + (settings.timeout or DEFAULT_TIMEOUT)
+    def _body(self, request: ModelRequest) -> dict[str, Any]:
+        plan = self._plan(request)
+        caps = self.effective_capabilities
+        return request_body(plan.request, caps, json_object=plan.json_object)
+
+    async def _create(self, body: dict[str, Any], *, stream: bool = False) -> Any:
+        if stream:
+            body = {**body, "stream": True, "stream_options": {"include_usage": True}}
+        return await self.client.chat.completions.create(model=self.model, **body)
+
+    def _parse(self, raw: Any) -> ModelResponse:
+        return response_from_message(raw, self.profile.name)
+
+    def _assembler(self) -> Assembler:
+        return StreamAssembler(self.profile.name)
 
     def _finish(self, response: ModelResponse, request: ModelRequest) -> ModelResponse:
-        response = response.model_copy(update={"model_name": response.model_name or self.model})
-        if request.output is not None and not self.profile.has_json_schema_output:
+        plan = self._plan(request)
+        response = response.model_copy(
+            update={
+                "model_name": response.model_name or self.model,
+                "degradations": plan.degradations,
+            }
+        )
+        if request.output is not None:
             return tool_output_to_text(response, request.output)
-        return response
+        response = recover_text_calls(response, [t.name for t in plan.request.tools])
+        return with_unique_ids(response, request.messages)
 
-    async def _open_stream(
-        self, body: dict[str, Any]
-    ) -> tuple[Any, AsyncIterator[Any], StreamAssembler, list[ModelDelta]]:
-        stream = await self.client.chat.completions.create(model=self.model, stream=True, **body)
-        chunks = aiter(stream)
-        assembler = StreamAssembler(self.profile)
-        try:
-            async for chunk in chunks:
-                first = assembler.feed(chunk)
-                if first:
-                    return stream, chunks, assembler, first
-        except BaseException:
-            await stream.close()
-            raise
-        return stream, chunks, assembler, []
+    def _downgrade(self, error: ModelError, request: ModelRequest, *, stream: bool) -> bool:
+        body = {**self._body(request), "stream": stream}
+        feature = refused_feature(error, body) or probe_feature(error, body)
+        return feature is not None and learn(self._key, feature)
 
-    async def _rest(
-        self, chunks: AsyncIterator[Any], assembler: StreamAssembler, deadline: float
-    ) -> AsyncIterator[ModelDelta]:
-        while True:
-            try:
-                async with asyncio.timeout_at(_loop_deadline(deadline)):
-                    chunk = await anext(chunks)
-            except StopAsyncIteration:
-                return
-            except TimeoutError:
-                raise ModelTimeoutError(
-                    f"{self.name}: the stream did not finish within its total timeout",
-                    model_name=self.name,
-                ) from None
-            except Exception as exc:
-                failure = self._translate(exc)
-                if failure is None:
-                    raise
-                raise failure.error from None
-            for delta in assembler.feed(chunk):
-                yield delta
+    def _translate_for(self, exc: BaseException, body: dict[str, Any]) -> Failure | None:
+        failure = self._translate(exc)
+        if failure is not None and refused_feature(failure.error, body) is not None:
+            return Failure(failure.error, is_retryable=False)
+        return failure
 
     def _translate(self, exc: BaseException) -> Failure | None:
         return translate_error(exc, self.name)
@@ -166,16 +168,3 @@ def translate_error(exc: BaseException, model_name: str) -> Failure | None:
     import openai
 
     return translate_sdk_error(exc, model_name, openai)
-
-
-def _merge(base: ModelSettings, override: ModelSettings) -> ModelSettings:
-    given = override.model_dump(exclude_none=True)
-    return base.model_copy(update=given) if given else base
-
-
-def _with_settings(request: ModelRequest, settings: ModelSettings) -> ModelRequest:
-    return replace(request, settings=settings)
-
-
-def _loop_deadline(deadline: float) -> float:
-    return asyncio.get_running_loop().time() + max(deadline - time.monotonic(), 0.0)

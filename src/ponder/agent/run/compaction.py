@@ -3,10 +3,14 @@
 Modes (``context_strategy``): ``compact`` summarises the older prefix with one model call,
 ``slide`` drops it, ``none`` leaves the ledger alone. Compaction triggers when the ledger
 holds more than ``memory_length_limit`` messages or its estimated prompt tokens exceed
-``compaction_trigger_ratio`` × ``session_tokens_windows``. Cuts fall only before a user or
+``compaction_trigger_ratio`` × ``session_tokens_windows`` (``memory_length_limit = 0``
+turns the message-count trigger off). The kept tail is about ``slide_target_ratio`` × the
+window (half the trigger when unset). Cuts fall only before a user or
 assistant message, so a tool call never loses its result; the system prompt, the turn's
 prompt and the most recent exchange (with any provider reasoning) are always kept. The
-new ledger goes through ``Ledger.replace``, which re-checks the pairing.
+summary is asked for, and cut to, ``compaction_max_tokens`` tokens (0: the config's
+``max_tokens``; neither set: no limit). The new ledger goes through ``Ledger.replace``,
+which re-checks the pairing.
 
 The step workflow has its own form, `compact_steps`: finished steps' messages are
 replaced by their summaries.
@@ -15,14 +19,15 @@ replaced by their summaries.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from ponder.agent.run.state import RunState
-from ponder.agent.strategies.prompts import COMPACTION_INSTRUCTION, STEP_SUMMARY_HEADER
-from ponder.events import CompactionApplied
+from ponder.agent.strategies.prompts import STEP_SUMMARY_HEADER, compaction_instruction
+from ponder.config import AgentConfig
+from ponder.events import Compaction
 from ponder.exceptions import ModelError
 from ponder.messages import Message, SystemMessage, ToolMessage, UserMessage
-from ponder.models.tokens import estimate_messages_tokens
+from ponder.models.tokens import estimate_messages_tokens, estimate_tokens
 
 if TYPE_CHECKING:
     from ponder.agent.run.context import RunContext
@@ -31,9 +36,11 @@ __all__ = [
     "compact",
     "compact_if_needed",
     "compact_steps",
+    "context_messages",
     "context_tokens",
     "is_over_window",
     "minimal_messages",
+    "summary_budget",
 ]
 
 
@@ -55,7 +62,8 @@ def _trigger_tokens(ctx: RunContext) -> int:
 def is_over_window(ctx: RunContext) -> bool:
     """True when the ledger is past the message limit or the token trigger."""
     state = ctx.state
-    too_long = len(state.ledger) > ctx.config.memory_length_limit
+    limit = ctx.config.memory_length_limit  # 0: no message-count trigger
+    too_long = limit > 0 and len(state.ledger) > limit
     return too_long or context_tokens(state) >= _trigger_tokens(ctx)
 
 
@@ -76,6 +84,23 @@ def minimal_messages(state: RunState) -> list[Message]:
     return [*system, UserMessage(content=state.prompt)]
 
 
+def context_messages(state: RunState, minimal: bool) -> list[Message]:
+    """What a request sends: the whole ledger, or (``minimal``) the current turn only.
+
+    The current turn is the system prompt, then everything from the turn's user message
+    on (the turn's calls, results and injected instructions); earlier turns stay in the
+    ledger, and in the store, but are not sent.
+    """
+    messages = list(state.ledger.messages)
+    if not minimal:
+        return messages
+    start = _prompt_index(messages, state.prompt)
+    if start < 0:
+        return messages
+    system = [m for m in messages[:start] if isinstance(m, SystemMessage)]
+    return [*system, *messages[start:]]
+
+
 def _prompt_index(messages: Sequence[Message], prompt: str) -> int:
     for index in range(len(messages) - 1, -1, -1):
         message = messages[index]
@@ -86,8 +111,11 @@ def _prompt_index(messages: Sequence[Message], prompt: str) -> int:
 
 def _cut_index(ctx: RunContext, messages: Sequence[Message]) -> int:
     """Where the kept tail begins: about half the trigger, never inside a call's results."""
-    budget = _trigger_tokens(ctx) // 2
-    keep_at_most = max(1, ctx.config.memory_length_limit // 2)
+    config = ctx.config
+    ratio = config.slide_target_ratio
+    budget = int(ratio * config.session_tokens_windows) if ratio else _trigger_tokens(ctx) // 2
+    limit = config.memory_length_limit
+    keep_at_most = max(1, limit // 2) if limit else len(messages)
     cut, used = len(messages), 0
     while cut > 0 and len(messages) - cut < keep_at_most:
         used += estimate_messages_tokens(messages[cut - 1 : cut])
@@ -103,7 +131,7 @@ def _cut_index(ctx: RunContext, messages: Sequence[Message]) -> int:
     return cut
 
 
-async def compact(ctx: RunContext, mode: str) -> bool:
+async def compact(ctx: RunContext, mode: Literal["compact", "slide"]) -> bool:
     """Summarise (``compact``) or drop (``slide``) the older prefix; False if nothing to cut."""
     state = ctx.state
     messages = list(state.ledger.messages)
@@ -127,23 +155,48 @@ async def compact(ctx: RunContext, mode: str) -> bool:
     return True
 
 
+def summary_budget(config: AgentConfig) -> int | None:
+    """The summary's size in tokens: ``compaction_max_tokens``, or when 0 ``max_tokens``."""
+    return config.compaction_max_tokens or config.max_tokens
+
+
 async def _summarise(ctx: RunContext, prefix: list[Message]) -> str:
-    request = [*prefix, UserMessage(content=COMPACTION_INSTRUCTION)]
+    budget = summary_budget(ctx.config)
+    request = [*prefix, UserMessage(content=compaction_instruction(budget))]
     try:
         response = await ctx.request("compaction", (), "none", messages=request)
     except ModelError:
         return ""
-    return response.text.strip()
+    return _clip(response.text.strip(), budget)
 
 
-async def _replace(ctx: RunContext, before: list[Message], after: list[Message], mode: str) -> None:
+def _clip(text: str, budget: int | None) -> str:
+    """``text`` cut to at most ``budget`` estimated tokens, marked with an ellipsis if cut."""
+    if budget is None or estimate_tokens(text) <= budget:
+        return text
+    low, high = 0, len(text)  # the longest prefix within the budget, less one for the mark
+    while low < high:
+        middle = (low + high + 1) // 2
+        if estimate_tokens(text[:middle]) <= budget - 1:
+            low = middle
+        else:
+            high = middle - 1
+    return text[:low].rstrip() + " …"
+
+
+async def _replace(
+    ctx: RunContext,
+    before: list[Message],
+    after: list[Message],
+    mode: Literal["compact", "slide", "steps"],
+) -> None:
     state = ctx.state
     state.ledger.replace(after)
     tokens_after = estimate_messages_tokens(after)
     state.context.estimated_tokens, state.context.estimated_upto = tokens_after, len(after)
     state.context.compactions += 1
     await ctx.emit(
-        CompactionApplied(
+        Compaction(
             mode=mode, tokens_before=estimate_messages_tokens(before), tokens_after=tokens_after
         )
     )

@@ -1,10 +1,11 @@
 """`AgentStrategy`: the hooks a workflow program calls, with sensible defaults.
 
-A strategy is created once per run (``RunContext.strategy``) and keeps nothing of its own:
-all it knows is in ``RunState``, so a restored run gets a fresh strategy and goes on.
-Categories: ``agent`` strategies are driven by the framework loop (``single_execute`` →
-go on?); ``step`` strategies run the step loop; ``rag``, ``chat`` and ``workflow``
-strategies take full control in ``run``.
+The driver creates a strategy for each run (and each resume). A strategy keeps nothing of
+its own: all it knows is in ``RunState``, so a restored run gets a fresh strategy and goes
+on as if it had never stopped. Categories: ``agent`` strategies are driven by the
+framework loop (``single_execute`` → go on?); ``step`` strategies (`StepReActStrategy` and
+its subclasses) run the step loop; ``rag``, ``chat`` and ``workflow`` strategies take full
+control in ``run``.
 """
 
 from __future__ import annotations
@@ -20,9 +21,14 @@ from ponder.tools.tool import ToolResult
 if TYPE_CHECKING:
     from ponder.agent.run.context import RunContext
 
-__all__ = ["AgentStrategy", "StrategyCategory"]
+__all__ = ["REFUSALS_EXHAUSTED", "AgentStrategy", "StrategyCategory"]
 
 StrategyCategory = Literal["agent", "step", "rag", "chat", "workflow"]
+
+REFUSALS_EXHAUSTED = (
+    "[ponder] The model kept calling tools after the tool budget was spent; the turn was "
+    "closed without an answer."
+)
 
 
 class AgentStrategy:
@@ -89,23 +95,31 @@ class AgentStrategy:
             await self.final_answer(None, self.state.stop_reason or "answered")
 
     async def final_answer(self, instruction: str | None, stop_reason: str) -> None:
-        """Ask for the answer with tools off (after an optional instruction) and keep it."""
+        """Ask for the answer with tools off (after an optional instruction) and keep it.
+
+        An answer that still calls tools gets refusals and is asked again, at most
+        ``agent_tool_refusal_rounds`` times; then the turn closes with a notice.
+        """
         if instruction:
             self.ctx.append_user(instruction)
-        response = await self.ctx.request("final_answer", (), "none")
-        self.state.ledger.append(response.to_message())
-        for call in response.tool_calls:
-            refused = ToolResult.fail("tools are off now; answer in plain text")
-            self.state.ledger.append(refused.to_message(call))
-        await self.settle_answer(response.text, stop_reason)
+        for _ in range(self.config.agent_tool_refusal_rounds):
+            response = await self.ctx.request("final_answer", (), "none")
+            self.state.ledger.append(response.to_message())
+            for call in response.tool_calls:
+                refused = ToolResult.fail("tools are off now; answer in plain text")
+                self.state.ledger.append(refused.to_message(call))
+            if response.text.strip() or not response.tool_calls:
+                await self.settle_answer(response.text, stop_reason)
+                return
+        self.finish(REFUSALS_EXHAUSTED, stop_reason)
 
     async def settle_answer(self, text: str, stop_reason: str) -> None:
-        """Keep ``text`` as the answer; one more request first if it echoes markup or is empty.
+        """Keep ``text`` as the answer; one more request first if it echoes ponder's markup.
 
-        An answer still unusable after that is cleaned of markup; if nothing is left, the
-        stop reason is ``empty_response``.
+        An answer that still has markup after that is cleaned of it (an empty one was
+        already asked for again by ``RunContext.request``).
         """
-        problem = answer_problem(text)
+        problem = answer_problem(text) if text.strip() else None
         if problem is not None and not self.state.answer_retried:
             self.state.answer_retried = True
             await self.final_answer(prompts.answer_correction(problem), stop_reason)
@@ -113,12 +127,21 @@ class AgentStrategy:
         self.finish_cleaned(text, stop_reason)
 
     def finish_cleaned(self, text: str, stop_reason: str) -> None:
-        """Finish with ``text`` cleaned of markup (``empty_response`` if nothing is left)."""
+        """Finish with ``text`` cleaned of markup; nothing left is no answer."""
         cleaned = strip_markup(text)
-        self.finish(cleaned, stop_reason if cleaned else "empty_response")
+        if text.strip() and not cleaned:
+            stop_reason = "empty_answer"
+        self.finish(cleaned, stop_reason)
 
     def finish(self, output: str, stop_reason: str) -> None:
-        """Record the turn's answer and end the loop."""
+        """Record the turn's answer and end the loop.
+
+        An empty "answer" after the model gave no answer twice (empty, or withheld by a
+        content filter) stops with that reason instead of ``answered``.
+        """
+        blank = self.ctx.unanswered
+        if stop_reason == "answered" and blank is not None and not output.strip():
+            stop_reason = "content_filter" if blank == "content_filter" else "empty_answer"
         self.state.output = output
         self.state.stop_reason = stop_reason
         self.state.done = True

@@ -15,7 +15,7 @@ __all__ = [
     "STEP_SUMMARY_HEADER",
     "agent_protocol",
     "answer_correction",
-    "empty_reply_reminder",
+    "compaction_instruction",
     "limit_instruction",
     "loop_correction",
     "loop_final_instruction",
@@ -157,14 +157,6 @@ def stop_protocol_reminder(*, step_mode: bool = False) -> str:
     )
 
 
-def empty_reply_reminder() -> str:
-    """Told to the model when its reply was empty."""
-    return (
-        "<BEGIN_OF_INSTRUCTIONS>Your reply was empty. Call the tools you need, or call "
-        "agent_stop if you have enough to answer.<END_OF_INSTRUCTIONS>"
-    )
-
-
 def answer_correction(problem: str) -> str:
     """Told to the model when its answer could not be given to the user as it was."""
     return (
@@ -205,12 +197,18 @@ def reflection_correction(detail: str) -> str:
 
 STEP_SUMMARY_HEADER = "[Summary of previous steps]"
 
-COMPACTION_INSTRUCTION = (
-    "<BEGIN_OF_COMPACTION>Summarise the conversation above for your own later use: the "
-    "user's requests, the facts and tool results found, decisions made and what is still "
-    "open. Be concise and keep names, numbers and identifiers exact. Plain text only."
-    "<END_OF_COMPACTION>"
+_COMPACTION_TASK = (
+    "Summarise the conversation above for your own later use: the user's requests, the "
+    "facts and tool results found, decisions made and what is still open. Be concise and "
+    "keep names, numbers and identifiers exact. Plain text only."
 )
+COMPACTION_INSTRUCTION = f"<BEGIN_OF_COMPACTION>{_COMPACTION_TASK}<END_OF_COMPACTION>"
+
+
+def compaction_instruction(budget: int | None) -> str:
+    """The summary request; ``budget`` is the summary's size in tokens (``None``: no limit)."""
+    limit = "" if budget is None else f" Use at most {budget} tokens."
+    return f"<BEGIN_OF_COMPACTION>{_COMPACTION_TASK}{limit}<END_OF_COMPACTION>"
 
 
 def structured_correction(error: str) -> str:

@@ -18,7 +18,8 @@ The stop protocol, for providers that do not honour every tool_choice:
 - before ``agent_stop``, a text reply is not the answer: the model is reminded of the
   protocol once, and a second text reply in a row is taken as the answer
   (stop reason ``answered_without_stop``);
-- an empty reply is never the answer: one reminder, then the run ends ``empty_response``;
+- an empty reply is never the answer: `RunContext.request` asks once more, then the run
+  ends with stop reason ``empty_answer`` (or ``content_filter``);
 - an answer that echoes ponder's markers or instructions is asked for once more, then
   cleaned (see `ponder.agent.strategies.answer`).
 
@@ -36,7 +37,7 @@ from ponder.agent.strategies import prompts
 from ponder.agent.strategies.answer import gathered_results, strip_markup
 from ponder.agent.strategies.base import AgentStrategy
 from ponder.agent.strategies.builtins import Builtins
-from ponder.events import LoopDetected, ReasoningStep, RoundStarted
+from ponder.events import LoopDetected, Reasoning, RoundStarted
 from ponder.messages import SystemMessage, ToolCallPart
 from ponder.models.base import ForceTool, ToolChoice, ToolDefinition
 from ponder.tools.builtin import PROCESSING_MESSAGE, THINK_AND_REASON, VERIFY_REASONING
@@ -84,8 +85,12 @@ class ReActStrategy(AgentStrategy):
         round_no = state.rounds + 1
         if state.ledger.open_calls:  # resumed in the middle of a round
             calls = await answer_open_calls(self.ctx, self.builtins, round_no)
+            if state.phase == "reflection":  # resumed mid-reflection (after the action request)
+                state.phase = "action"
+                self._judge_reflection()
+                return True
             await self.after_calls(calls)
-            if state.extra.get("phase") != "reasoning" or not self._needs_action(calls):
+            if state.phase != "reasoning" or not self._needs_action(calls):
                 return True
         else:
             if await self._over_limit():
@@ -112,7 +117,7 @@ class ReActStrategy(AgentStrategy):
 
     async def think(self, round_no: int) -> bool:
         """The forced reasoning request; True when the round still needs its action request."""
-        self.state.extra["phase"] = "reasoning"
+        self.state.phase = "reasoning"
         response = await self.ctx.request("reasoning", self.tools, ForceTool(THINK_AND_REASON))
         calls = await act(self.ctx, response, self.builtins, round_no)
         if not calls:
@@ -131,9 +136,7 @@ class ReActStrategy(AgentStrategy):
         if not summary:
             return
         self.state.last_summary = summary
-        await self.ctx.emit(
-            ReasoningStep(round=round_no, last_step="", summary=summary, source="text")
-        )
+        await self.ctx.emit(Reasoning(round=round_no, last_step="", summary=summary, source="text"))
         await self.builtins.emit_structured(summary)
         self.feed_back_reasoning()
 
@@ -148,15 +151,17 @@ class ReActStrategy(AgentStrategy):
         )
         state.ledger.append(SystemMessage(content=text))
 
-    async def ask(self, phase: str, choice: ToolChoice, round_no: int) -> bool:
+    async def ask(
+        self, phase: Literal["reasoning", "action"], choice: ToolChoice, round_no: int
+    ) -> bool:
         """Request, act on the response; False when it ended the loop."""
         state = self.state
-        state.extra["phase"] = phase
+        state.phase = phase
         response = await self.ctx.request(phase, self.tools, choice)
         calls = await act(self.ctx, response, self.builtins, round_no)
         if not calls:
             return await self.on_text_reply(response.text)
-        state.text_replies = state.empty_replies = 0
+        state.text_replies = 0
         await self.after_calls(calls)
         return True
 
@@ -165,34 +170,29 @@ class ReActStrategy(AgentStrategy):
         if self.state.suggested_stop:
             await self.settle_answer(text, "answered")
             return False
-        if self.remind_once(text):
-            return True
-        if not text.strip():
-            self.finish("", "empty_response")
+        if not text.strip():  # already asked for twice by RunContext.request
+            self.finish("", "answered")
             return False
+        if self.remind_once():
+            return True
         await self.settle_answer(text, "answered_without_stop")
         return False
 
-    def remind_once(self, text: str) -> bool:
-        """Remind the model of the protocol after its first text (or empty) reply in a row."""
+    def remind_once(self) -> bool:
+        """Remind the model of the stop protocol after its first text reply in a row."""
         state = self.state
-        if text.strip():
-            state.text_replies += 1
-            first = state.text_replies == 1
-            reminder = prompts.stop_protocol_reminder(step_mode=self.get_category() == "step")
-        else:
-            state.empty_replies += 1
-            first = state.empty_replies == 1
-            reminder = prompts.empty_reply_reminder()
-        if first:
-            self.ctx.append_user(reminder)
-        return first
+        state.text_replies += 1
+        if state.text_replies > 1:
+            return False
+        step_mode = self.get_category() == "step"
+        self.ctx.append_user(prompts.stop_protocol_reminder(step_mode=step_mode))
+        return True
 
     async def after_calls(self, calls: tuple[ToolCallPart, ...]) -> None:
         """After a batch: feed reasoning back, keep the call signature, reflect after a stop."""
         signature = " ".join(sorted(call_signature(c) for c in calls if c.name != THINK_AND_REASON))
         if signature:
-            self.state.extra["round_signature"] = signature
+            self.state.round_signature = signature
         if self.state.last_summary and any(c.name == THINK_AND_REASON for c in calls):
             self.feed_back_reasoning()
         if self.builtins.reflection_pending:
@@ -209,7 +209,7 @@ class ReActStrategy(AgentStrategy):
         state = self.state
         state.rounds += 1
         summary = state.last_summary.strip().lower()
-        signature = str(state.extra.pop("round_signature", ""))
+        signature, state.round_signature = state.round_signature, ""
         repeated = (summary and summary == state.loop_summary) or (
             signature and signature == state.last_signature
         )
@@ -246,14 +246,19 @@ class ReActStrategy(AgentStrategy):
         """Force ``verify_reasoning``; a fail sends the model back to work."""
         state = self.state
         state.reflection_attempts += 1
-        self.builtins.verdicts.clear()
+        phase, state.reflection_verdicts, state.phase = state.phase, [], "reflection"
         self.ctx.append_user(prompts.reflection_request())
-        verify = [self.builtins.definitions[VERIFY_REASONING]]
-        response = await self.ctx.request("reflection", verify, ForceTool(VERIFY_REASONING))
+        # the same tools as every round, so the prompt's prefix (and its cache) is kept
+        response = await self.ctx.request("reflection", self.tools, ForceTool(VERIFY_REASONING))
         await act(self.ctx, response, self.builtins, state.rounds + 1)
-        if "fail" in self.builtins.verdicts or not self.builtins.verdicts:
+        state.phase = phase
+        self._judge_reflection()
+
+    def _judge_reflection(self) -> None:
+        """A fail (or no verdict) sends the model back to work; else it writes the answer."""
+        state = self.state
+        if "fail" in state.reflection_verdicts or not state.reflection_verdicts:
             state.suggested_stop = False
-            detail = str(state.extra.get("reflection_detail", ""))
-            self.ctx.append_user(prompts.reflection_correction(detail))
+            self.ctx.append_user(prompts.reflection_correction(state.reflection_detail))
         else:
             self.ctx.append_user(prompts.FINAL_ANSWER_INSTRUCTION)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from ponder.agent.run.compaction import compact_steps, is_over_window
+from ponder.agent.run.compaction import compact_steps, context_messages, is_over_window
 from ponder.agent.strategies.answer import strip_markup
 from ponder.agent.strategies.base import StrategyCategory
 from ponder.agent.strategies.builtins import Builtins
@@ -95,7 +95,6 @@ class StepReActStrategy(ReActStrategy):
         super().__init__(ctx)
         self.step_builtins = StepBuiltins(ctx, self)
         self.builtins = self.step_builtins
-        self._round_calls: list[ToolCallPart] = []
 
     @property
     def step(self) -> StepRunState:
@@ -113,7 +112,7 @@ class StepReActStrategy(ReActStrategy):
         if self.state.done or self.step.plan:
             return
         messages = [
-            *self.state.ledger.messages,
+            *context_messages(self.state, self.config.use_minimal_context),
             UserMessage(content=step_prompts.DECOMPOSE_INSTRUCTION),
         ]
         decision = await request_structured(
@@ -190,16 +189,17 @@ class StepReActStrategy(ReActStrategy):
 
     async def step_execute(self) -> None:
         """One ReAct round of the current step, then the stall check."""
-        self._round_calls = []
+        if not self.state.ledger.open_calls:  # not resumed in the middle of a round
+            self.step.round_calls = []
         go_on = await self.single_execute()
-        self.state.extra.pop("round_signature", None)
+        self.state.round_signature = ""
         self.step.iterations += 1
         self.state.rounds += 1
         if not go_on and not self.state.done and self.step.end is None:
             self.step.end = "done"
-        if self._round_calls and not self.state.done:
+        if self.step.round_calls and not self.state.done:
             skip = self.builtins.definitions
-            signatures = round_signatures(self.state.ledger.messages, self._round_calls, skip)
+            signatures = round_signatures(self.state.ledger.messages, self.step.round_calls, skip)
             stall = record_round(self.step, signatures, self.config.loop_reasoning_trigger)
             if stall is not None:
                 await self._on_stall(stall)
@@ -208,14 +208,14 @@ class StepReActStrategy(ReActStrategy):
         """A text reply ends the step (the task, if simple) by the stop protocol."""
         if self.step.simple_mode:
             return await super().on_text_reply(text)
-        if self.remind_once(text):
+        if text.strip() and self.remind_once():
             return True
         self.step.stop_result = strip_markup(text)
         return False
 
     async def after_calls(self, calls: tuple[ToolCallPart, ...]) -> None:
         """Keep the step's calls for stall detection, then as in ReAct."""
-        self._round_calls.extend(calls)
+        self.step.round_calls.extend(calls)
         await super().after_calls(calls)
 
     async def after_round(self) -> None:
@@ -278,7 +278,7 @@ class StepReActStrategy(ReActStrategy):
         current.status, current.summary = "skipped", f"stalled repeating {shown}"
         finished = [s for s in self.step.plan if s.status in ("done", "skipped")]
         instruction = UserMessage(content=step_prompts.replan_instruction(current, shown))
-        messages = [*self.state.ledger.messages, instruction]
+        messages = [*context_messages(self.state, self.config.use_minimal_context), instruction]
 
         def check(decision: Decomposition) -> list[str]:
             return plan_problems([*finished, *steps_from_specs(decision.steps)])
