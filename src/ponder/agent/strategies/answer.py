@@ -27,10 +27,11 @@ _PAIRED = re.compile(
 )
 _MARKER = re.compile(r"</?(?:BEGIN|END)_OF_[A-Z_]+>")
 _TAG = re.compile(
-    r"</?(?:tool_response|tool_result|tool_call|tools|function(?:=[^>]*)?|think|thinking)>"
+    r"</?(?:tool_response|tool_result|tool_call|think|thinking)>|<function=[^>]*>|</function>"
     r"|<\|[a-z_]+\|>(?:(?:system|user|assistant|tool)\n)?"
 )
 _PHRASES = tuple(p.lower() for p in CONTROL_PHRASES)
+_SENTENCE = re.compile(r"(?<=[.!?])\s+")
 
 _MAX_RESULTS = 12
 _RESULT_CHARS = 400
@@ -53,10 +54,15 @@ def strip_markup(text: str) -> str:
     text = _BLOCK.sub(" ", text)
     text = _PAIRED.sub(" ", text)
     text = _TAG.sub("", _MARKER.sub("", text))
-    kept = [
-        line for line in text.splitlines() if not any(phrase in line.lower() for phrase in _PHRASES)
-    ]
-    return "\n".join(kept).strip()
+    return "\n".join(_without_phrases(line) for line in text.splitlines()).strip()
+
+
+def _without_phrases(line: str) -> str:
+    """``line`` without the sentences that repeat one of ponder's instructions."""
+    if not any(phrase in line.lower() for phrase in _PHRASES):
+        return line
+    sentences = _SENTENCE.split(line)
+    return " ".join(s for s in sentences if not any(p in s.lower() for p in _PHRASES)).strip()
 
 
 def _call_text(call: ToolCallPart) -> str:
