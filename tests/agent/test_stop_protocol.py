@@ -11,6 +11,7 @@ from typing import Any
 from ponder.agent import Agent
 from ponder.messages import SystemMessage, UserMessage
 from ponder.models import ForceTool, ModelRequest, ScriptedModel, call_tools, reply
+from ponder.models.capabilities import forget_learned
 from ponder.testing import FakeOpenAIServer
 from ponder.testing.script import FakeReply, FakeToolCall
 from ponder.tools import tool
@@ -169,3 +170,44 @@ async def test_a_server_that_ignores_forced_tool_choice_over_the_wire() -> None:
     assert action[-1]["role"] == "system"
     assert "Reasoning: I should call multiply" in action[-1]["content"]
     assert "".join(e.text for e in of_kind(events, "text_delta")) == result.output
+
+
+async def test_a_server_with_the_ignore_tool_choice_quirk_ends_with_an_answer() -> None:
+    def call(name: str, **args: Any) -> FakeReply:
+        return FakeReply(tool_calls=[FakeToolCall(name=name, arguments=args)])
+
+    script = [
+        call("think_and_reason", summary="multiply 17 by 23"),  # answered in text
+        call("multiply", a=17, b=23),  # "auto" after "required" was refused: honoured
+        call("think_and_reason", summary="391 is known"),
+        call("agent_stop", result="391"),
+        FakeReply(content="17 times 23 is 391."),
+    ]
+    forget_learned()
+    try:
+        quirks = ["ignore_tool_choice", "error_on_required"]
+        async with FakeOpenAIServer(script, quirks=quirks) as server:
+            agent = make_agent("openai:ignoring", base_url=server.base_url, api_key="k")
+            events = [e async for e in agent.stream(PROMPT)]
+            await agent.model.aclose()  # type: ignore[attr-defined]
+    finally:
+        forget_learned()
+    done = of_kind(events, "run_finished")[0]
+    assert done.output == "17 times 23 is 391." and done.stop_reason == "answered"
+    reasoning = of_kind(events, "reasoning")
+    assert [e.source for e in reasoning] == ["text", "text"]
+    assert "required_tool_choice" in {e.feature for e in of_kind(events, "model_degraded")}
+    assert [e.output for e in of_kind(events, "tool_call_finished")] == ["391"]
+
+
+async def test_a_server_that_never_calls_tools_when_told_to_ends_cleanly() -> None:
+    think_call = FakeToolCall(name="think_and_reason", arguments={"summary": "multiply"})
+    multiply_call = FakeToolCall(name="multiply", arguments={"a": 17, "b": 23})
+    script = [FakeReply(tool_calls=[think_call]), FakeReply(tool_calls=[multiply_call])] * 2
+    async with FakeOpenAIServer(script, quirks=["ignore_tool_choice"]) as server:
+        agent = make_agent("openai:ignoring", base_url=server.base_url, api_key="k")
+        result = await agent.run(PROMPT)
+        await agent.model.aclose()  # type: ignore[attr-defined]
+    assert result.status == "completed" and result.stop_reason == "answered_without_stop"
+    assert len(server.requests) == 4
+    assert "<BEGIN_OF" not in result.output
