@@ -164,3 +164,26 @@ async def test_anthropic_keeps_its_system_field_and_gets_the_reasoning_in_a_user
     assert turn["role"] == "user"
     assert turn["content"][0]["type"] == "tool_result"
     assert "Reasoning: multiply 17 by 23" in turn["content"][1]["text"]
+
+
+async def test_minimal_context_leaves_an_earlier_turns_reasoning_out() -> None:
+    model = ScriptedModel([think("first turn"), stop(), reply("one"), think("b"), stop(), "two"])
+    first = await make_agent(model, use_minimal_context=True).run("first")
+    second = await make_agent(model, use_minimal_context=True).run(
+        "second", message_history=first.messages
+    )
+    assert second.output == "two"
+    sent = model.requests[3].messages
+    assert [m.kind for m in sent] == ["system", "user"]
+    assert not any("first turn" in getattr(m, "content", "") for m in sent)
+
+
+async def test_step_react_feeds_reasoning_back_for_the_step() -> None:
+    no_plan = '{"needs_decomposition": false, "reason": "one call", "steps": []}'
+    summary = '{"summary": "multiplied", "outputs": ["391"]}'
+    model = ScriptedModel([no_plan, think("multiply"), stop("391"), summary, reply("391")])
+    result = await make_agent(model, agent_workflow="step-react").run(PROMPT)
+    assert result.output == "391"
+    feedback = model.requests[2].messages[-1]
+    assert isinstance(feedback, SystemMessage)
+    assert "Reasoning: multiply" in feedback.content and "when the step is done" in feedback.content
