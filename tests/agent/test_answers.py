@@ -131,9 +131,9 @@ async def test_the_system_prompt_names_exactly_the_tools_offered(
     script: list[Any] = [think("plan")] if mode != "chat" else []
     script.append(stop())
     if reflection:
-        script.append(
-            call_tools(("verify_reasoning", {"check_type": "self_check", "result": "pass"}))
-        )
+        checks = ("self_check", "contradiction_check", "completeness_check")
+        verdicts = [("verify_reasoning", {"check_type": c, "result": "pass"}) for c in checks]
+        script.append(call_tools(*verdicts))
     model = ScriptedModel([*script, reply("ok")])
     agent = make_agent(
         model,
