@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ponder.agent import Agent
+from ponder.agent.hooks import ModelCall
 from ponder.events import Event
 from ponder.models import ScriptedModel, call_tools, reply
 from ponder.store import MemoryStore, SQLiteStore, Store
@@ -46,7 +47,7 @@ def script() -> ScriptedModel:
 
 def agent(model: ScriptedModel, *, approval: bool, store: Store) -> Agent:
     tools = [tool(measure), tool(requires_approval=approval)(deploy)]
-    return Agent(
+    made = Agent(
         model,
         tools=tools,
         store=store,
@@ -54,6 +55,14 @@ def agent(model: ScriptedModel, *, approval: bool, store: Store) -> Agent:
         enable_reflection=True,
         reflection_depth=1,
     )
+
+    @made.hooks.on_precompletion()
+    def offer_deploy(call: ModelCall) -> None:
+        # the script calls deploy beside its verdicts: offer it, or it would be refused unrun
+        if call.purpose == "reflection":
+            call.tools = [*call.tools, tools[1].definition]
+
+    return made
 
 
 def shape(events: list[Event]) -> list[tuple[str, Any]]:

@@ -203,7 +203,15 @@ def test_demo_json_streams_the_answer() -> None:
 
 def test_chat_keeps_the_conversation(tmp_path: Path) -> None:
     def answer(body: dict[str, Any]) -> FakeReply:
+        choice = body.get("tool_choice")
+        if isinstance(choice, dict):
+            return FakeReply(
+                tool_calls=[FakeToolCall(name="think_and_reason", arguments={"summary": "answer"})]
+            )
+        if choice == "required":
+            return FakeReply(tool_calls=[FakeToolCall(name="agent_stop", arguments={})])
         users = [m["content"] for m in body["messages"] if m["role"] == "user"]
+        users = [u for u in users if not u.startswith("<BEGIN_OF")]
         return FakeReply(content=f"answer {len(users)} to {users[-1]}")
 
     with FakeOpenAIServer(answer) as server:

@@ -38,12 +38,16 @@ class RoundStarted(EventBase):
 
 @dataclass(slots=True, kw_only=True)
 class Reasoning(EventBase):
-    """The model's ``think_and_reason`` summary for this round."""
+    """The round's reasoning: the ``think_and_reason`` summary, or a text reply.
+
+    ``source`` is ``"text"`` when the server answered the forced reasoning request in text.
+    """
 
     kind: Literal["reasoning"] = "reasoning"
     round: int
     last_step: str
     summary: str
+    source: Literal["tool", "text"] = "tool"
 
 
 @dataclass(slots=True, kw_only=True)
