@@ -32,6 +32,7 @@ __all__ = [
     "messages_from_json",
     "messages_to_json",
     "parse_arguments",
+    "unique_call_ids",
 ]
 
 
@@ -60,7 +61,11 @@ class ReasoningPart(_Frozen):
 
 
 class ToolCallPart(_Frozen):
-    """One tool call: the raw argument string as sent, and its parse (or why it failed)."""
+    """One tool call: the raw argument string as sent, and its parse (or why it failed).
+
+    ``id`` is unique within its response; ``provider_id`` keeps the provider's own id
+    when ponder had to renumber a repeated or missing one (see `unique_call_ids`).
+    """
 
     kind: Literal["tool_call"] = "tool_call"
     id: str
@@ -68,6 +73,7 @@ class ToolCallPart(_Frozen):
     arguments: str = "{}"
     args: dict[str, Any] | None = None
     args_error: str | None = None
+    provider_id: str | None = None
 
     @classmethod
     def from_raw(cls, id: str, name: str, arguments: str) -> ToolCallPart:
@@ -82,6 +88,37 @@ class ToolCallPart(_Frozen):
 
 
 AssistantPart = Annotated[TextPart | ReasoningPart | ToolCallPart, Field(discriminator="kind")]
+
+
+def unique_call_ids(parts: tuple[AssistantPart, ...]) -> tuple[AssistantPart, ...]:
+    """``parts`` with every tool call id unique: a repeated id gets a new one.
+
+    The first call keeps a repeated id; later ones become ``<id>_2``, ``<id>_3``, ...
+    (letters, digits, ``_`` and ``-`` only, as providers require) with ``provider_id``
+    set to what the provider sent. Empty ids (not assigned yet) are left alone.
+    """
+    calls = [p.id for p in parts if isinstance(p, ToolCallPart) and p.id]
+    taken = set(calls)
+    if len(taken) == len(calls):
+        return parts
+    seen: set[str] = set()
+    fixed: list[AssistantPart] = []
+    for part in parts:
+        if isinstance(part, ToolCallPart) and part.id in seen:
+            fresh = _fresh_id(part.id, taken)
+            taken.add(fresh)
+            part = part.model_copy(update={"id": fresh, "provider_id": part.id})
+        if isinstance(part, ToolCallPart) and part.id:
+            seen.add(part.id)
+        fixed.append(part)
+    return tuple(fixed)
+
+
+def _fresh_id(base: str, taken: set[str]) -> str:
+    number = 2
+    while f"{base}_{number}" in taken:
+        number += 1
+    return f"{base}_{number}"
 
 
 class SystemMessage(_Frozen):
@@ -192,11 +229,12 @@ class Ledger:
     latest assistant message, and no other message may be appended while calls are open.
     """
 
-    __slots__ = ("_messages", "_open_calls", "generation")
+    __slots__ = ("_messages", "_open_calls", "_open_index", "generation")
 
     def __init__(self, messages: Iterable[Message] = ()) -> None:
         self._messages: list[Message] = []
         self._open_calls: dict[str, str] = {}
+        self._open_index = -1
         self.generation = 0
         """Incremented whenever the conversation is replaced rather than appended to."""
         self.extend(messages)
@@ -220,6 +258,11 @@ class Ledger:
         """Calls of the latest assistant message that have no result yet (id → name)."""
         return dict(self._open_calls)
 
+    @property
+    def assistant_index(self) -> int:
+        """The index of the latest assistant message (-1 if none): where open calls live."""
+        return self._open_index
+
     def append(self, message: Message) -> None:
         """Append one message, refusing any that would break the pairing."""
         if isinstance(message, ToolMessage):
@@ -229,6 +272,7 @@ class Ledger:
             self._check_no_open_calls(message.kind)
             if isinstance(message, AssistantMessage):
                 self._open_calls = self._calls_of(message)
+                self._open_index = len(self._messages)
         self._messages.append(message)
 
     def extend(self, messages: Iterable[Message]) -> None:
@@ -246,6 +290,7 @@ class Ledger:
         """Replace the whole conversation (compaction); the new one must be valid too."""
         fresh = Ledger(messages)
         self._messages, self._open_calls = fresh._messages, fresh._open_calls
+        self._open_index = fresh._open_index
         self.generation += 1
 
     def to_json(self) -> list[dict[str, Any]]:

@@ -11,13 +11,14 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ponder.messages import (
     AssistantMessage,
     AssistantPart,
     Message,
     PartsView,
+    unique_call_ids,
 )
 
 __all__ = [
@@ -132,6 +133,12 @@ class ModelResponse(PartsView, BaseModel):
     finish_reason: str | None = None
     model_name: str | None = None
     provider_extras: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _unique_call_ids(self) -> ModelResponse:
+        """Providers may repeat a call id within one response: renumber the repeats."""
+        self.parts = unique_call_ids(self.parts)
+        return self
 
     def to_message(self) -> AssistantMessage:
         """The assistant message to append to the ledger."""

@@ -4,6 +4,10 @@ Boundaries: after every VM node (the interpreter's ``after`` hook), after every 
 response that calls tools (before any of them runs), and after every tool call (its
 result, as an effect row). A checkpoint writes a small header — the VM snapshot with
 the `RunState` minus its ledger — and only the messages added since the last one.
+
+An effect is keyed by where its call lives — the ledger generation, the index of the
+assistant message, and the call id (unique within that message) — so a provider that
+reuses ids across rounds never gets one round's result for another round's call.
 """
 
 from __future__ import annotations
@@ -20,7 +24,15 @@ if TYPE_CHECKING:
     from ponder.agent.run.context import RunContext
     from ponder.vm import Interpreter
 
-__all__ = ["Checkpointer"]
+__all__ = ["Checkpointer", "effect_key"]
+
+POSITION_KEYS = "position"
+"""The header's ``ledger.keys`` value for effects keyed by `effect_key` (else: bare ids)."""
+
+
+def effect_key(generation: int, index: int, call_id: str) -> str:
+    """The store key of a call's result: ``<generation>.<message index>:<call id>``."""
+    return f"{generation}.{index}:{call_id}"
 
 
 class Checkpointer:
@@ -31,6 +43,8 @@ class Checkpointer:
         self.run = run
         self.vm: Interpreter | None = None
         self.effects: dict[str, ToolMessage] = {}
+        """Saved results of the open assistant message's calls, by call id."""
+        self._effects_at: tuple[int, int] | None = None
         self.bytes_written = 0
         self.checkpoints = 0
         self._written = 0
@@ -56,7 +70,11 @@ class Checkpointer:
         header = {
             "format": FORMAT,
             "vm": self.vm.snapshot(),
-            "ledger": {"length": len(ledger), "generation": ledger.generation},
+            "ledger": {
+                "length": len(ledger),
+                "generation": ledger.generation,
+                "keys": POSITION_KEYS,
+            },
         }
         checkpoint = Checkpoint(
             run_id=state.run_id,
@@ -80,15 +98,33 @@ class Checkpointer:
         if outcome.status == "cancelled":
             return
         message = outcome.message
-        self.effects[message.call_id] = message
+        generation, index = self._position()
+        self._current_effects()[message.call_id] = message
+        key = effect_key(generation, index, message.call_id)
         self.bytes_written += await self.store.write_effect(
-            self.run.state.run_id, message.call_id, message.model_dump(mode="json")
+            self.run.state.run_id, key, message.model_dump(mode="json")
         )
 
+    def saved(self, call_id: str) -> ToolMessage | None:
+        """The saved result of the open assistant message's call ``call_id``, if any."""
+        return self._current_effects().get(call_id)
+
     def forget(self, call_ids: Iterable[str]) -> None:
-        """Drop saved results once they are in the ledger (ids may be reused later)."""
+        """Drop saved results once they are in the ledger."""
         for call_id in call_ids:
             self.effects.pop(call_id, None)
+
+    def _position(self) -> tuple[int, int]:
+        ledger = self.run.state.ledger
+        return ledger.generation, ledger.assistant_index
+
+    def _current_effects(self) -> dict[str, ToolMessage]:
+        """``effects``, emptied first if they belong to an earlier assistant message."""
+        position = self._position()
+        if self._effects_at != position:
+            self.effects.clear()
+            self._effects_at = position
+        return self.effects
 
     def load(self, stored: StoredRun) -> tuple[dict[str, Any], Ledger]:
         """The VM snapshot and the ledger of a stored run; remembers what is stored."""
@@ -96,9 +132,19 @@ class Checkpointer:
         info = stored.header.get("ledger", {})
         ledger.generation = int(info.get("generation", 0))
         self._written, self._generation = len(ledger), ledger.generation
-        open_calls = ledger.open_calls
-        for call_id, body in stored.effects.items():
-            if call_id in open_calls:  # results already in the ledger are history
-                self.effects[call_id] = ToolMessage.model_validate(body)
+        self.effects = _open_effects(stored, ledger, info.get("keys") == POSITION_KEYS)
+        self._effects_at = (ledger.generation, ledger.assistant_index)
         vm_snapshot: dict[str, Any] = stored.header["vm"]
         return vm_snapshot, ledger
+
+
+def _open_effects(stored: StoredRun, ledger: Ledger, by_position: bool) -> dict[str, ToolMessage]:
+    """The stored results of the open calls; a run stored before position keys uses ids."""
+    open_calls = ledger.open_calls
+    prefix = effect_key(ledger.generation, ledger.assistant_index, "") if by_position else ""
+    found: dict[str, ToolMessage] = {}
+    for key, body in stored.effects.items():
+        call_id = key.removeprefix(prefix)
+        if key.startswith(prefix) and call_id in open_calls:  # answered ones are history
+            found[call_id] = ToolMessage.model_validate(body)
+    return found

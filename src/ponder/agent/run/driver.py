@@ -68,7 +68,7 @@ async def resume_run(
     if vm.status == "suspended" and awaiting:
         check_decision(value, awaiting)
     ctx.interrupted = {
-        c for c in ledger.open_calls if c not in checkpointer.effects and c not in awaiting
+        c for c in ledger.open_calls if checkpointer.saved(c) is None and c not in awaiting
     }
     state.status = "running"
     await ctx.emit(RunResumed(pc=vm.pc))
