@@ -61,6 +61,8 @@ class Checkpoint:
     """True when the ledger was replaced: drop the stored messages first."""
     prompt: str = ""
     session_id: str | None = None
+    owner: str | None = None
+    """The writer's lease: the write fails with `RunLeaseError` if another holds the run."""
 
 
 @dataclass(slots=True)
@@ -86,13 +88,24 @@ def check_header(run_id: str, header: Any) -> dict[str, Any]:
 class Store(ABC):
     """Where runs are checkpointed. Implementations must be safe for concurrent runs."""
 
+    lease_seconds: float = 600.0
+    """How long a lease lasts unless renewed; a driven run renews it every third of this."""
+
     @abstractmethod
     async def write(self, checkpoint: Checkpoint) -> int:
-        """Write a checkpoint atomically; return the bytes written."""
+        """Write a checkpoint atomically; return the bytes written.
+
+        ``RunLeaseError`` if ``checkpoint.owner`` is set and another process holds the run,
+        or the stored messages conflict with it (another writer); nothing is written then.
+        """
 
     @abstractmethod
     async def write_effect(self, run_id: str, call_id: str, message: dict[str, Any]) -> int:
-        """Record a completed tool call's result; return the bytes written."""
+        """Record a completed tool call's result; return the bytes written.
+
+        ``call_id`` is the call's effect key, unique within the run; the first write of
+        a key wins.
+        """
 
     @abstractmethod
     async def load(self, run_id: str) -> StoredRun:

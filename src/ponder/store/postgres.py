@@ -20,6 +20,10 @@ from ponder.store.base import Checkpoint, RunRecord, Store, StoredRun
 __all__ = ["PostgresStore"]
 
 
+class _Fenced(Exception):
+    """The checkpoint's writer does not hold the run's lease (rolls the transaction back)."""
+
+
 def _pg(statement: str) -> str:
     return statement.replace("?", "%s")
 
@@ -74,14 +78,25 @@ class PostgresStore(Store):
 
     async def write(self, checkpoint: Checkpoint) -> int:
         """Write the header and the new messages in one transaction."""
+        import psycopg
+
         run_row, message_rows, size = sql.checkpoint_rows(checkpoint, time.time())
-        async with self._connection() as conn, conn.transaction():
-            cursor = conn.cursor()
-            if checkpoint.rewrite:
-                await cursor.execute(_pg(sql.DELETE_MESSAGES), (checkpoint.run_id,))
-            if message_rows:
-                await cursor.executemany(_pg(sql.INSERT_MESSAGE), message_rows)
-            await cursor.execute(_pg(sql.UPSERT_RUN), run_row)
+        run_id = checkpoint.run_id
+        try:
+            async with self._connection() as conn, conn.transaction():
+                cursor = conn.cursor()
+                await cursor.execute(_pg(sql.UPSERT_RUN), run_row)
+                if cursor.rowcount == 0:
+                    raise _Fenced
+                if checkpoint.rewrite:
+                    await cursor.execute(_pg(sql.DELETE_MESSAGES), (run_id,))
+                if message_rows:
+                    await cursor.executemany(_pg(sql.INSERT_MESSAGE), message_rows)
+        except _Fenced:
+            rows = await self._fetch(sql.SELECT_OWNER, (run_id,))
+            raise RunLeaseError(run_id, rows[0][0] if rows else None) from None
+        except psycopg.errors.IntegrityError:
+            raise RunLeaseError(run_id, None, sql.CONFLICT) from None
         return size
 
     async def write_effect(self, run_id: str, call_id: str, message: dict[str, Any]) -> int:

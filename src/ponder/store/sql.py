@@ -14,6 +14,7 @@ from ponder.store.base import Checkpoint, RunRecord, StoredRun, check_header
 
 __all__ = [
     "ACQUIRE",
+    "CONFLICT",
     "DELETE_EFFECTS",
     "DELETE_MESSAGES",
     "DELETE_RUN",
@@ -99,7 +100,10 @@ UPSERT_RUN = (
     " updated = excluded.updated, header = excluded.header, messages = excluded.messages,"
     " prompt = CASE WHEN ponder_runs.prompt = '' THEN excluded.prompt"
     " ELSE ponder_runs.prompt END, session_id = excluded.session_id"
+    " WHERE CAST(? AS TEXT) IS NULL OR ponder_runs.lease_owner IS NULL"
+    " OR ponder_runs.lease_owner = ?"
 )
+"""Arguments: the run row, then the writer's lease owner twice (None: no fence)."""
 INSERT_MESSAGE = "INSERT INTO ponder_messages (run_id, idx, body) VALUES (?, ?, ?)"
 DELETE_MESSAGES = "DELETE FROM ponder_messages WHERE run_id = ?"
 INSERT_EFFECT = (
@@ -135,6 +139,10 @@ ACQUIRE = (
     " OR ponder_runs.lease_owner = excluded.lease_owner OR ponder_runs.lease_owner = ?"
 )
 SELECT_OWNER = "SELECT lease_owner FROM ponder_runs WHERE run_id = ?"
+CONFLICT = (
+    "its stored messages conflict with this checkpoint: another process wrote the run, "
+    "or the run id was used before; resume the run or pick a new id"
+)
 RELEASE = (
     "UPDATE ponder_runs SET lease_owner = NULL, lease_until = NULL"
     " WHERE run_id = ? AND lease_owner = ?"
@@ -157,6 +165,8 @@ def checkpoint_rows(
         header,
         count,
         checkpoint.session_id,
+        checkpoint.owner,
+        checkpoint.owner,
     )
     message_rows = [
         (checkpoint.run_id, checkpoint.first_index + i, body) for i, body in enumerate(bodies)

@@ -59,12 +59,21 @@ class SQLiteStore(Store):
     async def write(self, checkpoint: Checkpoint) -> int:
         """Write the header and the new messages in one transaction."""
         run_row, message_rows, size = sql.checkpoint_rows(checkpoint, time.time())
-        with self._transaction() as db:
-            if checkpoint.rewrite:
-                db.execute(sql.DELETE_MESSAGES, (checkpoint.run_id,))
-            db.executemany(sql.INSERT_MESSAGE, message_rows)
-            db.execute(sql.UPSERT_RUN, run_row)
+        run_id = checkpoint.run_id
+        try:
+            with self._transaction() as db:
+                if db.execute(sql.UPSERT_RUN, run_row).rowcount == 0:
+                    raise RunLeaseError(run_id, self._owner_of(run_id))
+                if checkpoint.rewrite:
+                    db.execute(sql.DELETE_MESSAGES, (run_id,))
+                db.executemany(sql.INSERT_MESSAGE, message_rows)
+        except sqlite3.IntegrityError:
+            raise RunLeaseError(run_id, None, sql.CONFLICT) from None
         return size
+
+    def _owner_of(self, run_id: str) -> str | None:
+        row = self._db.execute(sql.SELECT_OWNER, (run_id,)).fetchone()
+        return None if row is None else row[0]
 
     async def write_effect(self, run_id: str, call_id: str, message: dict[str, Any]) -> int:
         """Record one completed call."""
@@ -113,8 +122,7 @@ class SQLiteStore(Store):
         with self._transaction() as db:
             args = (run_id, now, now, owner, now + ttl, now, takeover)
             if db.execute(sql.ACQUIRE, args).rowcount == 0:
-                row = db.execute(sql.SELECT_OWNER, (run_id,)).fetchone()
-                raise RunLeaseError(run_id, row[0] if row else None)
+                raise RunLeaseError(run_id, self._owner_of(run_id))
 
     async def release(self, run_id: str, owner: str) -> None:
         """Give the lease back."""

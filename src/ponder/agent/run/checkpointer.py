@@ -42,13 +42,16 @@ class Checkpointer:
         self.store = store
         self.run = run
         self.vm: Interpreter | None = None
+        self.owner: str | None = None
+        """The lease holder; checkpoints are written only while it holds the run."""
         self.effects: dict[str, ToolMessage] = {}
         """Saved results of the open assistant message's calls, by call id."""
         self._effects_at: tuple[int, int] | None = None
         self.bytes_written = 0
         self.checkpoints = 0
         self._written = 0
-        self._generation = -1
+        self._generation: int | None = None
+        """The generation last written; None before the first write of a fresh run."""
 
     async def after_node(self, vm: Interpreter, pc: int) -> None:
         """The interpreter's ``after`` hook: checkpoint after nodes marked ``durable``.
@@ -65,7 +68,8 @@ class Checkpointer:
         assert self.vm is not None
         state = self.run.state
         ledger = state.ledger
-        rewrite = ledger.generation != self._generation
+        # a fresh run's first write appends, so a used run id conflicts instead of rewriting
+        rewrite = self._generation is not None and ledger.generation != self._generation
         first = 0 if rewrite else self._written
         header = {
             "format": FORMAT,
@@ -85,6 +89,7 @@ class Checkpointer:
             rewrite=rewrite,
             prompt=state.prompt,
             session_id=state.session_id,
+            owner=self.owner,
         )
         size = await self.store.write(checkpoint)
         self._written, self._generation = len(ledger), ledger.generation

@@ -1,7 +1,9 @@
 """Driving one run on the VM to its end: finished, suspended, failed or cancelled.
 
-With a store, the run holds a lease for as long as it is driven, every node boundary is
-checkpointed, and the run's final status is written before the lease is released.
+With a store, the run's lease is taken before anything is loaded, renewed while the run
+is driven (every third of ``Store.lease_seconds``), and released after the final status is
+written. Checkpoints are fenced by the lease: a process that lost it cannot overwrite the
+run, and gets `RunLeaseError`.
 """
 
 from __future__ import annotations
@@ -19,13 +21,11 @@ from ponder.agent.run.checkpointer import Checkpointer
 from ponder.agent.run.context import RunContext
 from ponder.agent.run.state import RunState
 from ponder.events import RunCancelled, RunFailed, RunFinished, RunResumed, RunStarted, RunSuspended
-from ponder.exceptions import RunLeaseError, UserError, VMError
+from ponder.exceptions import RunLeaseError, StoreError, UserError, VMError
 from ponder.store.base import Store
 from ponder.vm import Finished, Interpreter, Outcome, Program
 
-__all__ = ["LEASE_SECONDS", "resume_run", "start_run"]
-
-LEASE_SECONDS = 600.0
+__all__ = ["resume_run", "start_run"]
 
 
 def _owner() -> str:
@@ -39,17 +39,37 @@ async def start_run(ctx: RunContext, program: Program, store: Store | None) -> R
     vm = Interpreter(
         program, ctx.state, deps=ctx, after=checkpointer.after_node if checkpointer else None
     )
-    state = ctx.state
+    state, owner = ctx.state, _owner()
+    if store is not None:
+        await _acquire(store, state.run_id, owner)
     await ctx.emit(
         RunStarted(prompt=state.prompt, workflow=ctx.config.agent_workflow, model=ctx.model.name)
     )
-    return await _drive(ctx, vm, store, vm.run)
+    return await _drive(ctx, vm, store, vm.run, owner)
 
 
 async def resume_run(
     ctx: RunContext, program: Program, store: Store, run_id: str, value: Any
 ) -> RunResult:
-    """Continue a stored run after a crash or a suspension."""
+    """Continue a stored run after a crash or a suspension (lease first, then load)."""
+    owner = _owner()
+    await _acquire(store, run_id, owner)
+    try:
+        start = await _restore(ctx, program, store, run_id, value)
+    except BaseException:
+        await store.release(run_id, owner)
+        raise
+    if start is None:
+        await store.release(run_id, owner)
+        return RunResult.from_state(ctx.state)
+    await ctx.emit(RunResumed(pc=start[0].pc))
+    return await _drive(ctx, start[0], store, start[1], owner)
+
+
+async def _restore(
+    ctx: RunContext, program: Program, store: Store, run_id: str, value: Any
+) -> tuple[Interpreter, Callable[[], Awaitable[Outcome]]] | None:
+    """Load the run into ``ctx``; the VM and how to start it, or None if it is over."""
     stored = await store.load(run_id)
     if stored.record.status == "cancelled":
         raise UserError(f"run {run_id!r} was cancelled and cannot be resumed")
@@ -63,7 +83,7 @@ async def resume_run(
     state.ledger = ledger
     ctx.state, ctx.checkpointer = state, checkpointer
     if stored.record.status == "completed" or vm.is_finished:
-        return RunResult.from_state(state)
+        return None
     awaiting = list(state.extra.get("awaiting_approval", ()))
     if vm.status == "suspended" and awaiting:
         check_decision(value, awaiting)
@@ -71,27 +91,32 @@ async def resume_run(
         c for c in ledger.open_calls if checkpointer.saved(c) is None and c not in awaiting
     }
     state.status = "running"
-    await ctx.emit(RunResumed(pc=vm.pc))
-    start: Callable[[], Awaitable[Outcome]] = (
-        (lambda: vm.resume(value)) if vm.status == "suspended" else vm.run
-    )
-    return await _drive(ctx, vm, store, start)
+    if vm.status == "suspended":
+        return vm, lambda: vm.resume(value)
+    return vm, vm.run
 
 
 async def _drive(
-    ctx: RunContext, vm: Interpreter, store: Store | None, start: Callable[[], Awaitable[Outcome]]
+    ctx: RunContext,
+    vm: Interpreter,
+    store: Store | None,
+    start: Callable[[], Awaitable[Outcome]],
+    owner: str,
 ) -> RunResult:
-    state, owner = ctx.state, _owner()
+    state = ctx.state
+    renewing: asyncio.Task[None] | None = None
     if ctx.checkpointer is not None:
-        ctx.checkpointer.vm = vm
+        ctx.checkpointer.vm, ctx.checkpointer.owner = vm, owner
     if store is not None:
-        await _acquire(store, state.run_id, owner)
+        renewing = asyncio.create_task(_renew(store, state.run_id, owner))
     try:
         outcome = await _outcome(ctx, vm, start)
         if ctx.checkpointer is not None:
             await ctx.checkpointer.checkpoint(state.status)
         return _result(ctx, outcome)
     finally:
+        if renewing is not None:
+            renewing.cancel()
         if store is not None:
             await store.release(state.run_id, owner)
         vm.close()
@@ -100,12 +125,25 @@ async def _drive(
 
 async def _acquire(store: Store, run_id: str, owner: str) -> None:
     """Take the run's lease, also from a process on this host that has died."""
+    ttl = store.lease_seconds
     try:
-        await store.acquire(run_id, owner, LEASE_SECONDS)
+        await store.acquire(run_id, owner, ttl)
     except RunLeaseError as busy:
         if busy.holder is None or not _is_dead_here(busy.holder):
             raise
-        await store.acquire(run_id, owner, LEASE_SECONDS, takeover=busy.holder)
+        await store.acquire(run_id, owner, ttl, takeover=busy.holder)
+
+
+async def _renew(store: Store, run_id: str, owner: str) -> None:
+    """Extend the lease while the run is driven; stop once another process holds it."""
+    while True:
+        await asyncio.sleep(store.lease_seconds / 3)
+        try:
+            await store.acquire(run_id, owner, store.lease_seconds)
+        except RunLeaseError:
+            return  # the fenced checkpoints now fail: the run stops at its next boundary
+        except StoreError:
+            continue  # the store is unreachable for now: the lease may still be renewed
 
 
 def _is_dead_here(holder: str) -> bool:
@@ -157,7 +195,10 @@ async def _outcome(
 
 async def _save(ctx: RunContext, status: str) -> None:
     if ctx.checkpointer is not None:
-        await ctx.checkpointer.checkpoint(status)
+        try:
+            await ctx.checkpointer.checkpoint(status)
+        except RunLeaseError:
+            pass  # another process holds the run now: what it stores stands
 
 
 def _result(ctx: RunContext, outcome: Outcome) -> RunResult:
