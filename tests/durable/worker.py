@@ -3,7 +3,7 @@
     python -m tests.durable.worker STORE_URL RUN_ID LOG_PATH start|resume [CRASH_AT] [VALUE]
 
 ``CRASH_AT=n`` kills the process with SIGKILL right after the n-th durable write
-(checkpoint or tool effect). Tools append ``call_id`` to LOG_PATH when they run. Prints
+(checkpoint or tool effect); ``CRASH_AT=0`` right after the lease is taken. Tools append ``call_id`` to LOG_PATH when they run. Prints
 the run's result as one JSON line. ``REUSED_IDS=1`` runs a model that reuses one call id
 in every round (tools then log their argument instead).
 """
@@ -66,6 +66,8 @@ class CrashingStore(Store):
         self, run_id: str, owner: str, ttl: float, *, takeover: str | None = None
     ) -> None:
         await self.inner.acquire(run_id, owner, ttl, takeover=takeover)
+        if self.crash_at == 0:  # between the lease row and the first checkpoint
+            os.kill(os.getpid(), signal.SIGKILL)
 
     async def release(self, run_id: str, owner: str) -> None:
         await self.inner.release(run_id, owner)

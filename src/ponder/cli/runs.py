@@ -48,6 +48,10 @@ from ponder.store import Store, StoredRun, open_store
 __all__ = ["open_cli_store", "report_outcome", "runs_app", "store_label"]
 
 T = TypeVar("T")
+NO_CHECKPOINT = (
+    "no checkpoint: the process stopped before the run's first one "
+    "(`ponder runs resume` marks it failed; start the task again)"
+)
 STATUSES = ("running", "completed", "suspended", "failed", "cancelled")
 
 runs_app = typer.Typer(
@@ -137,6 +141,8 @@ def show(run_id: RunIdArgument, store: StoreOption = None, as_json: JsonOption =
         return
     console = _console()
     console.print(run_header(stored.record))
+    if not stored.has_checkpoint:
+        console.print(NO_CHECKPOINT, markup=False)
     console.print(conversation(messages))
     calls = pending_calls(suspension_of(stored))
     if calls:

@@ -74,9 +74,19 @@ class StoredRun:
     messages: list[dict[str, Any]]
     effects: dict[str, dict[str, Any]] = field(default_factory=dict)
 
+    @property
+    def has_checkpoint(self) -> bool:
+        """False for a run whose process died between taking the lease and checkpointing."""
+        return bool(self.header)
+
 
 def check_header(run_id: str, header: Any) -> dict[str, Any]:
-    """Return ``header`` if it is a checkpoint header of this format, else raise."""
+    """Return ``header`` if it is a checkpoint header of this format (or ``{}``), else raise.
+
+    ``{}`` is the header of a run that has no checkpoint yet (see `StoredRun.has_checkpoint`).
+    """
+    if header == {}:
+        return header
     if not isinstance(header, dict) or header.get("format") != FORMAT:
         found = header.get("format") if isinstance(header, dict) else type(header).__name__
         raise StoreError(

@@ -73,6 +73,12 @@ async def _restore(
     stored = await store.load(run_id)
     if stored.record.status == "cancelled":
         raise UserError(f"run {run_id!r} was cancelled and cannot be resumed")
+    if not stored.has_checkpoint:
+        await store.set_status(run_id, "failed")
+        raise StoreError(
+            f"run {run_id!r} stopped before its first checkpoint, so there is nothing to "
+            "resume; it is now marked failed: start the task again as a new run"
+        )
     checkpointer = Checkpointer(store, ctx)
     snapshot, ledger = checkpointer.load(stored)
     vm = Interpreter.restore(
