@@ -4,8 +4,9 @@
 
 ``CRASH_AT=n`` kills the process with SIGKILL right after the n-th durable write
 (checkpoint or tool effect); ``CRASH_AT=0`` right after the lease is taken. Tools append
-``call_id`` to LOG_PATH when they run. Prints the run's result as one JSON line. ``REUSED_IDS=1`` runs a model that reuses one call id
-in every round (tools then log their argument instead).
+``call_id`` to LOG_PATH when they run. Prints the run's result as one JSON line.
+``REUSED_IDS=1`` runs a model that reuses one call id in every round (tools then log their
+argument instead).
 """
 
 from __future__ import annotations
