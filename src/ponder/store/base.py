@@ -86,7 +86,7 @@ def check_header(run_id: str, header: Any) -> dict[str, Any]:
     ``{}`` is the header of a run that has no checkpoint yet (see `StoredRun.has_checkpoint`).
     """
     if header == {}:
-        return header
+        return {}
     if not isinstance(header, dict) or header.get("format") != FORMAT:
         found = header.get("format") if isinstance(header, dict) else type(header).__name__
         raise StoreError(
