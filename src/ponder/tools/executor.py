@@ -1,8 +1,8 @@
 """Running a batch of tool calls: concurrently, isolated, in order, with timeouts.
 
-Every call ends in exactly one `ToolOutcome`: a tool that raises, hangs past its timeout,
-is unknown or gets bad arguments produces an error result for that call only, and its
-siblings run on. Outcomes come back in call order. Cancelling ``run_batch`` cancels the
+Every call ends in exactly one `ToolOutcome`: a tool that raises (even ``SystemExit``,
+``KeyboardInterrupt`` or ``GeneratorExit``), hangs past its timeout, is unknown or gets
+bad arguments produces an error result for that call only, and its siblings run on. Outcomes come back in call order. Cancelling ``run_batch`` cancels the
 calls still running. Calls of one stateful tool within one run take turns on a lock; other
 runs never wait on it.
 """
@@ -205,6 +205,8 @@ class ToolExecutor:
             return ToolResult.fail("the tool cancelled itself before it finished"), "cancelled"
         except Exception as exc:
             return ToolResult.fail(_describe(exc)), "error"
+        except (SystemExit, KeyboardInterrupt, GeneratorExit) as exc:
+            return _escaped(exc), "error"
 
     def _outcome(
         self, call: ToolCallPart, result: ToolResult, status: ToolStatus, start: float
@@ -290,6 +292,13 @@ def _timed_out(name: str, timeout: float | None) -> ToolResult:
             f"Error: tool {name!r} did not finish within {timeout:g} seconds and was stopped. "
             "Try a smaller request or another approach."
         ),
+    )
+
+
+def _escaped(exc: BaseException) -> ToolResult:
+    """A tool tried to end the process (``sys.exit``, an interrupt): only its call ends."""
+    return ToolResult.fail(
+        f"the tool raised {_describe(exc)}; the call ended there and the process goes on"
     )
 
 
