@@ -2,9 +2,10 @@
 
 Every call ends in exactly one `ToolOutcome`: a tool that raises (even ``SystemExit``,
 ``KeyboardInterrupt`` or ``GeneratorExit``), hangs past its timeout, is unknown or gets
-bad arguments produces an error result for that call only, and its siblings run on. Outcomes come back in call order. Cancelling ``run_batch`` cancels the
-calls still running. Calls of one stateful tool within one run take turns on a lock; other
-runs never wait on it.
+bad arguments produces an error result for that call only, and its siblings run on.
+Outcomes come back in call order. Cancelling ``run_batch`` cancels the calls still
+running. Calls of one stateful tool within one run take turns on a lock; other runs never
+wait on it.
 """
 
 from __future__ import annotations
