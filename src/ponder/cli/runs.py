@@ -41,7 +41,6 @@ from ponder.cli.transcript import (
 from ponder.config import AgentConfig
 from ponder.events import Event
 from ponder.exceptions import StoreError, UserError
-from ponder.messages import messages_from_json
 from ponder.server.stored import pending_calls, record_summary, suspension_of
 from ponder.store import Store, StoredRun, open_store
 
@@ -135,7 +134,7 @@ def show(run_id: RunIdArgument, store: StoreOption = None, as_json: JsonOption =
     """A stored run: status, task, the conversation, and any calls awaiting approval."""
     with reported():
         stored = _with_store(store, lambda s: s.load(run_id))
-        messages = messages_from_json(stored.messages)
+        messages = stored.ledger_messages()
     if as_json:
         _echo_json(_show_json(stored))
         return

@@ -21,7 +21,10 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from pydantic import ValidationError
+
 from ponder.exceptions import StoreError
+from ponder.messages import Message, messages_from_json
 
 __all__ = ["FORMAT", "Checkpoint", "RunRecord", "Store", "StoredRun", "check_header"]
 
@@ -73,6 +76,28 @@ class StoredRun:
     header: dict[str, Any]
     messages: list[dict[str, Any]]
     effects: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def ledger_messages(self) -> list[Message]:
+        """The stored messages, typed; `StoreError` if one has the wrong shape."""
+        try:
+            return messages_from_json(self.messages)
+        except ValidationError as exc:
+            where = ".".join(str(p) for p in exc.errors()[0]["loc"][:1])
+            raise StoreError(
+                f"run {self.record.run_id!r}: stored message {where} has the wrong shape "
+                f"({exc.error_count()} problem(s), first: {exc.errors()[0]['msg']}); "
+                "the store was changed by something other than ponder"
+            ) from None
+
+    def vm_snapshot(self) -> dict[str, Any]:
+        """The header's VM snapshot; `StoreError` if the header has none."""
+        found = self.header.get("vm")
+        if not isinstance(found, dict):
+            raise StoreError(
+                f"run {self.record.run_id!r}: the stored header has no VM snapshot; "
+                "the store was changed by something other than ponder"
+            )
+        return found
 
     @property
     def has_checkpoint(self) -> bool:

@@ -15,8 +15,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+from pydantic import ValidationError
+
 from ponder.events import CheckpointWritten
-from ponder.messages import Ledger, ToolMessage, messages_from_json
+from ponder.exceptions import LedgerError, StoreError
+from ponder.messages import Ledger, ToolMessage
 from ponder.store.base import FORMAT, Checkpoint, Store, StoredRun
 from ponder.tools.executor import ToolOutcome
 
@@ -132,15 +135,23 @@ class Checkpointer:
         return self.effects
 
     def load(self, stored: StoredRun) -> tuple[dict[str, Any], Ledger]:
-        """The VM snapshot and the ledger of a stored run; remembers what is stored."""
-        ledger = Ledger(messages_from_json(stored.messages))
-        info = stored.header.get("ledger", {})
-        ledger.generation = int(info.get("generation", 0))
+        """The VM snapshot and the ledger of a stored run; remembers what is stored.
+
+        ``StoreError`` if what is stored has the wrong shape (valid JSON, wrong fields).
+        """
+        try:
+            ledger = Ledger(stored.ledger_messages())
+            info = stored.header.get("ledger", {})
+            ledger.generation = int(info.get("generation", 0))
+            effects = _open_effects(stored, ledger, info.get("keys") == POSITION_KEYS)
+        except (LedgerError, ValidationError, TypeError, ValueError, AttributeError) as exc:
+            raise StoreError(
+                f"run {stored.record.run_id!r}: what is stored has the wrong shape "
+                f"({type(exc).__name__}: {' '.join(str(exc).split())[:300]})"
+            ) from None
         self._written, self._generation = len(ledger), ledger.generation
-        self.effects = _open_effects(stored, ledger, info.get("keys") == POSITION_KEYS)
-        self._effects_at = (ledger.generation, ledger.assistant_index)
-        vm_snapshot: dict[str, Any] = stored.header["vm"]
-        return vm_snapshot, ledger
+        self.effects, self._effects_at = effects, (ledger.generation, ledger.assistant_index)
+        return stored.vm_snapshot(), ledger
 
 
 def _open_effects(stored: StoredRun, ledger: Ledger, by_position: bool) -> dict[str, ToolMessage]:
