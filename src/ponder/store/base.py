@@ -9,7 +9,8 @@ A run is stored as three kinds of rows, all JSON text (never pickle):
   checkpoint writes only the messages added since the last one (compaction, which
   replaces the ledger, bumps the generation and rewrites them);
 - **effect rows**: the result of each completed tool call, written the moment the call
-  finishes, so a resumed run never executes a completed call again.
+  finishes, so a resumed run never executes a completed call again; deleted by the
+  checkpoint whose messages hold them, so a result is kept once.
 
 ``FORMAT`` is the header's version; a store refuses headers of another format.
 """
@@ -66,6 +67,8 @@ class Checkpoint:
     session_id: str | None = None
     owner: str | None = None
     """The writer's lease: the write fails with `RunLeaseError` if another holds the run."""
+    drop_effects: bool = False
+    """True when these messages hold every saved tool result: delete the effect rows."""
 
 
 @dataclass(slots=True)

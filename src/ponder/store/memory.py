@@ -68,6 +68,8 @@ class MemoryStore(Store):
         if checkpoint.rewrite:
             run.messages.clear()
         run.messages.extend(bodies)
+        if checkpoint.drop_effects:
+            run.effects.clear()
         run.header = json.loads(header)
         record = run.record
         run.record = replace(

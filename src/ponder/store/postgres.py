@@ -92,6 +92,8 @@ class PostgresStore(Store):
                     await cursor.execute(_pg(sql.DELETE_MESSAGES), (run_id,))
                 if message_rows:
                     await cursor.executemany(_pg(sql.INSERT_MESSAGE), message_rows)
+                if checkpoint.drop_effects:
+                    await cursor.execute(_pg(sql.DELETE_EFFECTS), (run_id,))
         except _Fenced:
             rows = await self._fetch(sql.SELECT_OWNER, (run_id,))
             raise RunLeaseError(run_id, rows[0][0] if rows else None) from None

@@ -91,6 +91,8 @@ class SQLiteStore(Store):
                     if checkpoint.rewrite:
                         db.execute(sql.DELETE_MESSAGES, (run_id,))
                     db.executemany(sql.INSERT_MESSAGE, message_rows)
+                    if checkpoint.drop_effects:
+                        db.execute(sql.DELETE_EFFECTS, (run_id,))
             except sqlite3.IntegrityError:
                 raise RunLeaseError(run_id, None, sql.CONFLICT) from None
             return size

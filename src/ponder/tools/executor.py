@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import difflib
 import inspect
+import json
 import time
 import weakref
 from collections.abc import Callable, MutableMapping, Sequence
@@ -21,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
+from pydantic_core import PydanticSerializationError, to_jsonable_python
 
 from ponder.exceptions import UserError
 from ponder.messages import ToolCallPart, ToolMessage
@@ -212,6 +214,8 @@ class ToolExecutor:
     def _outcome(
         self, call: ToolCallPart, result: ToolResult, status: ToolStatus, start: float
     ) -> ToolOutcome:
+        if result.data is not None:
+            result, status = _jsonable(call.name, result, status)
         if result.success != (status == "ok"):
             result = result.model_copy(update={"success": status == "ok"})
         content, cut = truncate_output(result.output, self.max_output_chars)
@@ -294,6 +298,19 @@ def _timed_out(name: str, timeout: float | None) -> ToolResult:
             "Try a smaller request or another approach."
         ),
     )
+
+
+def _jsonable(name: str, result: ToolResult, status: ToolStatus) -> tuple[ToolResult, ToolStatus]:
+    """``result`` with JSON-able ``data`` (sets, dates, models converted), else an error."""
+    try:
+        data = to_jsonable_python(result.data)
+        json.dumps(data)
+    except (PydanticSerializationError, TypeError, ValueError) as exc:
+        return ToolResult.fail(
+            f"tool {name!r} returned data that cannot be stored as JSON ({_describe(exc)}); "
+            "return plain values: strings, numbers, lists, dicts"
+        ), "error"
+    return result.model_copy(update={"data": data}), status
 
 
 def _escaped(exc: BaseException) -> ToolResult:

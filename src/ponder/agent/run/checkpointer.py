@@ -53,6 +53,8 @@ class Checkpointer:
         self.bytes_written = 0
         self.checkpoints = 0
         self._written = 0
+        self._has_effects = False
+        """True while effect rows exist that the stored messages do not hold yet."""
         self._generation: int | None = None
         """The generation last written; None before the first write of a fresh run."""
 
@@ -93,9 +95,11 @@ class Checkpointer:
             prompt=state.prompt,
             session_id=state.session_id,
             owner=self.owner,
+            drop_effects=self._has_effects and not ledger.open_calls,
         )
         size = await self.store.write(checkpoint)
         self._written, self._generation = len(ledger), ledger.generation
+        self._has_effects = self._has_effects and not checkpoint.drop_effects
         self.bytes_written += size
         self.checkpoints += 1
         self.run.emit_now(CheckpointWritten(pc=self.vm.pc, bytes_written=size))
@@ -109,6 +113,7 @@ class Checkpointer:
         generation, index = self._position()
         self._current_effects()[message.call_id] = message
         key = effect_key(generation, index, message.call_id)
+        self._has_effects = True
         self.bytes_written += await self.store.write_effect(
             self.run.state.run_id, key, message.model_dump(mode="json")
         )
@@ -151,6 +156,7 @@ class Checkpointer:
             ) from None
         self._written, self._generation = len(ledger), ledger.generation
         self.effects, self._effects_at = effects, (ledger.generation, ledger.assistant_index)
+        self._has_effects = bool(stored.effects)
         return stored.vm_snapshot(), ledger
 
 
