@@ -7,13 +7,16 @@ JSON) and inject faults. `ponder.models.ScriptedModel` is the in-process double.
 
 from ponder.testing.fake_anthropic import FakeAnthropicServer
 from ponder.testing.fake_openai import FakeOpenAIServer
+from ponder.testing.quirks import QUIRKS, Quirk
 from ponder.testing.script import FakeReply, FakeScript, FakeToolCall, load_script
 
 __all__ = [
+    "QUIRKS",
     "FakeAnthropicServer",
     "FakeOpenAIServer",
     "FakeReply",
     "FakeScript",
     "FakeToolCall",
+    "Quirk",
     "load_script",
 ]

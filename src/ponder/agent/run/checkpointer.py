@@ -107,9 +107,11 @@ class Checkpointer:
 
     async def record(self, outcome: ToolOutcome) -> None:
         """Save a finished call's result before anything else can happen to it."""
-        if outcome.status == "cancelled":
-            return
-        message = outcome.message
+        if outcome.status != "cancelled":
+            await self.save(outcome.message)
+
+    async def save(self, message: ToolMessage) -> None:
+        """Save one call's answer as an effect: a resumed run uses it instead of redoing it."""
         generation, index = self._position()
         self._current_effects()[message.call_id] = message
         key = effect_key(generation, index, message.call_id)

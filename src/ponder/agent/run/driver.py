@@ -1,9 +1,11 @@
 """Driving one run on the VM to its end: finished, suspended, failed or cancelled.
 
-With a store, the run's lease is taken before anything is loaded, renewed while the run
-is driven (every third of ``Store.lease_seconds``), and released after the final status is
-written. Checkpoints are fenced by the lease: a process that lost it cannot overwrite the
-run, and gets `RunLeaseError`.
+The driver builds what a run needs around its `RunContext`: the checkpointer (with a
+store), the strategy, and the `RunDeps` the nodes get. With a store, the run's lease is
+taken before anything is loaded, renewed while the run is driven (every third of
+``Store.lease_seconds``), and released after the final status is written. Checkpoints are
+fenced by the lease: a process that lost it cannot overwrite the run, and gets
+`RunLeaseError`.
 """
 
 from __future__ import annotations
@@ -16,10 +18,12 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from ponder.agent.result import RunResult
-from ponder.agent.run.approval import check_decision
+from ponder.agent.run.approval import accept_decision
 from ponder.agent.run.checkpointer import Checkpointer
 from ponder.agent.run.context import RunContext
+from ponder.agent.run.nodes import RunDeps
 from ponder.agent.run.state import RunState
+from ponder.agent.strategies.base import AgentStrategy
 from ponder.events import RunCancelled, RunFailed, RunFinished, RunResumed, RunStarted, RunSuspended
 from ponder.exceptions import RunLeaseError, StoreError, UserError, VMError
 from ponder.store.base import Store
@@ -32,44 +36,62 @@ def _owner() -> str:
     return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
 
 
-async def start_run(ctx: RunContext, program: Program, store: Store | None) -> RunResult:
+async def start_run(
+    ctx: RunContext, strategy_type: type[AgentStrategy], program: Program, store: Store | None
+) -> RunResult:
     """Run a fresh state from the program's start."""
-    checkpointer = Checkpointer(store, ctx) if store is not None else None
-    ctx.checkpointer = checkpointer
-    vm = Interpreter(
-        program, ctx.state, deps=ctx, after=checkpointer.after_node if checkpointer else None
-    )
+    checkpointer = ctx.checkpointer = Checkpointer(store, ctx) if store is not None else None
+    deps = RunDeps(ctx, strategy_type(ctx))
+    after = checkpointer.after_node if checkpointer is not None else None
+    vm = Interpreter(program, ctx.state, deps=deps, after=after)
     state, owner = ctx.state, _owner()
     if store is not None:
         await _acquire(store, state.run_id, owner)
     await ctx.emit(
         RunStarted(prompt=state.prompt, workflow=ctx.config.agent_workflow, model=ctx.model.name)
     )
-    return await _drive(ctx, vm, store, vm.run, owner)
+    return await _drive(deps, vm, store, vm.run, owner)
 
 
 async def resume_run(
-    ctx: RunContext, program: Program, store: Store, run_id: str, value: Any
+    ctx: RunContext,
+    strategy_type: type[AgentStrategy],
+    program: Program,
+    store: Store,
+    run_id: str,
+    value: Any,
 ) -> RunResult:
-    """Continue a stored run after a crash or a suspension (lease first, then load)."""
+    """Continue a stored run after a crash or a suspension; ``ctx`` gets its restored state.
+
+    The lease is taken first, so what is loaded cannot change under the run.
+    """
     owner = _owner()
     await _acquire(store, run_id, owner)
     try:
-        start = await _restore(ctx, program, store, run_id, value)
+        restored = await _restore(ctx, strategy_type, program, store, run_id, value)
     except BaseException:
         await store.release(run_id, owner)
         raise
-    if start is None:
+    if restored is None:
         await store.release(run_id, owner)
         return RunResult.from_state(ctx.state)
-    await ctx.emit(RunResumed(pc=start[0].pc))
-    return await _drive(ctx, start[0], store, start[1], owner)
+    deps, vm = restored
+    await ctx.emit(RunResumed(pc=vm.pc))
+    start: Callable[[], Awaitable[Outcome]] = (
+        (lambda: vm.resume(value)) if vm.status == "suspended" else vm.run
+    )
+    return await _drive(deps, vm, store, start, owner)
 
 
 async def _restore(
-    ctx: RunContext, program: Program, store: Store, run_id: str, value: Any
-) -> tuple[Interpreter, Callable[[], Awaitable[Outcome]]] | None:
-    """Load the run into ``ctx``; the VM and how to start it, or None if it is over."""
+    ctx: RunContext,
+    strategy_type: type[AgentStrategy],
+    program: Program,
+    store: Store,
+    run_id: str,
+    value: Any,
+) -> tuple[RunDeps[AgentStrategy], Interpreter] | None:
+    """Load the run into ``ctx``: its deps and VM, or None if it is over already."""
     stored = await store.load(run_id)
     if stored.record.status == "cancelled":
         raise UserError(f"run {run_id!r} was cancelled and cannot be resumed")
@@ -81,34 +103,34 @@ async def _restore(
         )
     checkpointer = Checkpointer(store, ctx)
     snapshot, ledger = checkpointer.load(stored)
-    vm = Interpreter.restore(
-        program, snapshot, state_type=RunState, deps=ctx, after=checkpointer.after_node
-    )
+    vm = Interpreter.restore(program, snapshot, state_type=RunState, after=checkpointer.after_node)
     state = vm.state
-    assert isinstance(state, RunState)
+    assert isinstance(state, RunState)  # state_type=RunState
     state.ledger = ledger
     ctx.state, ctx.checkpointer = state, checkpointer
     if stored.record.status == "completed" or vm.is_finished:
         return None
-    awaiting = list(state.extra.get("awaiting_approval", ()))
-    if vm.status == "suspended" and awaiting:
-        check_decision(value, awaiting)
+    accept_decision(ctx, value, suspended=vm.status == "suspended")
     ctx.interrupted = {
-        c for c in ledger.open_calls if checkpointer.saved(c) is None and c not in awaiting
+        c
+        for c in ledger.open_calls
+        if checkpointer.saved(c) is None and c not in state.awaiting_approval
     }
+    # the strategy is built from the restored state, so the nodes get their deps only now
+    deps = RunDeps(ctx, strategy_type(ctx))
+    vm.deps = vm.ctx.deps = deps
     state.status = "running"
-    if vm.status == "suspended":
-        return vm, lambda: vm.resume(value)
-    return vm, vm.run
+    return deps, vm
 
 
 async def _drive(
-    ctx: RunContext,
+    deps: RunDeps[AgentStrategy],
     vm: Interpreter,
     store: Store | None,
     start: Callable[[], Awaitable[Outcome]],
     owner: str,
 ) -> RunResult:
+    ctx = deps.run
     state = ctx.state
     renewing: asyncio.Task[None] | None = None
     if ctx.checkpointer is not None:
@@ -116,7 +138,7 @@ async def _drive(
     if store is not None:
         renewing = asyncio.create_task(_renew(store, state.run_id, owner))
     try:
-        outcome = await _outcome(ctx, vm, start)
+        outcome = await _outcome(deps, vm, start)
         if ctx.checkpointer is not None:
             await ctx.checkpointer.checkpoint(state.status)
         return _result(ctx, outcome)
@@ -167,8 +189,9 @@ def _is_dead_here(holder: str) -> bool:
 
 
 async def _outcome(
-    ctx: RunContext, vm: Interpreter, start: Callable[[], Awaitable[Outcome]]
+    deps: RunDeps[AgentStrategy], vm: Interpreter, start: Callable[[], Awaitable[Outcome]]
 ) -> Outcome:
+    ctx = deps.run
     state = ctx.state
     try:
         outcome = await start()
@@ -176,7 +199,7 @@ async def _outcome(
         cause = error.__cause__ or error
         state.status = "failed"
         await _save(ctx, "failed")
-        await ctx.strategy.on_exception(cause)
+        await deps.strategy.on_exception(cause)
         await ctx.emit(RunFailed(error=str(cause), error_type=type(cause).__name__))
         raise cause from None
     except asyncio.CancelledError:
