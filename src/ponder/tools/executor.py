@@ -17,7 +17,6 @@ import json
 import time
 import weakref
 from collections.abc import Callable, MutableMapping, Sequence
-from contextlib import AbstractAsyncContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -107,6 +106,7 @@ class ToolExecutor:
         self._locks: weakref.WeakValueDictionary[tuple[str, str], asyncio.Lock] = (
             weakref.WeakValueDictionary()
         )
+        self._background: set[asyncio.Future[None]] = set()
         self._limits: weakref.WeakKeyDictionary[
             asyncio.AbstractEventLoop, dict[str, asyncio.Semaphore]
         ] = weakref.WeakKeyDictionary()
@@ -184,21 +184,44 @@ class ToolExecutor:
         limit = self._limit_for(found)
         if ctx.lock is None and limit is None:
             return await self._invoke(found, ctx, args)
-        async with _maybe(ctx.lock), _maybe(limit):
+        held: list[asyncio.Lock | asyncio.Semaphore] = []
+        try:
+            for guard in (ctx.lock, limit):
+                if guard is not None:
+                    await guard.acquire()
+                    held.append(guard)
             return await self._invoke(found, ctx, args)
+        finally:
+            self._release(ctx, held)
+
+    def _release(self, ctx: ToolContext, held: list[asyncio.Lock | asyncio.Semaphore]) -> None:
+        """Release ``held`` now, or once the call's thread ends if it outlived the call."""
+        worker = ctx.worker
+        if worker is None or worker.done():
+            for guard in reversed(held):
+                guard.release()
+            return
+        task = asyncio.ensure_future(_release_after(worker, held))
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
 
     async def _invoke(
         self, found: Tool, ctx: ToolContext, args: dict[str, Any]
     ) -> tuple[ToolResult, ToolStatus]:
         timeout = found.timeout if found.timeout is not None else self.default_timeout
         deadline = asyncio.timeout(timeout)
+        start = time.perf_counter()
         try:
             async with deadline:
-                return to_tool_result(await found.function(ctx, args)), "ok"
+                result = to_tool_result(await found.function(ctx, args))
+            if timeout is not None and time.perf_counter() - start > timeout:
+                return _blocked(found.name, timeout, time.perf_counter() - start), "timeout"
+            return result, "ok"
         except TimeoutError as exc:
             if not deadline.expired():
                 return ToolResult.fail(_describe(exc)), "error"
-            return _timed_out(found.name, timeout), "timeout"
+            still_running = ctx.worker is not None and not ctx.worker.done()
+            return _timed_out(found.name, timeout, still_running), "timeout"
         except ArgumentError as exc:
             return _invalid(found.name, exc), "invalid_arguments"
         except asyncio.CancelledError:
@@ -251,10 +274,16 @@ class ToolExecutor:
         return limit
 
 
-def _maybe(
-    manager: AbstractAsyncContextManager[Any] | None,
-) -> AbstractAsyncContextManager[Any]:
-    return manager if manager is not None else nullcontext()
+async def _release_after(
+    worker: asyncio.Future[Any], held: list[asyncio.Lock | asyncio.Semaphore]
+) -> None:
+    try:
+        await asyncio.wait([worker])
+        if not worker.cancelled():
+            worker.exception()  # retrieved: the call's result was reported already
+    finally:
+        for guard in reversed(held):
+            guard.release()
 
 
 async def _notify(callback: Callable[[Any], Any], value: Any) -> None:
@@ -290,14 +319,27 @@ def _invalid(name: str, error: ArgumentError) -> ToolResult:
     return ToolResult.fail(error.for_model(name), data={"issues": issues})
 
 
-def _timed_out(name: str, timeout: float | None) -> ToolResult:
+def _timed_out(name: str, timeout: float | None, still_running: bool) -> ToolResult:
+    if still_running:  # a thread cannot be stopped: say so
+        error = (
+            f"tool {name!r} did not finish within {timeout:g} seconds; it is still running "
+            "in the background and what it does may still happen"
+        )
+    else:
+        error = f"tool {name!r} did not finish within {timeout:g} seconds and was stopped"
     return ToolResult.fail(
-        f"tool {name!r} did not finish within {timeout:g} seconds and was stopped",
-        output=(
-            f"Error: tool {name!r} did not finish within {timeout:g} seconds and was stopped. "
-            "Try a smaller request or another approach."
-        ),
+        error, output=f"Error: {error}. Try a smaller request or another approach."
     )
+
+
+def _blocked(name: str, timeout: float, seconds: float) -> ToolResult:
+    """A call that returned past its timeout without yielding blocked the event loop."""
+    error = (
+        f"tool {name!r} blocked the event loop for {seconds:.1f} seconds, past its timeout "
+        f"of {timeout:g}, so the timeout could not stop it; its result was dropped "
+        "(make it async, or let it run in a thread)"
+    )
+    return ToolResult.fail(error)
 
 
 def _jsonable(name: str, result: ToolResult, status: ToolStatus) -> tuple[ToolResult, ToolStatus]:
