@@ -11,7 +11,7 @@ import json
 import sys
 from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import Annotated, Any
+from typing import IO, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -33,6 +33,7 @@ from ponder.cli.session import (
     ChatSession,
     RunOutcome,
     build_agent,
+    json_stdout,
     run_with_display,
 )
 from ponder.config import AgentConfig
@@ -81,15 +82,18 @@ def run(
     with reported(loaded):
         agent, agent_config = build_agent(options)
         loaded.append(agent_config)
-        outcome = _run_async(lambda: _run_stored(agent, task, store, as_json))
+        with json_stdout(as_json) as out:
+            outcome = _run_async(lambda: _run_stored(agent, task, store, as_json, out))
     report_outcome(outcome, store_label(store) if store else None, options, as_json=as_json)
 
 
-async def _run_stored(agent: Any, task: str, url: str | None, as_json: bool) -> RunOutcome:
+async def _run_stored(
+    agent: Any, task: str, url: str | None, as_json: bool, out: IO[str]
+) -> RunOutcome:
     store = open_cli_store(url) if url else None
     try:
         return await run_with_display(
-            agent, task, _console(), as_json=as_json, out=sys.stdout, store=store
+            agent, task, _console(), as_json=as_json, out=out, store=store
         )
     finally:
         if store is not None:
