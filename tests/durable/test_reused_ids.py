@@ -104,6 +104,7 @@ def finish(url: str, run_id: str, log: Path) -> dict[str, Any]:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(600)
 @pytest.mark.parametrize("backend", ["sqlite", "postgres"])
 def test_reused_ids_survive_a_kill_at_every_durable_boundary(backend: str, tmp_path: Path) -> None:
     url = store_url(backend, tmp_path)

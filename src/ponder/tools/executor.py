@@ -31,6 +31,7 @@ from ponder.tools.arguments import (
     parse_arguments_lenient,
 )
 from ponder.tools.decorator import to_tool_result
+from ponder.tools.redact import redact
 from ponder.tools.registry import ToolRegistry
 from ponder.tools.tool import Tool, ToolContext, ToolResult
 
@@ -363,5 +364,5 @@ def _escaped(exc: BaseException) -> ToolResult:
 
 
 def _describe(exc: BaseException) -> str:
-    text = str(exc)
+    text = redact(str(exc))
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
