@@ -1,5 +1,7 @@
-"""Redacting secrets from text that leaves a tool: exception messages reach the model, the
-store and the events, so passwords, tokens and API keys in them are masked first.
+"""Redacting secrets from text that leaves a tool.
+
+Exception messages reach the model, the store and the events, so passwords, tokens and
+API keys in them are masked first.
 
 The shapes: URLs with a password (``scheme://user:secret@host``), ``key=value`` /
 ``key: value`` pairs whose key names a secret (password, token, api_key, secret, ...),
