@@ -9,6 +9,7 @@ before a model request costs O(1), not a scan of the history.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Annotated, Any, Literal
 
@@ -32,6 +33,9 @@ __all__ = [
     "messages_from_json",
     "messages_to_json",
     "parse_arguments",
+    "scrub_parts",
+    "scrub_text",
+    "scrub_value",
     "unique_call_ids",
 ]
 
@@ -88,6 +92,39 @@ class ToolCallPart(_Frozen):
 
 
 AssistantPart = Annotated[TextPart | ReasoningPart | ToolCallPart, Field(discriminator="kind")]
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def scrub_text(text: str) -> str:
+    """``text`` with lone surrogates (which UTF-8 cannot encode) replaced by U+FFFD."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _SURROGATE.sub("\ufffd", text)
+    return text
+
+
+def scrub_value(value: Any) -> Any:
+    """`scrub_text` over every string in a JSON-like value (keys included)."""
+    if isinstance(value, str):
+        return scrub_text(value)
+    if isinstance(value, dict):
+        return {scrub_value(k): scrub_value(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [scrub_value(v) for v in value]
+    return value
+
+
+def scrub_parts(parts: tuple[AssistantPart, ...]) -> tuple[AssistantPart, ...]:
+    """``parts`` without lone surrogates in text, reasoning or calls; as is if clean."""
+    fixed: list[AssistantPart] = []
+    for part in parts:
+        dumped = part.model_dump()
+        clean = scrub_value(dumped)
+        fixed.append(part if clean == dumped else type(part).model_validate(clean))
+    return tuple(fixed)
 
 
 def unique_call_ids(parts: tuple[AssistantPart, ...]) -> tuple[AssistantPart, ...]:

@@ -18,6 +18,7 @@ from ponder.messages import (
     AssistantPart,
     Message,
     PartsView,
+    scrub_parts,
     unique_call_ids,
 )
 from ponder.models.capabilities import Feature
@@ -155,8 +156,8 @@ class ModelResponse(PartsView, BaseModel):
 
     @model_validator(mode="after")
     def _unique_call_ids(self) -> ModelResponse:
-        """Providers may repeat a call id within one response: renumber the repeats."""
-        self.parts = unique_call_ids(self.parts)
+        """Renumber repeated call ids; replace lone surrogates (no store can encode them)."""
+        self.parts = unique_call_ids(scrub_parts(self.parts))
         return self
 
     def to_message(self) -> AssistantMessage:

@@ -24,7 +24,7 @@ from pydantic import BaseModel, ValidationError
 from pydantic_core import PydanticSerializationError, to_jsonable_python
 
 from ponder.exceptions import UserError
-from ponder.messages import ToolCallPart, ToolMessage
+from ponder.messages import ToolCallPart, ToolMessage, scrub_text, scrub_value
 from ponder.tools.arguments import (
     ArgumentError,
     issues_from_validation_error,
@@ -238,6 +238,7 @@ class ToolExecutor:
     def _outcome(
         self, call: ToolCallPart, result: ToolResult, status: ToolStatus, start: float
     ) -> ToolOutcome:
+        result = _scrubbed(result)
         if result.data is not None:
             result, status = _jsonable(call.name, result, status)
         if result.success != (status == "ok"):
@@ -346,7 +347,7 @@ def _blocked(name: str, timeout: float, seconds: float) -> ToolResult:
 def _jsonable(name: str, result: ToolResult, status: ToolStatus) -> tuple[ToolResult, ToolStatus]:
     """``result`` with JSON-able ``data`` (sets, dates, models converted), else an error."""
     try:
-        data = to_jsonable_python(result.data)
+        data = scrub_value(to_jsonable_python(result.data))
         json.dumps(data)
     except (PydanticSerializationError, TypeError, ValueError) as exc:
         return ToolResult.fail(
@@ -354,6 +355,16 @@ def _jsonable(name: str, result: ToolResult, status: ToolStatus) -> tuple[ToolRe
             "return plain values: strings, numbers, lists, dicts"
         ), "error"
     return result.model_copy(update={"data": data}), status
+
+
+def _scrubbed(result: ToolResult) -> ToolResult:
+    """``result`` without lone surrogates, which no store or wire can encode."""
+    output, error = scrub_text(result.output), scrub_text(result.error or "")
+    data = scrub_value(result.data)
+    if output is result.output and error == (result.error or "") and data == result.data:
+        return result
+    update = {"output": output, "error": error if result.error else None, "data": data}
+    return result.model_copy(update=update)
 
 
 def _escaped(exc: BaseException) -> ToolResult:
