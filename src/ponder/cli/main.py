@@ -7,11 +7,12 @@ Every command prints failures as one line with a hint on stderr and exits non-ze
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import json
 import sys
 from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import Annotated, Any
+from typing import IO, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -33,6 +34,7 @@ from ponder.cli.session import (
     ChatSession,
     RunOutcome,
     build_agent,
+    json_stdout,
     run_with_display,
 )
 from ponder.config import AgentConfig
@@ -81,15 +83,18 @@ def run(
     with reported(loaded):
         agent, agent_config = build_agent(options)
         loaded.append(agent_config)
-        outcome = _run_async(lambda: _run_stored(agent, task, store, as_json))
+        with json_stdout(as_json) as out:
+            outcome = _run_async(lambda: _run_stored(agent, task, store, as_json, out))
     report_outcome(outcome, store_label(store) if store else None, options, as_json=as_json)
 
 
-async def _run_stored(agent: Any, task: str, url: str | None, as_json: bool) -> RunOutcome:
+async def _run_stored(
+    agent: Any, task: str, url: str | None, as_json: bool, out: IO[str]
+) -> RunOutcome:
     store = open_cli_store(url) if url else None
     try:
         return await run_with_display(
-            agent, task, _console(), as_json=as_json, out=sys.stdout, store=store
+            agent, task, _console(), as_json=as_json, out=out, store=store
         )
     finally:
         if store is not None:
@@ -195,7 +200,23 @@ def dis(
 
 
 def _is_loopback(host: str) -> bool:
-    return host in ("127.0.0.1", "::1", "localhost") or host.startswith("127.")
+    """A loopback address or ``localhost``; a name that merely starts with ``127.`` is not."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def _allowed_hosts(host: str, extra: list[str] | None) -> list[str]:
+    """The ``Host`` names to serve: the bound address (and localhost names) plus ``extra``."""
+    if host in ("0.0.0.0", "::", ""):
+        return ["*"]
+    names = {host, f"[{host}]"} if ":" in host else {host}
+    if _is_loopback(host):
+        names |= {"localhost", "127.0.0.1", "[::1]"}
+    return sorted(names | set(extra or ()))
 
 
 @app.command()
@@ -211,10 +232,15 @@ def serve(
     workflow: WorkflowOption = None,
     store: StoreOption = None,
     tools: ToolsOption = None,
+    allowed_host: Annotated[
+        list[str] | None,
+        typer.Option(help="Another Host name to serve (a proxy's); repeat it; '*': any."),
+    ] = None,
 ) -> None:
     """Serve the HTTP API, the OpenAI-compatible endpoint and the viewer.
 
     With --store, runs are checkpointed and suspended runs can be approved over HTTP.
+    Only the bound address's Host names are served, unless --allowed-host adds some.
     """
     if not _is_loopback(host) and not token:
         hint = "pass --token <secret> or set PONDER_SERVER_TOKEN"
@@ -228,7 +254,9 @@ def serve(
         agent, agent_config = build_agent(AgentOptions(model, config, workflow, tools=tools))
         loaded.append(agent_config)
         chosen = open_cli_store(store) if store else None
-        serve_app(create_app(agent, token=token, store=chosen), host=host, port=port)
+        hosts = _allowed_hosts(host, allowed_host)
+        app = create_app(agent, token=token, store=chosen, allowed_hosts=hosts)
+        serve_app(app, host=host, port=port)
 
 
 @app.command()

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager, redirect_stdout
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, assert_never
@@ -60,6 +63,7 @@ __all__ = [
     "ChatSession",
     "RunOutcome",
     "build_agent",
+    "json_stdout",
     "model_base_url",
     "run_with_display",
     "write_json_event",
@@ -130,6 +134,20 @@ def model_base_url(config: AgentConfig | None) -> str | None:
     if profile is None:
         return config.base_url
     return profile.base_url(config.base_url) or "https://api.openai.com/v1"
+
+
+@contextmanager
+def json_stdout(as_json: bool) -> Iterator[IO[str]]:
+    """The stream for JSON lines; with ``as_json``, anything else printed goes to stderr.
+
+    A tool's ``print()`` would otherwise land between the JSON lines and break them.
+    """
+    out = sys.stdout
+    if not as_json:
+        yield out
+        return
+    with redirect_stdout(sys.stderr):
+        yield out
 
 
 def write_json_event(event: Event, out: IO[str]) -> None:

@@ -26,7 +26,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 import ponder
 from ponder.exceptions import RunLeaseError, UserError
 from ponder.server import openai_compat, routes
-from ponder.server.guards import BearerTokenGuard, BodySizeLimit
+from ponder.server.guards import BearerTokenGuard, BodySizeLimit, RequestOriginGuard
 from ponder.server.launcher import AgentSource, RunConflict, RunLauncher
 from ponder.server.runs import MemoryRunRegistry, RunRegistry
 from ponder.store.base import Store
@@ -91,8 +91,12 @@ def create_app(
     registry: RunRegistry | None = None,
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     store: Store | None = None,
+    allowed_hosts: list[str] | None = None,
 ) -> FastAPI:
     """The server for ``agent`` (an `Agent`, or a function returning one per run).
+
+    Every state-changing request needs a JSON body or the ``X-Ponder-Request`` header
+    (no cross-site requests); with ``allowed_hosts``, only those ``Host`` names are served.
 
     With ``token`` every ``/v1/`` request needs ``Authorization: Bearer <token>``. With a
     ``store`` every run is checkpointed, stored runs are listed, and suspended runs can be
@@ -121,6 +125,7 @@ def create_app(
 
     if token:
         app.add_middleware(BearerTokenGuard, token=token)
+    app.add_middleware(RequestOriginGuard, allowed_hosts=allowed_hosts or ["*"])
     app.add_middleware(BodySizeLimit, max_bytes=max_body_bytes)
     return app
 

@@ -8,7 +8,6 @@ anything else as JSON text with the value kept in ``data``.
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import inspect
 import json
@@ -23,6 +22,7 @@ from ponder.exceptions import UserError
 from ponder.tools.arguments import ArgumentError, issues_from_validation_error
 from ponder.tools.conform import SchemaConformer
 from ponder.tools.schema import FunctionShape, describe_function
+from ponder.tools.threads import run_in_daemon_thread
 from ponder.tools.tool import Tool, ToolContext, ToolFunction, ToolResult, ToolValidator
 
 __all__ = ["ToolOptions", "make_tool", "to_tool_result", "tool"]
@@ -177,11 +177,13 @@ def _signature_validator(shape: FunctionShape) -> ToolValidator:
     return validate
 
 
-async def _invoke(call: Callable[[], Any], is_async: bool, run_in_thread: bool) -> ToolResult:
+async def _invoke(
+    call: Callable[[], Any], is_async: bool, run_in_thread: bool, ctx: ToolContext
+) -> ToolResult:
     if is_async or not run_in_thread:
         value = call()
     else:
-        value = await asyncio.to_thread(call)
+        value = await run_in_daemon_thread(call, ctx)
     if inspect.isawaitable(value):
         value = await value
     return to_tool_result(value)
@@ -198,7 +200,7 @@ def _function_caller(
             if shape.takes_context
             else functools.partial(fn, **args)
         )
-        return await _invoke(bound, is_async, run_in_thread)
+        return await _invoke(bound, is_async, run_in_thread, ctx)
 
     return call
 
@@ -212,7 +214,7 @@ def _handler_caller(handler: Callable[..., Any], run_in_thread: bool) -> ToolFun
             bound = functools.partial(handler, ctx, args)
         else:
             bound = functools.partial(handler, **args)
-        return await _invoke(bound, is_async, run_in_thread)
+        return await _invoke(bound, is_async, run_in_thread, ctx)
 
     return call
 

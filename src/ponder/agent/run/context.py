@@ -51,6 +51,8 @@ if TYPE_CHECKING:
 __all__ = ["EventSink", "RunContext"]
 
 EventSink = Callable[[Event], None]
+EVENT_TEXT_LIMIT = 20_000
+"""At most this much of a tool's error text goes into its event (the ledger keeps it all)."""
 
 
 @dataclass(slots=True, eq=False)
@@ -125,7 +127,7 @@ class RunContext:
                 ToolCallFinished(
                     call_id=call.id,
                     name=call.name,
-                    output=result.output,
+                    output=outcome.message.content,  # capped like the model's copy
                     data=result.data,
                     duration=outcome.duration,
                 )
@@ -135,7 +137,7 @@ class RunContext:
                 ToolCallFailed(
                     call_id=call.id,
                     name=call.name,
-                    error=result.error or result.output,
+                    error=(result.error or outcome.message.content)[:EVENT_TEXT_LIMIT],
                     status=outcome.status,
                     duration=outcome.duration,
                 )
