@@ -68,6 +68,8 @@ class RunContext:
     """The value a suspended run was resumed with (approval decisions)."""
     interrupted: set[str] = field(default_factory=set)
     """Calls that were running when the run stopped (set when it is resumed)."""
+    clock: Callable[[], float] = time.time
+    """Stamps event times; a durable engine gives its deterministic clock."""
     _strategy: AgentStrategy | None = None
     _backlog: list[Event] = field(default_factory=list)
 
@@ -100,7 +102,7 @@ class RunContext:
         state.event_seq += 1
         event.run_id = state.run_id
         event.seq = state.event_seq
-        event.time = time.time()
+        event.time = self.clock()
         if self.sink is not None:
             self.sink(event)
         if self.hooks.has_event_handlers:
