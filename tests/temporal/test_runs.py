@@ -8,8 +8,8 @@ from temporalio.client import Client
 
 from ponder import Agent, tool
 from ponder.agent import RunResult
-from ponder.messages import ToolMessage
-from ponder.models import ScriptedModel, call_tools, reply
+from ponder.messages import AssistantMessage, ToolMessage
+from ponder.models import ModelRequest, ScriptedModel, call_tools, reply
 from ponder.temporal import TemporalAgent, build_replayer, build_worker
 from tests.agent.scripts import stop, think
 from tests.agent.steps import lookup, plan, step_agent, summary
@@ -56,6 +56,15 @@ def step_script() -> list[Any]:
         summary("Wrote the report.", "report.md"),
         reply("The report is in report.md."),
     ]
+
+
+def by_history(script: list[Any]) -> ScriptedModel:
+    """A model that answers from the conversation so far, so it serves any number of runs."""
+
+    def answer(request: ModelRequest) -> Any:
+        return script[sum(isinstance(m, AssistantMessage) for m in request.messages)]
+
+    return ScriptedModel(answer)
 
 
 def dumped(result: RunResult) -> list[dict[str, Any]]:
