@@ -45,7 +45,9 @@ __all__ = [
 ]
 
 _ENDS = frozenset({"run_finished", "run_failed", "run_cancelled"})
-_QUERY_TIMEOUT = timedelta(seconds=10)
+_QUERY_TIMEOUT = timedelta(seconds=5)
+_NO_ANSWER = (RPCStatusCode.CANCELLED, RPCStatusCode.DEADLINE_EXCEEDED, RPCStatusCode.UNAVAILABLE)
+"""A query's timeout shows as one of these: no worker holds the run just now."""
 
 
 class TemporalUnreachableError(UserError):
@@ -193,7 +195,7 @@ class TemporalAgent:
         try:
             return await handle.query(name, *args, rpc_timeout=_QUERY_TIMEOUT)
         except RPCError as error:
-            if error.status in (RPCStatusCode.DEADLINE_EXCEEDED, RPCStatusCode.UNAVAILABLE):
+            if error.status in _NO_ANSWER:
                 return None  # no worker answered yet: the run goes on when one is back
             raise
 
