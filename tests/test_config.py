@@ -84,7 +84,7 @@ def test_unknown_keys_warn_by_name(tmp_path: Path) -> None:
         (
             'agent_thought_mode = "deep"',
             "agent_thought_mode",
-            "reasoning-required, reasoning, inline, chat",
+            "reasoning-required, reasoning, inline, reasoning-optional, chat",
         ),
         ("agent_tool_call_limit = 0", "agent_tool_call_limit", "greater than or equal to 1"),
         ('reflection_depth = "many"', "reflection_depth", "valid integer"),

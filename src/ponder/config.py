@@ -1,11 +1,11 @@
 """Agent configuration: one frozen pydantic model with the spec's key names, and loaders.
 
 ``AgentConfig`` is flat so that ``AgentConfig(agent_tool_call_limit=5)`` reads naturally.
-``load_config`` reads ``ponder.toml`` (keys at the top level or under ``[agent]``) or a
-``config.toml`` in the existing bot's layout (``[core.function_config]``,
-``[core.builtin]``, ``[core.builtin.react_config]``, ``[llm]``, ``[llm.tools]``), then
-applies ``PONDER_<KEY>`` environment overrides. Unknown keys warn; invalid values raise
-``ConfigError`` naming the key and the allowed values. There is no global config.
+``load_config`` reads ``ponder.toml`` (keys at the top level or under ``[agent]``) or the
+existing bot's ``config.toml`` in either of its layouts (see `ponder.bot_config`), then
+applies ``PONDER_<KEY>`` environment overrides. Unknown keys and keys without effect warn;
+invalid values raise ``ConfigError`` naming the key and the allowed values. There is no
+global config.
 """
 
 from __future__ import annotations
@@ -17,13 +17,21 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
+from ponder.bot_config import flatten_document
 from ponder.exceptions import ConfigError
 
 __all__ = ["AgentConfig", "ConfigWarning", "load_config"]
 
-ThoughtMode = Literal["reasoning-required", "reasoning", "inline", "chat"]
+ThoughtMode = Literal["reasoning-required", "reasoning", "inline", "reasoning-optional", "chat"]
 ToolCallingMode = Literal["agent", "rag", "none"]
 StrategyName = Literal["react", "no-action", "hybrid-react"]
 WorkflowName = Literal["react", "step-react"]
@@ -51,21 +59,32 @@ class AgentConfig(BaseModel):
     temperature: float | None = Field(default=None, ge=0, le=2)
     llm_timeout: float = Field(default=60.0, gt=0)
     max_retries: int = Field(default=3, ge=0, le=20)
-    session_tokens_windows: int = Field(default=65536, ge=256)
-    memory_length_limit: int = Field(default=200, ge=2)
+    session_tokens_windows: int = Field(default=65536, ge=1)
+    memory_length_limit: int = Field(default=200, ge=0)
+    """Messages that trigger compaction; 0 turns the message-count trigger off."""
     enable_compaction: bool = True
     context_strategy: ContextStrategy = "compact"
     compaction_trigger_ratio: float = Field(default=0.9, gt=0, le=1)
-    compaction_max_tokens: int = Field(default=2048, ge=64)
+    compaction_max_tokens: int = Field(default=2048, ge=0)
+    """Output ceiling of the compaction summary; 0 means the run's own ``max_tokens``."""
+    slide_target_ratio: float | None = Field(default=None, gt=0, le=1)
+    """``slide`` keeps this fraction of the window (default: half the trigger)."""
 
     # [llm.tools]
     enable_report: bool = False
     report_invoke_level: ReportLevel = "medium"
-    report_block_message: str = "Sorry, I can't help with that request."
+    report_block_message: str | tuple[str, ...] = "Sorry, I can't help with that request."
+    """The answer when the guard blocks; with several, one is picked at random."""
+    report_exclude_system_prompt: bool = False
+    report_exclude_context: bool = False
+    report_then_block: bool = True
+    """Block the turn when flagged (else the event is emitted and the run goes on)."""
 
     # [core.function_config]
     agent_tool_call_limit: int = Field(default=10, ge=1)
     agent_max_tool_calls: int | None = Field(default=None, ge=1)
+    agent_tool_refusal_rounds: int = Field(default=2, ge=1)
+    """Past a limit, answers that still call tools are refused this often, then the turn closes."""
     agent_middle_message: bool = True
     agent_mcp_client_enable: bool = False
     agent_mcp_server_scripts: tuple[str | dict[str, Any], ...] = ()
@@ -98,10 +117,27 @@ class AgentConfig(BaseModel):
     enable_todo_tool: bool = False
     thought_max_chars: int = Field(default=2000, ge=100)
 
-    @field_validator("agent_mcp_server_scripts", mode="before")
+    @field_validator("agent_mcp_server_scripts", "report_block_message", mode="before")
     @classmethod
-    def _scripts_as_tuple(cls, value: Any) -> Any:
+    def _lists_as_tuples(cls, value: Any) -> Any:
         return tuple(value) if isinstance(value, list) else value
+
+    @field_validator("report_block_message")
+    @classmethod
+    def _some_block_message(cls, value: str | tuple[str, ...]) -> str | tuple[str, ...]:
+        if isinstance(value, tuple) and not value:
+            raise ValueError("give at least one message")
+        return value
+
+    @model_validator(mode="after")
+    def _slide_below_trigger(self) -> AgentConfig:
+        ratio = self.slide_target_ratio
+        if ratio is not None and ratio >= self.compaction_trigger_ratio:
+            raise ValueError(
+                f"slide_target_ratio ({ratio}) must be below compaction_trigger_ratio "
+                f"({self.compaction_trigger_ratio}), or every request slides again"
+            )
+        return self
 
     @classmethod
     def from_mapping(cls, values: Mapping[str, Any]) -> AgentConfig:
@@ -121,7 +157,9 @@ class AgentConfig(BaseModel):
 
 def _config_error(exc: ValidationError) -> ConfigError:
     first = exc.errors()[0]
-    key = ".".join(str(p) for p in first["loc"]) or "config"
+    named = [name for name in AgentConfig.model_fields if name in first["msg"]]
+    by_position = min(named, key=first["msg"].index) if named else "config"
+    key = ".".join(str(p) for p in first["loc"]) or by_position
     allowed = _allowed_values(key)
     hint = f" (allowed: {allowed})" if allowed else ""
     return ConfigError(key, f"{first['msg']}, got {first.get('input')!r}{hint}")
@@ -132,33 +170,6 @@ def _allowed_values(key: str) -> str:
     args = getattr(field.annotation, "__args__", ()) if field else ()
     literals = [a for a in args if isinstance(a, str)]
     return ", ".join(literals)
-
-
-_BOT_SECTIONS = (
-    ("core", "function_config"),
-    ("core", "builtin"),
-    ("core", "builtin", "react_config"),
-    ("llm",),
-    ("llm", "tools"),
-    ("agent",),
-)
-
-
-def _flatten(document: Mapping[str, Any]) -> dict[str, Any]:
-    """Collect keys from the top level and from every known section into one mapping."""
-    flat: dict[str, Any] = {}
-    sections = {path[0] for path in _BOT_SECTIONS}
-    for key, value in document.items():
-        if key not in sections:
-            flat[key] = value
-    for path in _BOT_SECTIONS:
-        table: Any = document
-        for part in path:
-            table = table.get(part, {}) if isinstance(table, Mapping) else {}
-        for key, value in table.items():
-            if not isinstance(value, Mapping) or key == "agent_mcp_server_scripts":
-                flat[key] = value
-    return flat
 
 
 def _env_overrides(environ: Mapping[str, str]) -> dict[str, Any]:
@@ -201,4 +212,7 @@ def _read_toml(path: Path) -> dict[str, Any]:
         document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(str(path), f"not valid TOML: {exc}") from None
-    return _flatten(document)
+    values, notes = flatten_document(document, AgentConfig.model_fields)
+    for note in notes:
+        warnings.warn(note, ConfigWarning, stacklevel=4)
+    return values

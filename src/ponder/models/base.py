@@ -87,6 +87,10 @@ class ModelSettings(BaseModel):
     temperature: float | None = None
     max_tokens: int | None = None
     timeout: float | None = None
+    """Total seconds one request may take, retries and waits included."""
+    idle_timeout: float | None = None
+    """Seconds the provider may stay silent: between stream chunks, or before a whole
+    non-streamed answer. A slow model that keeps streaming is never cut off by it."""
     extra_body: dict[str, Any] | None = None
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import difflib
 import gc
 import json
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -80,21 +80,6 @@ class _Compiler:
     subs: dict[str, Sub] = field(default_factory=dict)
     sub_labels: dict[str, int] = field(default_factory=dict)
 
-    def __post_init__(self) -> None:
-        self.dispatch: dict[type, Callable[[Any, _Scope], None]] = {
-            If: self._if,
-            While: self._while,
-            DoWhile: self._do_while,
-            Try: self._try,
-            Break: self._break,
-            Continue: self._continue,
-            Return: self._return,
-            SuspendPoint: self._suspend,
-            Nop: lambda _b, s: self._emit(Opcode.NOP, None, -1, s),
-            Sub: lambda b, _s: self.define(b),
-            Call: self._call,
-        }
-
     # -- emission -----------------------------------------------------------------
     def label(self) -> int:
         return self.asm.label()
@@ -134,16 +119,43 @@ class _Compiler:
                 else:
                     self.asm.emit_nodes(Opcode.CALL, run, scope.handler)
                     run = []
-                    self._other(kind, item, scope)
+                    self._compound(item, scope)
             else:
                 stack.pop()
         self.asm.emit_nodes(Opcode.CALL, run, scope.handler)
 
-    def _other(self, kind: type, item: Any, scope: _Scope) -> None:
-        compile_one = self.dispatch.get(kind)
-        if compile_one is None:
-            raise CompileError(f"{item!r} is not a block ponder can compile")
-        compile_one(item, scope)
+    def _compound(self, item: Any, scope: _Scope) -> None:
+        """Compile a block that is not a plain node or a sequence."""
+        match item:
+            case If():
+                self._if(item, scope)
+            case While():
+                self._while(item, scope)
+            case DoWhile():
+                self._do_while(item, scope)
+            case Try():
+                self._try(item, scope)
+            case Call():
+                self._call(item, scope)
+            case Sub():
+                self.define(item)
+            case _:
+                self._simple(item, scope)
+
+    def _simple(self, item: Any, scope: _Scope) -> None:
+        match item:
+            case Break():
+                self._break(scope)
+            case Continue():
+                self._continue(scope)
+            case Return():
+                self._return(item, scope)
+            case SuspendPoint():
+                self._suspend(item, scope)
+            case Nop():
+                self._emit(Opcode.NOP, None, -1, scope)
+            case _:
+                raise CompileError(f"{item!r} is not a block ponder can compile")
 
     def body(self, block: Block | None, scope: _Scope, what: str) -> None:
         start = len(self.asm)
@@ -222,12 +234,12 @@ class _Compiler:
                 if entry.final is not None:
                     self.block(entry.final, entry.outer)
 
-    def _break(self, _block: Break, scope: _Scope) -> None:
+    def _break(self, scope: _Scope) -> None:
         index, loop = self._loop_exit(scope, "BREAK")
         self.unwind(scope, index)
         self._emit(Opcode.JUMP, None, loop.brk, scope)
 
-    def _continue(self, _block: Continue, scope: _Scope) -> None:
+    def _continue(self, scope: _Scope) -> None:
         index, loop = self._loop_exit(scope, "CONTINUE")
         self.unwind(scope, index)
         self._emit(Opcode.JUMP, None, loop.cont, scope)

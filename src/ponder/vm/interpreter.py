@@ -8,8 +8,8 @@ at any instruction boundary and ``Interpreter.restore`` continues it in another 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Awaitable, Callable
-from typing import Any
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, ClassVar
 
 from ponder.exceptions import Suspend, UserError, VMError
 from ponder.vm.ops import NODE_OPCODES, Opcode
@@ -35,6 +35,12 @@ class _Reraise(BaseException):
 
     def __init__(self, handled: Handled) -> None:
         self.handled = handled
+
+
+_TRANSFERRED = (_Halt, _Reraise, Suspend, Exception)
+"""What leaves an instruction to `Interpreter._transfer` (other BaseExceptions escape)."""
+
+_OpHandler = Callable[["Interpreter", int, Any, int], int]
 
 
 class NodeContext:
@@ -103,27 +109,13 @@ class Interpreter:
         self.result: Finished | None = None
         self.error: Handled | None = None
         self.ctx = NodeContext(state, deps, self)
-        self._simple: dict[Opcode, Callable[[int, Any, int], int]] = {
-            Opcode.NOP: lambda pc, _a, _t: pc + 1,
-            Opcode.JUMP: lambda _pc, _a, target: target,
-            Opcode.JUMP_IF_TRUE: lambda pc, _a, t: t if self.value else pc + 1,
-            Opcode.JUMP_IF_FALSE: lambda pc, _a, t: pc + 1 if self.value else t,
-            Opcode.SUSPEND: self._op_suspend,
-            Opcode.SET_RETURN: self._op_set_return,
-            Opcode.RETURN: self._op_return,
-            Opcode.CALL_SUB: self._op_call_sub,
-            Opcode.MATCH_EXCEPT: self._op_match_except,
-            Opcode.POP_EXCEPT: self._op_pop_except,
-            Opcode.RERAISE: self._op_reraise,
-        }
 
     def close(self) -> None:
-        """Drop the interpreter's reference cycles so it is freed at once.
+        """Drop the interpreter's reference cycle (with its node context) so it is freed at once.
 
         Without this the cycle collector has to find it. The interpreter cannot run
         afterwards; snapshots taken before stay valid.
         """
-        self._simple.clear()
         del self.ctx
 
     @property
@@ -158,14 +150,8 @@ class Interpreter:
         self.status, self.suspension = "ready", None
         try:
             self.pc = await self._execute(self.pc)
-        except _Halt as halt:
-            return halt.outcome
-        except Suspend as signal:
-            return self._suspended_by(signal)
-        except _Reraise as again:
-            self.pc = self._raise_into(again.handled.exception, self.pc, again.handled.origin)
-        except Exception as exc:
-            self.pc = self._raise_into(exc, self.pc, None)
+        except _TRANSFERRED as exc:
+            return self._transfer(exc)
         return None
 
     def snapshot(self) -> dict[str, Any]:
@@ -193,14 +179,10 @@ class Interpreter:
         while True:
             try:
                 await dispatch(self.pc)
-            except _Halt as halt:
-                return halt.outcome
-            except Suspend as signal:
-                return self._suspended_by(signal)
-            except _Reraise as again:
-                self.pc = self._raise_into(again.handled.exception, self.pc, again.handled.origin)
-            except Exception as exc:
-                self.pc = self._raise_into(exc, self.pc, None)
+            except _TRANSFERRED as exc:
+                outcome = self._transfer(exc)
+                if outcome is not None:
+                    return outcome
 
     async def _dispatch_fast(self, pc: int) -> None:
         code, ctx, execute = self.program.code, self.ctx, self._execute
@@ -236,7 +218,7 @@ class Interpreter:
         op, arg, is_async, target = self.program.code[pc]
         if op in NODE_OPCODES:
             return await self._run_node(pc, op, arg, is_async, target)
-        return self._simple[op](pc, arg, target)
+        return self._SIMPLE[op](self, pc, arg, target)
 
     async def _run_node(self, pc: int, op: Opcode, fn: Any, is_async: bool, target: int) -> int:
         if self.before is not None:
@@ -259,10 +241,23 @@ class Interpreter:
         return after_pc
 
     # -- control transfers --------------------------------------------------------
-    def _suspended_by(self, signal: Suspend) -> Suspended:
-        self.status = "suspended"
-        self.suspension = Suspended(signal.reason, signal.payload)
-        return self.suspension
+    def _transfer(self, exc: BaseException) -> Outcome | None:
+        """Where an exception leaving the instruction at ``pc`` goes.
+
+        A halt or a suspension ends the loop with its outcome (returned); anything else
+        moves ``pc`` to its handler (``None`` returned) or escapes as a VMError.
+        """
+        if isinstance(exc, _Halt):
+            return exc.outcome
+        if isinstance(exc, Suspend):
+            self.status = "suspended"
+            self.suspension = Suspended(exc.reason, exc.payload)
+            return self.suspension
+        if isinstance(exc, _Reraise):
+            self.pc = self._raise_into(exc.handled.exception, self.pc, exc.handled.origin)
+        else:
+            self.pc = self._raise_into(exc, self.pc, None)
+        return None
 
     def _raise_into(self, exc: BaseException, pc: int, origin: int | None) -> int:
         """Send ``exc`` (raised at ``pc``) to its handler and return the handler's offset.
@@ -299,6 +294,19 @@ class Interpreter:
         where = f"pc {origin}" + ("" if name is None else f", node {name!r}")
         return VMError(f"{type(exc).__name__}: {exc} (at {where})", pc=origin, node=name)
 
+    # -- the other opcodes: one small handler each, dispatched through _SIMPLE ------
+    def _op_nop(self, pc: int, _arg: Any, _target: int) -> int:
+        return pc + 1
+
+    def _op_jump(self, _pc: int, _arg: Any, target: int) -> int:
+        return target
+
+    def _op_jump_if_true(self, pc: int, _arg: Any, target: int) -> int:
+        return target if self.value else pc + 1
+
+    def _op_jump_if_false(self, pc: int, _arg: Any, target: int) -> int:
+        return pc + 1 if self.value else target
+
     def _op_suspend(self, pc: int, arg: Any, _target: int) -> int:
         self.pc, self.status = pc + 1, "suspended"
         self.suspension = Suspended(arg[0], arg[1])
@@ -333,6 +341,21 @@ class Interpreter:
 
     def _op_reraise(self, _pc: int, _arg: Any, _target: int) -> int:
         raise _Reraise(self.frames[-1].handled[-1])
+
+    _SIMPLE: ClassVar[Mapping[Opcode, _OpHandler]] = {
+        Opcode.NOP: _op_nop,
+        Opcode.JUMP: _op_jump,
+        Opcode.JUMP_IF_TRUE: _op_jump_if_true,
+        Opcode.JUMP_IF_FALSE: _op_jump_if_false,
+        Opcode.SUSPEND: _op_suspend,
+        Opcode.SET_RETURN: _op_set_return,
+        Opcode.RETURN: _op_return,
+        Opcode.CALL_SUB: _op_call_sub,
+        Opcode.MATCH_EXCEPT: _op_match_except,
+        Opcode.POP_EXCEPT: _op_pop_except,
+        Opcode.RERAISE: _op_reraise,
+    }
+    """The opcodes that run no node, built once for the class: ``handler(vm, pc, arg, target)``."""
 
 
 async def _settle(result: Awaitable[None] | None) -> None:

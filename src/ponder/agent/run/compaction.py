@@ -3,7 +3,9 @@
 Modes (``context_strategy``): ``compact`` summarises the older prefix with one model call,
 ``slide`` drops it, ``none`` leaves the ledger alone. Compaction triggers when the ledger
 holds more than ``memory_length_limit`` messages or its estimated prompt tokens exceed
-``compaction_trigger_ratio`` × ``session_tokens_windows``. Cuts fall only before a user or
+``compaction_trigger_ratio`` × ``session_tokens_windows`` (``memory_length_limit = 0``
+turns the message-count trigger off). The kept tail is about ``slide_target_ratio`` × the
+window (half the trigger when unset). Cuts fall only before a user or
 assistant message, so a tool call never loses its result; the system prompt, the turn's
 prompt and the most recent exchange (with any provider reasoning) are always kept. The
 new ledger goes through ``Ledger.replace``, which re-checks the pairing.
@@ -31,6 +33,7 @@ __all__ = [
     "compact",
     "compact_if_needed",
     "compact_steps",
+    "context_messages",
     "context_tokens",
     "is_over_window",
     "minimal_messages",
@@ -55,7 +58,8 @@ def _trigger_tokens(ctx: RunContext) -> int:
 def is_over_window(ctx: RunContext) -> bool:
     """True when the ledger is past the message limit or the token trigger."""
     state = ctx.state
-    too_long = len(state.ledger) > ctx.config.memory_length_limit
+    limit = ctx.config.memory_length_limit  # 0: no message-count trigger
+    too_long = limit > 0 and len(state.ledger) > limit
     return too_long or context_tokens(state) >= _trigger_tokens(ctx)
 
 
@@ -76,6 +80,23 @@ def minimal_messages(state: RunState) -> list[Message]:
     return [*system, UserMessage(content=state.prompt)]
 
 
+def context_messages(state: RunState, minimal: bool) -> list[Message]:
+    """What a request sends: the whole ledger, or (``minimal``) the current turn only.
+
+    The current turn is the system prompt, then everything from the turn's user message
+    on (the turn's calls, results and injected instructions); earlier turns stay in the
+    ledger, and in the store, but are not sent.
+    """
+    messages = list(state.ledger.messages)
+    if not minimal:
+        return messages
+    start = _prompt_index(messages, state.prompt)
+    if start < 0:
+        return messages
+    system = [m for m in messages[:start] if isinstance(m, SystemMessage)]
+    return [*system, *messages[start:]]
+
+
 def _prompt_index(messages: Sequence[Message], prompt: str) -> int:
     for index in range(len(messages) - 1, -1, -1):
         message = messages[index]
@@ -86,8 +107,11 @@ def _prompt_index(messages: Sequence[Message], prompt: str) -> int:
 
 def _cut_index(ctx: RunContext, messages: Sequence[Message]) -> int:
     """Where the kept tail begins: about half the trigger, never inside a call's results."""
-    budget = _trigger_tokens(ctx) // 2
-    keep_at_most = max(1, ctx.config.memory_length_limit // 2)
+    config = ctx.config
+    ratio = config.slide_target_ratio
+    budget = int(ratio * config.session_tokens_windows) if ratio else _trigger_tokens(ctx) // 2
+    limit = config.memory_length_limit
+    keep_at_most = max(1, limit // 2) if limit else len(messages)
     cut, used = len(messages), 0
     while cut > 0 and len(messages) - cut < keep_at_most:
         used += estimate_messages_tokens(messages[cut - 1 : cut])

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ponder.agent.hooks import Hooks, ModelCall
+from ponder.agent.run.compaction import context_messages
 from ponder.agent.run.state import RunState
 from ponder.config import AgentConfig
 from ponder.events import (
@@ -166,11 +167,13 @@ class RunContext:
         output: OutputSchema | None = None,
         messages: Sequence[Message] | None = None,
     ) -> ModelResponse:
-        """Send the ledger (or ``messages``) to the model and account for usage."""
-        ledger = self.state.ledger
+        """Send the ledger (or ``messages``) to the model and account for usage.
+
+        With ``use_minimal_context`` the ledger is sent without its earlier turns.
+        """
         if messages is None:
-            ledger.ensure_sendable()
-            messages = ledger.messages
+            self.state.ledger.ensure_sendable()
+            messages = context_messages(self.state, self.config.use_minimal_context)
         call: ModelCall | None = None
         if self.hooks.has_precompletion or self.hooks.has_completion:
             call = ModelCall(self.state.run_id, purpose, list(messages), list(tools), tool_choice)

@@ -19,9 +19,14 @@ from ponder.tools.tool import ToolResult
 if TYPE_CHECKING:
     from ponder.agent.run.context import RunContext
 
-__all__ = ["AgentStrategy", "StrategyCategory"]
+__all__ = ["REFUSALS_EXHAUSTED", "AgentStrategy", "StrategyCategory"]
 
 StrategyCategory = Literal["agent", "step", "rag", "chat", "workflow"]
+
+REFUSALS_EXHAUSTED = (
+    "[ponder] The model kept calling tools after the tool budget was spent; the turn was "
+    "closed without an answer."
+)
 
 
 class AgentStrategy:
@@ -83,15 +88,23 @@ class AgentStrategy:
             await self.final_answer(None, self.state.stop_reason or "answered")
 
     async def final_answer(self, instruction: str | None, stop_reason: str) -> None:
-        """Ask for the answer with tools off (after an optional instruction) and keep it."""
+        """Ask for the answer with tools off (after an optional instruction) and keep it.
+
+        An answer that still calls tools gets refusals and is asked again, at most
+        ``agent_tool_refusal_rounds`` times; then the turn closes with a notice.
+        """
         if instruction:
             self.ctx.append_user(instruction)
-        response = await self.ctx.request("final_answer", (), "none")
-        self.state.ledger.append(response.to_message())
-        for call in response.tool_calls:
-            refused = ToolResult.fail("tools are off now; answer in plain text")
-            self.state.ledger.append(refused.to_message(call))
-        self.finish(response.text, stop_reason)
+        for _ in range(self.config.agent_tool_refusal_rounds):
+            response = await self.ctx.request("final_answer", (), "none")
+            self.state.ledger.append(response.to_message())
+            for call in response.tool_calls:
+                refused = ToolResult.fail("tools are off now; answer in plain text")
+                self.state.ledger.append(refused.to_message(call))
+            if response.text.strip() or not response.tool_calls:
+                self.finish(response.text, stop_reason)
+                return
+        self.finish(REFUSALS_EXHAUSTED, stop_reason)
 
     def finish(self, output: str, stop_reason: str) -> None:
         """Record the turn's answer and end the loop."""

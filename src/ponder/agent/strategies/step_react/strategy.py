@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ponder.agent.run.acting import act
-from ponder.agent.run.compaction import compact_steps, is_over_window
+from ponder.agent.run.compaction import compact_steps, context_messages, is_over_window
 from ponder.agent.strategies.base import StrategyCategory
 from ponder.agent.strategies.builtins import Builtins
 from ponder.agent.strategies.react import ReActStrategy
@@ -114,7 +114,7 @@ class StepReActStrategy(ReActStrategy):
         if self.state.done or self.step.plan:
             return
         messages = [
-            *self.state.ledger.messages,
+            *context_messages(self.state, self.config.use_minimal_context),
             UserMessage(content=step_prompts.DECOMPOSE_INSTRUCTION),
         ]
         decision = await request_structured(
@@ -284,7 +284,7 @@ class StepReActStrategy(ReActStrategy):
         current.status, current.summary = "skipped", f"stalled repeating {shown}"
         finished = [s for s in self.step.plan if s.status in ("done", "skipped")]
         instruction = UserMessage(content=step_prompts.replan_instruction(current, shown))
-        messages = [*self.state.ledger.messages, instruction]
+        messages = [*context_messages(self.state, self.config.use_minimal_context), instruction]
 
         def check(decision: Decomposition) -> list[str]:
             return plan_problems([*finished, *steps_from_specs(decision.steps)])

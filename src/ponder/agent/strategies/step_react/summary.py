@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
+from ponder.agent.run.compaction import context_messages
 from ponder.agent.strategies.step_react.prompts import step_summary_instruction
 from ponder.agent.strategies.step_react.state import PlanStep
 from ponder.agent.strategies.structured_ask import request_structured
@@ -49,7 +50,8 @@ def _not_empty(value: StepSummary) -> list[str]:
 async def summarise_step(ctx: RunContext, step: PlanStep) -> tuple[str, list[str]]:
     """Ask for the step's summary; fall back to its stop result or last text."""
     state = ctx.state
-    request = [*state.ledger.messages, UserMessage(content=step_summary_instruction(step))]
+    sent = context_messages(state, ctx.config.use_minimal_context)
+    request = [*sent, UserMessage(content=step_summary_instruction(step))]
     found = await request_structured(
         ctx, "step_summary", request, STEP_SUMMARY_SCHEMA, StepSummary, _not_empty
     )

@@ -1,0 +1,237 @@
+"""`SDKModel`: the plumbing the OpenAI and Anthropic adapters share.
+
+An adapter says how to build a request body, call its SDK, read a whole response and
+fold a stream; this base does the rest: settings merged per request, retries with
+backoff inside one total deadline, a bound on the silence between stream chunks
+(``ModelSettings.idle_timeout``), typed errors, and provider downgrades: when
+`_downgrade` accepts a failure, the request is rebuilt and sent again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from abc import ABC, abstractmethod
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, replace
+from functools import partial
+from typing import Any, Generic, Protocol, TypeVar
+
+from ponder.exceptions import ModelError, ModelTimeoutError
+from ponder.messages import ensure_sendable
+from ponder.models.base import ModelDelta, ModelRequest, ModelResponse, ModelSettings, StreamEvent
+from ponder.models.clients import LoopClient
+from ponder.models.retry import Failure, RetryPolicy, call_with_retries
+from ponder.models.structured import tool_output_to_text
+
+__all__ = ["DEFAULT_TIMEOUT", "Assembler", "Deadline", "SDKModel"]
+
+DEFAULT_TIMEOUT = 600.0
+C = TypeVar("C")
+
+
+class Assembler(Protocol):
+    """Folds a provider's stream events into deltas and, at the end, one response."""
+
+    def feed(self, event: Any) -> list[ModelDelta]:
+        """Take one stream event; return the deltas it carries."""
+        ...
+
+    def finish(self) -> ModelResponse:
+        """The complete response; `ModelResponseError` if the stream was cut short."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class Deadline:
+    """When a request must be done, and how long the provider may stay silent.
+
+    ``total`` is a `time.monotonic` instant; ``idle`` is seconds between stream chunks
+    (or before a whole non-streamed answer); ``seconds`` is the total bound as given.
+    """
+
+    total: float
+    idle: float | None
+    seconds: float
+
+    @classmethod
+    def of(cls, settings: ModelSettings) -> Deadline:
+        """The deadline of a request sent now with ``settings``."""
+        seconds = settings.timeout or DEFAULT_TIMEOUT
+        return cls(time.monotonic() + seconds, settings.idle_timeout, seconds)
+
+    def next_chunk(self) -> tuple[float, bool]:
+        """The loop-clock instant the next chunk is due, and whether that is the idle bound."""
+        remaining = max(self.total - time.monotonic(), 0.0)
+        idle = self.idle is not None and self.idle < remaining
+        wait = self.idle if idle and self.idle is not None else remaining
+        return asyncio.get_running_loop().time() + wait, idle
+
+
+class SDKModel(ABC, Generic[C]):
+    """A model behind an official SDK; subclasses supply the wire format."""
+
+    model: str
+    settings: ModelSettings
+    retry: RetryPolicy
+    _clients: LoopClient[C]
+
+    def _setup(
+        self,
+        settings: ModelSettings | None,
+        retry: RetryPolicy | None,
+        factory: Callable[[float], C],
+    ) -> None:
+        self.settings = settings or ModelSettings()
+        self.retry = retry or RetryPolicy()
+        timeout = self.settings.timeout or DEFAULT_TIMEOUT
+        self._clients = LoopClient(lambda: factory(timeout))
+
+    @property
+    def client(self) -> C:
+        """The SDK client for the running event loop."""
+        return self._clients.get()
+
+    @property
+    @abstractmethod
+    def name(self) -> str:
+        """``<provider>:<model>``."""
+
+    async def request(self, request: ModelRequest) -> ModelResponse:
+        """Send one request (retrying transient failures) and return the whole response."""
+        while True:
+            body, deadline = self._prepare(request)
+            try:
+                raw = await self._retrying(partial(self._create, body), deadline)
+            except ModelError as exc:
+                if not self._downgrade(exc, request):
+                    raise
+                continue
+            return self._finish(self._parse(raw), request)
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        """Stream one request: deltas, then the `ModelResponse` last.
+
+        Failures before the first delta are retried; later ones raise a typed error and
+        never yield a half-assembled response.
+        """
+        while True:
+            body, deadline = self._prepare(request)
+            try:
+                opened = await self._retrying(partial(self._open, body), deadline)
+            except ModelError as exc:
+                if not self._downgrade(exc, request):
+                    raise
+                continue
+            break
+        stream, events, assembler, first = opened
+        try:
+            for delta in first:
+                yield delta
+            async for delta in self._rest(events, assembler, deadline):
+                yield delta
+        finally:
+            await stream.close()
+        yield self._finish(assembler.finish(), request)
+
+    async def aclose(self) -> None:
+        """Close the HTTP client (the model is unusable afterwards)."""
+        await self._clients.aclose()
+
+    @abstractmethod
+    def _body(self, request: ModelRequest) -> dict[str, Any]:
+        """The SDK call's keyword arguments (settings already merged into ``request``)."""
+
+    @abstractmethod
+    async def _create(self, body: dict[str, Any], *, stream: bool = False) -> Any:
+        """Call the SDK once."""
+
+    @abstractmethod
+    def _parse(self, raw: Any) -> ModelResponse:
+        """A `ModelResponse` from the SDK's non-streamed answer."""
+
+    @abstractmethod
+    def _assembler(self) -> Assembler:
+        """A fresh stream assembler."""
+
+    @abstractmethod
+    def _translate(self, exc: BaseException) -> Failure | None:
+        """A `Failure` for an SDK or transport exception; ``None`` if not one."""
+
+    def _downgrade(self, error: ModelError, request: ModelRequest) -> bool:
+        """Whether ``error`` was answered by downgrading a feature of the provider.
+
+        When it was, the request is rebuilt and sent again. The base never downgrades.
+        """
+        return False
+
+    def _finish(self, response: ModelResponse, request: ModelRequest) -> ModelResponse:
+        response = response.model_copy(update={"model_name": response.model_name or self.model})
+        return tool_output_to_text(response, request.output) if request.output else response
+
+    def _prepare(self, request: ModelRequest) -> tuple[dict[str, Any], Deadline]:
+        ensure_sendable(request.messages)
+        given = request.settings.model_dump(exclude_none=True)
+        settings = self.settings.model_copy(update=given) if given else self.settings
+        body = self._body(replace(request, settings=settings))
+        return body, Deadline.of(settings)
+
+    async def _retrying(self, attempt: Callable[[], Any], deadline: Deadline) -> Any:
+        policy = self.retry
+        if deadline.idle is not None:
+            bound = deadline.idle
+            if policy.attempt_timeout is not None:
+                bound = min(bound, policy.attempt_timeout)
+            policy = replace(policy, attempt_timeout=bound)
+        return await call_with_retries(
+            attempt, self._translate, policy, deadline=deadline.total, model_name=self.name
+        )
+
+    async def _open(
+        self, body: dict[str, Any]
+    ) -> tuple[Any, AsyncIterator[Any], Assembler, list[ModelDelta]]:
+        stream = await self._create(body, stream=True)
+        events = aiter(stream)
+        assembler = self._assembler()
+        try:
+            async for event in events:
+                first = assembler.feed(event)
+                if first:
+                    return stream, events, assembler, first
+        except BaseException:
+            await stream.close()
+            raise
+        return stream, events, assembler, []
+
+    async def _rest(
+        self, events: AsyncIterator[Any], assembler: Assembler, deadline: Deadline
+    ) -> AsyncIterator[ModelDelta]:
+        while True:
+            by, idle = deadline.next_chunk()
+            try:
+                async with asyncio.timeout_at(by):
+                    event = await anext(events)
+            except StopAsyncIteration:
+                return
+            except TimeoutError:
+                raise self._stream_timeout(deadline, idle) from None
+            except Exception as exc:
+                failure = self._translate(exc)
+                if failure is None:
+                    raise
+                raise failure.error from None
+            for delta in assembler.feed(event):
+                yield delta
+
+    def _stream_timeout(self, deadline: Deadline, idle: bool) -> ModelTimeoutError:
+        if idle:
+            message = (
+                f"{self.name}: the stream was silent for {deadline.idle:g} s "
+                "(the idle bound, llm_timeout)"
+            )
+        else:
+            message = (
+                f"{self.name}: the stream did not finish within its total timeout "
+                f"of {deadline.seconds:g} s"
+            )
+        return ModelTimeoutError(message, model_name=self.name)
