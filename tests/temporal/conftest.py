@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import socket
 import subprocess
@@ -76,3 +77,23 @@ async def client(temporal_address: str) -> AsyncIterator[Client]:
 def task_queue() -> str:
     """A task queue of this test's own, so workers of other tests never take its runs."""
     return f"q-{uuid.uuid4().hex}"
+
+
+_EXIT: list[int] = []
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    _EXIT.append(int(exitstatus))
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Leave without interpreter teardown once Temporal's client threads have run here.
+
+    They can abort a finalizing interpreter (temporalio/sdk-python#300); every report
+    has been written by now.
+    """
+    if _EXIT and "temporalio.bridge.client" in sys.modules:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(_EXIT[-1])

@@ -40,6 +40,7 @@ from ponder.cli.temporal import (
     NamespaceOption,
     TaskQueueOption,
     TemporalOption,
+    exit_after_temporal,
     run_remote,
     worker,
 )
@@ -278,7 +279,11 @@ def mcp_thinking(ctx: typer.Context) -> None:
 
 def main() -> None:
     """Entry point of the ``ponder`` script."""
-    app()
+    try:
+        app()
+    except SystemExit as done:
+        exit_after_temporal(done.code if isinstance(done.code, int) else 1)
+        raise
 
 
 if __name__ == "__main__":

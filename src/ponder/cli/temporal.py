@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import signal
 import sys
 from typing import IO, Annotated, Any
@@ -32,10 +33,30 @@ __all__ = [
     "TaskQueueOption",
     "TemporalOption",
     "decide_remote",
+    "exit_after_temporal",
     "run_remote",
     "show_remote",
     "worker",
 ]
+
+_USED: list[bool] = []
+"""Set once a command of this process has opened a Temporal client."""
+
+
+def _client_opened() -> None:
+    _USED.append(True)
+
+
+def exit_after_temporal(code: int) -> None:
+    """End the process now if it used Temporal, skipping interpreter teardown.
+
+    The SDK's Rust threads can abort a finalizing interpreter (temporalio/sdk-python#300).
+    """
+    if _USED:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+
 
 TemporalOption = Annotated[
     str | None,
@@ -86,6 +107,7 @@ def worker(
 async def _serve(agent: Agent, address: str, task_queue: str, namespace: str) -> None:
     from ponder.temporal import build_worker, connect
 
+    _client_opened()
     client = await connect(address, namespace=namespace)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -118,6 +140,7 @@ async def _start(
 ) -> RunOutcome | None:
     from ponder.temporal import TemporalAgent
 
+    _client_opened()
     remote = await TemporalAgent.connect(address, queue, namespace=namespace)
     run_id = await remote.start(task)
     if detach:
@@ -154,6 +177,7 @@ def run_remote(
 async def _status(run_id: str, address: str, namespace: str) -> dict[str, Any]:
     from ponder.temporal import TemporalAgent
 
+    _client_opened()
     remote = await TemporalAgent.connect(address, "", namespace=namespace, check_worker=False)
     found: dict[str, Any] = await remote.status(run_id)
     return found
@@ -185,6 +209,7 @@ async def _decide(
 ) -> RunOutcome:
     from ponder.temporal import TemporalAgent
 
+    _client_opened()
     remote = await TemporalAgent.connect(address, "", namespace=namespace, check_worker=False)
     found = await remote.status(run_id)
     if found["status"] != "suspended":
