@@ -31,6 +31,7 @@ from ponder.temporal.client import (
     connect,
     result_from_data,
 )
+from ponder.temporal.patching import patched
 from ponder.temporal.worker import build_replayer, build_worker, sandbox_runner
 from ponder.temporal.workflow import WORKFLOW_NAME, PonderWorkflow
 
@@ -45,6 +46,7 @@ __all__ = [
     "build_replayer",
     "build_worker",
     "connect",
+    "patched",
     "result_from_data",
     "sandbox_runner",
 ]

@@ -58,6 +58,7 @@ PONDER_PASSTHROUGH = (
     "ponder.vm",
     "ponder.temporal.activities",
     "ponder.temporal.client",
+    "ponder.temporal.patching",
     "ponder.temporal.payloads",
     "ponder.temporal.proxies",
     "ponder.temporal.worker",

@@ -15,7 +15,6 @@ Input (JSON): ``prompt``, and optionally ``run_id`` (defaults to the workflow id
 from __future__ import annotations
 
 import asyncio
-import importlib
 from datetime import timedelta
 from typing import Any
 
@@ -60,8 +59,11 @@ DEFAULT_HEARTBEAT = 30.0
 
 
 def _strategy(path: str, options: ActivityOptions) -> type[AgentStrategy]:
+    """The strategy class at ``path``; its module is passed through, like ponder's own."""
     module, _, name = path.partition(":")
-    found = getattr(importlib.import_module(module), name)
+    with workflow.unsafe.imports_passed_through():
+        # __import__, not importlib: the sandbox sees (and passes through) only the former
+        found = getattr(__import__(module, fromlist=[name]), name)
     if not (isinstance(found, type) and issubclass(found, AgentStrategy)):
         raise UserError(f"{path!r} is not an AgentStrategy")
     if issubclass(found, RagStrategy):
