@@ -33,7 +33,7 @@ from ponder.events import Event, event_from_dict
 from ponder.exceptions import RunError, UserError
 from ponder.messages import Message, messages_from_json, messages_to_json
 from ponder.models.base import Usage
-from ponder.temporal.workflow import WORKFLOW_NAME
+from ponder.temporal.workflow import MEMO_STATUS, WORKFLOW_NAME
 
 __all__ = [
     "TemporalAgent",
@@ -175,8 +175,12 @@ class TemporalAgent:
     def _handle(self, run_id: str) -> WorkflowHandle[Any, Any]:
         return self.client.get_workflow_handle(run_id)
 
-    async def result(self, run_id: str, *, poll: float = 0.2) -> RunResult:
-        """The run's result once it completes or suspends; a failed run raises."""
+    async def result(self, run_id: str, *, poll: float = 0.1) -> RunResult:
+        """The run's result once it completes or suspends; a failed run raises.
+
+        Suspension shows in the workflow's memo, so waiting costs the server a describe
+        call now and then (backing off to one a second) and the workers nothing.
+        """
         handle = self._handle(run_id)
         finished = asyncio.ensure_future(handle.result())
         try:
@@ -184,6 +188,10 @@ class TemporalAgent:
                 done, _ = await asyncio.wait({finished}, timeout=poll)
                 if done:
                     return result_from_data(await _final(finished))
+                poll = min(poll * 1.5, 1.0)
+                memo = await (await handle.describe()).memo()
+                if memo.get(MEMO_STATUS) != "suspended":
+                    continue
                 found = await self._query(handle, "result")
                 if found is not None and found["status"] == "suspended":
                     return result_from_data(found)

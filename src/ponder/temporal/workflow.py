@@ -52,10 +52,12 @@ with workflow.unsafe.imports_passed_through():
     )
     from ponder.vm import Finished, Interpreter, Outcome, Suspended
 
-__all__ = ["WORKFLOW_NAME", "PonderWorkflow"]
+__all__ = ["MEMO_STATUS", "WORKFLOW_NAME", "PonderWorkflow"]
 
 WORKFLOW_NAME = "ponder.run"
 DEFAULT_HEARTBEAT = 30.0
+MEMO_STATUS = "ponder_status"
+"""The memo key that says whether a running workflow waits for a decision."""
 
 
 def _strategy(path: str, options: ActivityOptions) -> type[AgentStrategy]:
@@ -174,7 +176,9 @@ class PonderWorkflow:
         self._status = ctx.state.status = "suspended"
         self._suspension = suspended
         await ctx.emit(RunSuspended(reason=suspended.reason, payload=suspended.payload))
+        workflow.upsert_memo({MEMO_STATUS: "suspended"})  # visible without a worker
         await workflow.wait_condition(lambda: self._decision is not None)
+        workflow.upsert_memo({MEMO_STATUS: "running"})
         value, self._decision, self._suspension = self._decision, None, None
         self._status = ctx.state.status = "running"
         return value
