@@ -132,6 +132,9 @@ async def test_a_worker_missing_a_tool_fails_the_run_clearly(
         remote = TemporalAgent(client, task_queue, require_tools=["deploy", "rollback"])
         with pytest.raises(TemporalRunError, match="has no tool 'rollback'"):
             await remote.run("Ship it")
+        failed = await remote.start("Ship it")
+        assert [e async for e in remote.follow(failed)] == []  # ends, though no event came
+        assert (await remote.status(failed))["status"] == "failed"
         stranger = TemporalAgent(client, task_queue, agent="billing")
         with pytest.raises(TemporalRunError, match="no agent 'billing'"):
             await stranger.run("Bill it")

@@ -259,13 +259,20 @@ class TemporalAgent:
     async def follow(
         self, run_id: str, *, after: int = 0, poll: float = 0.2
     ) -> AsyncIterator[Event]:
-        """Yield the run's events as they happen, until it ends or suspends."""
+        """Yield the run's events as they happen, until it ends or suspends.
+
+        A run that fails before its first event (say, on a worker without a tool it
+        needs) ends the iteration too; ``result`` then says why.
+        """
+        handle = self._handle(run_id)
         while True:
             batch = await self.events(run_id, after)
             for event in batch:
                 yield event
                 after = event.seq
             if batch and (batch[-1].kind in _ENDS or batch[-1].kind == "run_suspended"):
+                return
+            if not batch and (await handle.describe()).status != WorkflowExecutionStatus.RUNNING:
                 return
             await asyncio.sleep(poll)
 

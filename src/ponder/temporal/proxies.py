@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
-from collections.abc import AsyncIterator, Callable, MutableMapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -63,10 +63,8 @@ class ActivityOptions:
         """Attempts for a step that may run again: the config's ``max_retries`` + 1."""
         return self.config.max_retries + 1
 
-    def run(
-        self, name: str, data: Any, *, seconds: float, attempts: int
-    ) -> asyncio.Future[Any] | Any:
-        """Start activity ``name`` with ``data``; a coroutine of its result."""
+    def run(self, name: str, data: Any, *, seconds: float, attempts: int) -> Awaitable[Any]:
+        """Start activity ``name`` with ``data``; awaiting it gives the result."""
         return workflow.execute_activity(
             name,
             data,
