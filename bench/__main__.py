@@ -16,6 +16,7 @@ from bench.common import ROOT
 
 MODULES = ["vm", "models", "tools", "thinking", "agent", "step_react", "store", "mcp", "peers"]
 MODULES += ["concurrency", "imports"]
+MODULES += ["real_model"]
 MODULES += ["temporal"]
 
 

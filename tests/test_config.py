@@ -116,3 +116,31 @@ def test_config_is_frozen() -> None:
     with pytest.raises(ValueError):
         config.agent_tool_call_limit = 3  # type: ignore[misc]
     assert config.replace(agent_tool_call_limit=3).agent_tool_call_limit == 3
+
+
+def test_compaction_max_tokens_from_the_bot_layout(tmp_path: Path) -> None:
+    path = tmp_path / "config.toml"
+    path.write_text("[llm]\nenable_compaction = true\ncompaction_max_tokens = 512\n")
+    assert load_config(path, environ={}).compaction_max_tokens == 512
+    assert load_config(environ={"PONDER_COMPACTION_MAX_TOKENS": "0"}).compaction_max_tokens == 0
+
+
+@pytest.mark.parametrize("value", [-1, 1, 63, "many"])
+def test_a_bad_compaction_max_tokens_names_the_key(value: object) -> None:
+    with pytest.raises(ConfigError, match="compaction_max_tokens"):
+        load_config(environ={}, compaction_max_tokens=value)
+
+
+def test_retired_bot_keys_warn_with_the_reason_and_change_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "config.toml"
+    path.write_text(
+        "[core.function_config]\nvalidate_tool_arguments = false\nagent_tool_call_limit = 4\n"
+        "[core.builtin.react_config]\nreasoning_aware_tools = true\n"
+    )
+    with pytest.warns(ConfigWarning) as caught:
+        config = load_config(path, environ={})
+    messages = sorted(str(w.message) for w in caught)
+    assert messages[0].startswith("configuration key 'reasoning_aware_tools' ignored: ")
+    assert messages[1].startswith("configuration key 'validate_tool_arguments' ignored: ")
+    assert "always checks tool arguments" in messages[1]
+    assert config == AgentConfig(agent_tool_call_limit=4)

@@ -151,7 +151,8 @@ def _read_section(
         elif key in _RENAMED:
             values[_RENAMED[key]] = value
         elif key in fields and (
-            not isinstance(value, Mapping) or key == "agent_mcp_server_scripts"
+            not isinstance(value, Mapping)
+            or key in ("agent_mcp_server_scripts", "model_capabilities")
         ):
             values[key] = value
         elif key in _NO_EFFECT:
@@ -160,6 +161,9 @@ def _read_section(
             notes.append(f"unknown configuration key {key!r} in {_section_name(path)} ignored")
     if ignored:
         notes.append(f"{_section_name(path)} keys without effect in ponder: {'; '.join(ignored)}")
+
+
+_TABLE_FIELDS = ("agent_mcp_server_scripts", "model_capabilities")
 
 
 def _top_level(

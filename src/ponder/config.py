@@ -40,6 +40,21 @@ ContextStrategy = Literal["compact", "slide", "none"]
 StallAction = Literal["replan", "skip", "abandon"]
 
 
+_MIN_SUMMARY_TOKENS = 64
+
+_RETIRED_KEYS = {
+    "validate_tool_arguments": (
+        "ponder always checks tool arguments; a malformed call gets an error result naming "
+        "the field"
+    ),
+    "reasoning_aware_tools": (
+        "ponder keeps the tools in a stable order; with tool_prediction the predicted tools "
+        "are reported as tool_prediction events"
+    ),
+}
+"""Keys of the existing bot's config that ponder accepts with a warning and ignores, and why."""
+
+
 class ConfigWarning(UserWarning):
     """A configuration file holds a key ponder does not know."""
 
@@ -58,6 +73,11 @@ class AgentConfig(BaseModel):
     max_tokens: int | None = Field(default=None, ge=1)
     temperature: float | None = Field(default=None, ge=0, le=2)
     llm_timeout: float = Field(default=60.0, gt=0)
+    """Seconds the model may stay silent (between stream chunks, or before a whole answer)."""
+    llm_total_timeout: float = Field(default=600.0, gt=0)
+    """Seconds one model request may take in total, retries included."""
+    model_capabilities: dict[str, bool] = Field(default_factory=dict)
+    """Overrides of the provider profile's capabilities, e.g. ``{required_tool_choice = false}``."""
     max_retries: int = Field(default=3, ge=0, le=20)
     session_tokens_windows: int = Field(default=65536, ge=1)
     memory_length_limit: int = Field(default=200, ge=0)
@@ -66,7 +86,7 @@ class AgentConfig(BaseModel):
     context_strategy: ContextStrategy = "compact"
     compaction_trigger_ratio: float = Field(default=0.9, gt=0, le=1)
     compaction_max_tokens: int = Field(default=2048, ge=0)
-    """Output ceiling of the compaction summary; 0 means the run's own ``max_tokens``."""
+    """The size of a compaction summary in tokens; 0: the model's ``max_tokens``."""
     slide_target_ratio: float | None = Field(default=None, gt=0, le=1)
     """``slide`` keeps this fraction of the window (default: half the trigger)."""
 
@@ -90,7 +110,6 @@ class AgentConfig(BaseModel):
     agent_mcp_server_scripts: tuple[str | dict[str, Any], ...] = ()
     use_minimal_context: bool = False
     agent_step_token_budget: int = -1
-    validate_tool_arguments: bool = True
     tool_timeout: float = Field(default=60.0, gt=0)
     tool_output_max_chars: int = Field(default=20000, ge=100)
 
@@ -110,12 +129,19 @@ class AgentConfig(BaseModel):
     enable_reflection: bool = False
     reflection_depth: int = Field(default=1, ge=1, le=5)
     tool_prediction: bool = False
-    reasoning_aware_tools: bool = False
 
     # ponder's own
     enable_thinking_tool: bool = True
     enable_todo_tool: bool = False
     thought_max_chars: int = Field(default=2000, ge=100)
+
+    @field_validator("compaction_max_tokens")
+    @classmethod
+    def _summary_budget(cls, value: int) -> int:
+        if 0 < value < _MIN_SUMMARY_TOKENS:
+            least = _MIN_SUMMARY_TOKENS
+            raise ValueError(f"expected 0 (the model's max_tokens) or at least {least}")
+        return value
 
     @field_validator("agent_mcp_server_scripts", "report_block_message", mode="before")
     @classmethod
@@ -144,7 +170,10 @@ class AgentConfig(BaseModel):
         """Validate a flat mapping, turning pydantic errors into ``ConfigError``."""
         known = {k: v for k, v in values.items() if k in cls.model_fields}
         for key in values.keys() - known.keys():
-            warnings.warn(f"unknown configuration key {key!r} ignored", ConfigWarning, stacklevel=3)
+            why = _RETIRED_KEYS.get(key)
+            text = f"unknown configuration key {key!r} ignored"
+            text = text if why is None else f"configuration key {key!r} ignored: {why}"
+            warnings.warn(text, ConfigWarning, stacklevel=3)
         try:
             return cls(**known)
         except ValidationError as exc:

@@ -11,6 +11,7 @@ PonderError                      base of everything ponder raises
 │   │   ├── ModelTimeoutError    the request took longer than its total timeout
 │   │   ├── ModelConnectionError the provider could not be reached
 │   │   └── ModelResponseError   the provider answered with something unusable
+│   │       ├── EmptyStreamError the provider opened a stream and sent nothing in it
 │   │       └── StructuredOutputError  the model's structured output is not valid
 │   ├── ToolError                a tool failed outside of a single call's result
 │   ├── UsageLimitExceeded       a hard usage limit was hit with no graceful end
@@ -33,6 +34,7 @@ from typing import Any
 __all__ = [
     "CompileError",
     "ConfigError",
+    "EmptyStreamError",
     "LedgerError",
     "ModelConnectionError",
     "ModelError",
@@ -111,6 +113,10 @@ class ModelConnectionError(ModelError):
 
 class ModelResponseError(ModelError):
     """The provider's answer could not be used (malformed, empty, cut off)."""
+
+
+class EmptyStreamError(ModelResponseError):
+    """The provider opened a stream and ended it without a delta (a refusal after 200 OK)."""
 
 
 class StructuredOutputError(ModelResponseError):

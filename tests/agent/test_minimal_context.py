@@ -36,7 +36,7 @@ def script(body: dict[str, Any]) -> FakeReply:
     messages = body["messages"]
     if body.get("response_format"):
         last = str(messages[-1]["content"]).lower()
-        if "decompos" in last or "plan" in last and "summar" not in last:
+        if "decompos" in last or ("plan" in last and "summar" not in last):
             return FakeReply(
                 content=json.dumps({"needs_decomposition": False, "reason": "one", "steps": []})
             )
@@ -77,7 +77,7 @@ async def test_earlier_turns_are_sent_only_without_minimal_context(
     # the turn's own tool traffic is still sent, and the ledger keeps the earlier turns
     final = sent_text(bodies[-1])
     assert "value of k" in final
-    assert [m.content for m in result.messages if isinstance(m, UserMessage)][0] == (
+    assert next(m.content for m in result.messages if isinstance(m, UserMessage)) == (
         "EARLIER-QUESTION"
     )
 

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
+
+from ponder.agent import Agent, AgentStrategy
 from ponder.agent.run.workflows import STEP_REACT_BLOCK
+from ponder.exceptions import UserError
 from ponder.messages import ToolMessage, UserMessage
 from ponder.models import ScriptedModel, call_tools, reply
 
@@ -150,3 +154,11 @@ async def test_the_global_round_limit_still_ends_the_task_with_an_answer() -> No
     assert [e.step_id for e in of_kind(events, "step_started")] == ["fetch"]
     done = of_kind(events, "run_finished")[0]
     assert (done.output, done.stop_reason) == ("partial: limit hit", "round_limit")
+
+
+def test_a_step_strategy_that_is_no_step_react_strategy_is_refused() -> None:
+    class Stepper(AgentStrategy):
+        category = "step"
+
+    with pytest.raises(UserError, match="Stepper has category 'step' but is no StepReActStrategy"):
+        Agent(ScriptedModel(["answer"]), strategy=Stepper)

@@ -17,6 +17,7 @@ from ponder.exceptions import (
 )
 from ponder.messages import UserMessage
 from ponder.models import (
+    ForceTool,
     ModelRequest,
     ModelResponse,
     ModelSettings,
@@ -128,7 +129,9 @@ async def test_empty_choices_is_a_typed_error() -> None:
         model = _model(server)
         with pytest.raises(ModelResponseError, match="no choices"):
             await model.request(ASK)
-        tools = ModelRequest(messages=ASK.messages, tools=[ToolDefinition(name="t")])
+        tools = ModelRequest(
+            messages=ASK.messages, tools=[ToolDefinition(name="t")], tool_choice=ForceTool("t")
+        )
         with pytest.raises(ModelResponseError, match="before the provider finished"):
             await _stream(model, tools)
 

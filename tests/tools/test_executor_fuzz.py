@@ -115,21 +115,21 @@ def check(calls: list[ToolCallPart], outcomes: list[ToolOutcome]) -> None:
         outcome.message.model_dump_json()
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.tuples(NAMES, raw_texts), min_size=1, max_size=6))
 def test_fuzzed_argument_text_never_escapes(pairs: list[tuple[str, str]]) -> None:
     calls = [ToolCallPart.from_raw(f"c{i}", name, text) for i, (name, text) in enumerate(pairs)]
     check(calls, run(calls))
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.tuples(NAMES, argument_objects), min_size=1, max_size=6))
 def test_fuzzed_argument_values_never_escape(pairs: list[tuple[str, dict[str, Any]]]) -> None:
     calls = [ToolCallPart.from_args(f"c{i}", name, args) for i, (name, args) in enumerate(pairs)]
     check(calls, run(calls))
 
 
-@settings(max_examples=200, deadline=None)
+@settings(deadline=None)
 @given(st.integers(-(2**60), 2**60), st.integers(-(2**60), 2**60), st.booleans())
 def test_valid_integers_in_any_accepted_form_add_up(a: int, b: int, as_text: bool) -> None:
     args = {"a": str(a) if as_text else a, "b": b}

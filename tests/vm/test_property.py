@@ -7,6 +7,7 @@ and exceptions for BREAK/CONTINUE/RETURN, so Python itself is the oracle for the
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
@@ -319,12 +320,40 @@ def _show(ctx: NodeContext) -> None:
     ctx.state.trace.append(f"ret:{ctx.value}")
 
 
-def run_vm(main: Tree, subs: list[Tree]) -> tuple[tuple[Any, ...], list[str]]:
+class Hooks:
+    """``before``/``after`` hooks that put a run on the hooked dispatch path, as a store does.
+
+    They record the node at each pc, and after each node snapshot the run and restore it,
+    as the checkpointer does, noting whether the restored copy stands where the run stands.
+    """
+
+    def __init__(self) -> None:
+        self.before_nodes: list[str] = []
+        self.after_nodes: list[str] = []
+        self.restored_ok: list[bool] = []
+
+    async def before(self, vm: Interpreter, pc: int) -> None:
+        found = vm.program.node_at(pc)
+        self.before_nodes.append("?" if found is None else found.name)
+
+    def after(self, vm: Interpreter, pc: int) -> None:
+        found = vm.program.node_at(pc)
+        self.after_nodes.append("?" if found is None else found.name)
+        blob = json.loads(json.dumps(vm.snapshot()))
+        restored = Interpreter.restore(vm.program, blob, state_type=PState)
+        self.restored_ok.append(restored.pc == vm.pc and restored.state == vm.state)
+
+
+def run_vm(
+    main: Tree, subs: list[Tree], hooks: Hooks | None = None
+) -> tuple[tuple[Any, ...], list[str]]:
     builder = Builder(subs)
     program = compile_program(builder.build(main))
     state = PState()
+    before = None if hooks is None else hooks.before
+    after = None if hooks is None else hooks.after
     try:
-        outcome = asyncio.run(Interpreter(program, state).run())
+        outcome = asyncio.run(Interpreter(program, state, before=before, after=after).run())
     except VMError as error:
         cause = error.__cause__
         return ("error", type(cause).__name__, str(cause)), state.trace
@@ -332,7 +361,7 @@ def run_vm(main: Tree, subs: list[Tree]) -> tuple[tuple[Any, ...], list[str]]:
     return ("finished", outcome.value), state.trace
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(programs())
 def test_vm_matches_the_reference_interpreter(program: tuple[Tree, list[Tree]]) -> None:
     main, subs = program
@@ -341,3 +370,29 @@ def test_vm_matches_the_reference_interpreter(program: tuple[Tree, list[Tree]]) 
     result, trace = run_vm(main, subs)
     assert trace == reference.trace
     assert result == expected
+
+
+def node_of(entry: str) -> str:
+    """The node that wrote a trace entry (each node call writes exactly one)."""
+    return "show" if entry.startswith("ret:") else entry
+
+
+def raises(entry: str) -> bool:
+    return entry.startswith("r") and not entry.startswith("ret:")  # rA0, rB1, reraise
+
+
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(programs())
+def test_the_hooked_dispatch_path_matches_the_reference_too(
+    program: tuple[Tree, list[Tree]],
+) -> None:
+    main, subs = program
+    reference = Reference(subs)
+    expected = reference.run(main)
+    hooks = Hooks()
+    result, trace = run_vm(main, subs, hooks)
+    assert trace == reference.trace
+    assert result == expected
+    assert hooks.before_nodes == [node_of(entry) for entry in trace]
+    assert hooks.after_nodes == [node_of(entry) for entry in trace if not raises(entry)]
+    assert all(hooks.restored_ok)

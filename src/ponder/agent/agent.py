@@ -65,6 +65,7 @@ class Agent:
         self.toolbox = Toolbox(self.config, tools)
         self._executor: ToolExecutor | None = None
         self._strategy = strategy or self._default_strategy()
+        program_for(self._strategy)  # a strategy the workflows cannot drive is refused now
 
     def _default_strategy(self) -> type[AgentStrategy]:
         config = self.config
@@ -101,8 +102,11 @@ class Agent:
                 spec,
                 api_key=config.api_key,
                 base_url=config.base_url,
-                settings=ModelSettings(timeout=config.llm_timeout),
+                settings=ModelSettings(
+                    timeout=config.llm_total_timeout, idle_timeout=config.llm_timeout
+                ),
                 retry=RetryPolicy(max_retries=config.max_retries),
+                capabilities=config.model_capabilities or None,
             )
         return self._model
 
@@ -114,7 +118,7 @@ class Agent:
     @property
     def program(self) -> Program:
         """The VM program this agent's workflow runs."""
-        return program_for(self._strategy.get_category())
+        return program_for(self._strategy)
 
     def tool_registry(self) -> ToolRegistry:
         """The tools offered to the model (as of the last run, for MCP servers' tools)."""
@@ -135,7 +139,7 @@ class Agent:
         return RunContext(
             config=self.config, model=self.model, tools=registry, executor=executor,
             hooks=self.hooks, state=state, instructions=self.instructions, deps=deps,
-            sink=sink, stream_text=stream, strategy_type=self._strategy,
+            sink=sink, stream_text=stream,
         )  # fmt: skip
 
     def new_state(
@@ -187,7 +191,7 @@ class Agent:
         store = store or self.store
         state = await self._new_run(prompt, message_history, run_id, session_id, store)
         ctx = await self._context(state, deps)
-        return await start_run(ctx, self.program, store)
+        return await start_run(ctx, self._strategy, self.program, store)
 
     def run_sync(self, prompt: str, **options: Any) -> RunResult:
         """`run` for code without an event loop."""
@@ -210,7 +214,7 @@ class Agent:
         async def start(sink: EventSink) -> RunResult:
             state = await self._new_run(prompt, message_history, run_id, session_id, chosen)
             ctx = await self._context(state, deps, sink, True)
-            return await start_run(ctx, self.program, chosen)
+            return await start_run(ctx, self._strategy, self.program, chosen)
 
         return RunStream(start, run_id)
 
@@ -222,7 +226,7 @@ class Agent:
         if chosen is None:
             raise UserError("resume needs the store the run was checkpointed to")
         ctx = await self._context(self.new_state(""), deps)
-        return await resume_run(ctx, self.program, chosen, run_id, value)
+        return await resume_run(ctx, self._strategy, self.program, chosen, run_id, value)
 
     async def aclose(self) -> None:
         """Release what the agent holds (MCP sessions)."""

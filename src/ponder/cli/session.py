@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, assert_never
 
 from rich.console import Console
 
@@ -13,7 +13,42 @@ from ponder.agent import Agent, RunResult
 from ponder.cli.options import load_tools
 from ponder.cli.render import LiveDisplay
 from ponder.config import AgentConfig, load_config
-from ponder.events import Event, RunFinished, RunResumed, RunStarted, RunSuspended, event_to_dict
+from ponder.events import (
+    CheckpointWritten,
+    Compaction,
+    Event,
+    LimitReached,
+    LoopDetected,
+    MiddleMessage,
+    ModelDegraded,
+    ModelUnanswered,
+    PlanUpdated,
+    Reasoning,
+    ReasoningDelta,
+    Reflection,
+    ReportRaised,
+    Retrieval,
+    RoundStarted,
+    RunCancelled,
+    RunFailed,
+    RunFinished,
+    RunResumed,
+    RunStarted,
+    RunSuspended,
+    StallDetected,
+    StepFinished,
+    StepStarted,
+    StructuredReasoning,
+    TextDelta,
+    Thinking,
+    Todo,
+    ToolCallFailed,
+    ToolCallFinished,
+    ToolCallStarted,
+    ToolPrediction,
+    Usage,
+    event_to_dict,
+)
 from ponder.exceptions import UserError
 from ponder.messages import Message
 from ponder.models.providers import PROVIDERS
@@ -114,13 +149,26 @@ class RunOutcome:
     def observe(self, event: Event) -> None:
         """Fold in one event."""
         self.run_id = event.run_id or self.run_id
-        if isinstance(event, RunStarted | RunResumed):
-            self.status, self.suspension = "running", None
-        elif isinstance(event, RunFinished):
-            self.status, self.output = "completed", event.output
-        elif isinstance(event, RunSuspended):
-            self.status = "suspended"
-            self.suspension = {"reason": event.reason, "payload": event.payload}
+        match event:
+            case RunStarted() | RunResumed():
+                self.status, self.suspension = "running", None
+            case RunFinished():
+                self.status, self.output = "completed", event.output
+            case RunSuspended():
+                self.status = "suspended"
+                self.suspension = {"reason": event.reason, "payload": event.payload}
+            case (
+                RunFailed() | RunCancelled() | RoundStarted() | Usage() | Reasoning()
+                | StructuredReasoning() | ToolPrediction() | ToolCallStarted() | ToolCallFinished()
+                | ToolCallFailed() | MiddleMessage() | Reflection() | LimitReached()
+                | LoopDetected() | StallDetected() | TextDelta() | ReasoningDelta() | Thinking()
+                | Todo() | PlanUpdated() | StepStarted() | StepFinished() | Compaction()
+                | Retrieval() | ReportRaised() | CheckpointWritten() | ModelDegraded()
+                | ModelUnanswered()
+            ):  # fmt: skip
+                pass
+            case _:
+                assert_never(event)
 
 
 async def run_with_display(

@@ -7,18 +7,24 @@ renderer can draw the sequential-thinking tree with superseded thoughts marked.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, assert_never
 
 from ponder.events import (
+    CheckpointWritten,
+    Compaction,
     Event,
     LimitReached,
     LoopDetected,
     MiddleMessage,
+    ModelDegraded,
+    ModelUnanswered,
+    PlanUpdated,
+    Reasoning,
     ReasoningDelta,
-    ReasoningStep,
     Reflection,
+    ReportRaised,
+    Retrieval,
     RoundStarted,
     RunCancelled,
     RunFailed,
@@ -29,13 +35,15 @@ from ponder.events import (
     StallDetected,
     StepFinished,
     StepStarted,
+    StructuredReasoning,
     TextDelta,
-    ThinkingRecorded,
-    TodoUpdated,
+    Thinking,
+    Todo,
     ToolCallFailed,
     ToolCallFinished,
     ToolCallStarted,
-    UsageUpdated,
+    ToolPrediction,
+    Usage,
 )
 
 __all__ = ["CallStatus", "RunStatus", "RunView", "StepView", "ThoughtView", "ToolCallView"]
@@ -111,11 +119,37 @@ class RunView:
     events: int = 0
 
     def apply(self, event: Event) -> None:
-        """Fold one event into the view; unknown kinds are counted and otherwise ignored."""
+        """Fold one event into the view; kinds the view does not show are only counted."""
         self.events += 1
-        handler = _HANDLERS.get(type(event))
-        if handler is not None:
-            handler(self, event)
+        match event:
+            case RunStarted() | RunResumed() | RunFinished() | RunFailed() | RunSuspended():
+                self._lifecycle(event)
+            case RunCancelled():
+                self.status = "cancelled"
+            case ToolCallStarted() | ToolCallFinished() | ToolCallFailed():
+                self._tool_call(event)
+            case (
+                RoundStarted() | Reasoning() | Thinking() | Todo() | StepStarted() | StepFinished()
+            ):
+                self._progress(event)
+            case (
+                MiddleMessage() | Reflection() | LimitReached() | LoopDetected() | StallDetected()
+                | ModelDegraded() | ModelUnanswered()
+            ):  # fmt: skip
+                self._notice(event)
+            case TextDelta():
+                self.answer += event.text
+            case ReasoningDelta():
+                self.reasoning_text += event.text
+            case Usage():
+                self._usage(event)
+            case (
+                StructuredReasoning() | ToolPrediction() | PlanUpdated() | Compaction()
+                | Retrieval() | ReportRaised() | CheckpointWritten()
+            ):  # fmt: skip
+                pass
+            case _:
+                assert_never(event)
 
     @property
     def current_step(self) -> StepView | None:
@@ -148,6 +182,92 @@ class RunView:
 
     # event handlers -------------------------------------------------------------------
 
+    def _lifecycle(
+        self, event: RunStarted | RunResumed | RunFinished | RunFailed | RunSuspended
+    ) -> None:
+        match event:
+            case RunStarted():
+                self._started(event)
+            case RunResumed():
+                self._resumed(event)
+            case RunFinished():
+                self._finished(event)
+            case RunFailed():
+                self._failed(event)
+            case RunSuspended():
+                self._suspended(event)
+            case _:
+                assert_never(event)
+
+    def _tool_call(self, event: ToolCallStarted | ToolCallFinished | ToolCallFailed) -> None:
+        match event:
+            case ToolCallStarted():
+                self.calls[event.call_id] = ToolCallView(
+                    event.call_id, event.name, event.arguments, self.round
+                )
+            case ToolCallFinished():
+                call = self._call(event.call_id, event.name)
+                call.status, call.output, call.duration = "ok", event.output, event.duration
+            case ToolCallFailed():
+                call = self._call(event.call_id, event.name)
+                call.status = event.status if event.status in _CALL_STATUSES else "error"
+                call.output, call.duration = event.error, event.duration
+            case _:
+                assert_never(event)
+
+    def _progress(
+        self, event: RoundStarted | Reasoning | Thinking | Todo | StepStarted | StepFinished
+    ) -> None:
+        match event:
+            case RoundStarted():
+                self.round = event.round
+            case Reasoning():
+                self.summaries.append((event.round, event.summary))
+            case Thinking():
+                self.thoughts.append(thought_from_data(event.data))
+                self._link_revision(self.thoughts[-1])
+            case Todo():
+                self.plan = dict(event.data)
+            case StepStarted():
+                self.steps.append(
+                    StepView(event.step_id, event.description, event.index, event.total)
+                )
+            case StepFinished():
+                self._step_finished(event)
+            case _:
+                assert_never(event)
+
+    def _notice(
+        self,
+        event: MiddleMessage
+        | Reflection
+        | LimitReached
+        | LoopDetected
+        | StallDetected
+        | ModelDegraded
+        | ModelUnanswered,
+    ) -> None:
+        match event:
+            case MiddleMessage():
+                notice = f"message: {event.content}"
+            case Reflection():
+                detail = f" — {event.detail}" if event.detail else ""
+                notice = f"verify {event.check_type}: {event.result}{detail}"
+            case LimitReached():
+                notice = f"limit reached: {event.limit} ({event.value})"
+            case LoopDetected():
+                notice = f"loop detected ({event.repeats} repeats): {event.action}"
+            case StallDetected():
+                notice = f"step {event.step_id} stalled ({event.repeats} repeats)"
+            case ModelDegraded():
+                notice = f"model lacks {event.feature}: {event.action} ({event.source})"
+            case ModelUnanswered():
+                again = "asking once more" if event.retrying else "giving up"
+                notice = f"model gave no answer ({event.reason}): {again}"
+            case _:
+                assert_never(event)
+        self.notices.append(notice)
+
     def _started(self, event: RunStarted) -> None:
         self.run_id, self.prompt = event.run_id, event.prompt
         self.model, self.workflow = event.model, event.workflow
@@ -157,45 +277,17 @@ class RunView:
         self.run_id, self.status = event.run_id, "running"
         self.notices.append(f"resumed at pc {event.pc}")
 
-    def _usage(self, event: UsageUpdated) -> None:
+    def _usage(self, event: Usage) -> None:
         self.usage = {
             "requests": event.requests,
             "input_tokens": event.input_tokens,
             "output_tokens": event.output_tokens,
         }
 
-    def _cancelled(self, event: RunCancelled) -> None:
-        self.status = "cancelled"
-
-    def _round(self, event: RoundStarted) -> None:
-        self.round = event.round
-
-    def _reasoning(self, event: ReasoningStep) -> None:
-        self.summaries.append((event.round, event.summary))
-
-    def _call_started(self, event: ToolCallStarted) -> None:
-        self.calls[event.call_id] = ToolCallView(
-            event.call_id, event.name, event.arguments, self.round
-        )
-
-    def _call_finished(self, event: ToolCallFinished) -> None:
-        call = self._call(event.call_id, event.name)
-        call.status, call.output, call.duration = "ok", event.output, event.duration
-
-    def _call_failed(self, event: ToolCallFailed) -> None:
-        call = self._call(event.call_id, event.name)
-        status = event.status if event.status in _CALL_STATUSES else "error"
-        call.status = status
-        call.output, call.duration = event.error, event.duration
-
     def _call(self, call_id: str, name: str) -> ToolCallView:
         if call_id not in self.calls:
             self.calls[call_id] = ToolCallView(call_id, name, None, self.round)
         return self.calls[call_id]
-
-    def _thinking(self, event: ThinkingRecorded) -> None:
-        self.thoughts.append(thought_from_data(event.data))
-        self._link_revision(self.thoughts[-1])
 
     def _link_revision(self, thought: ThoughtView) -> None:
         if thought.revises is None or thought.revision_type == "amend":
@@ -209,39 +301,11 @@ class RunView:
                 earlier.superseded_by = thought.seq
                 return
 
-    def _todo(self, event: TodoUpdated) -> None:
-        self.plan = dict(event.data)
-
-    def _step_started(self, event: StepStarted) -> None:
-        self.steps.append(StepView(event.step_id, event.description, event.index, event.total))
-
     def _step_finished(self, event: StepFinished) -> None:
         for step in reversed(self.steps):
             if step.step_id == event.step_id:
                 step.status, step.summary = event.status, event.summary
                 return
-
-    def _message(self, event: MiddleMessage) -> None:
-        self.notices.append(f"message: {event.content}")
-
-    def _reflection(self, event: Reflection) -> None:
-        detail = f" — {event.detail}" if event.detail else ""
-        self.notices.append(f"verify {event.check_type}: {event.result}{detail}")
-
-    def _limit(self, event: LimitReached) -> None:
-        self.notices.append(f"limit reached: {event.limit} ({event.value})")
-
-    def _loop(self, event: LoopDetected) -> None:
-        self.notices.append(f"loop detected ({event.repeats} repeats): {event.action}")
-
-    def _stall(self, event: StallDetected) -> None:
-        self.notices.append(f"step {event.step_id} stalled ({event.repeats} repeats)")
-
-    def _text(self, event: TextDelta) -> None:
-        self.answer += event.text
-
-    def _reasoning_delta(self, event: ReasoningDelta) -> None:
-        self.reasoning_text += event.text
 
     def _finished(self, event: RunFinished) -> None:
         self.status, self.answer = "finished", event.output
@@ -278,30 +342,3 @@ def thought_from_data(data: dict[str, Any]) -> ThoughtView:
         supersedes=_optional_int(node.get("supersedes")),
         warnings=[str(w) for w in warnings] if isinstance(warnings, list) else [],
     )
-
-
-_HANDLERS: dict[type[Event], Callable[[RunView, Any], None]] = {
-    RunStarted: RunView._started,
-    RoundStarted: RunView._round,
-    ReasoningStep: RunView._reasoning,
-    ToolCallStarted: RunView._call_started,
-    ToolCallFinished: RunView._call_finished,
-    ToolCallFailed: RunView._call_failed,
-    ThinkingRecorded: RunView._thinking,
-    TodoUpdated: RunView._todo,
-    StepStarted: RunView._step_started,
-    StepFinished: RunView._step_finished,
-    MiddleMessage: RunView._message,
-    Reflection: RunView._reflection,
-    LimitReached: RunView._limit,
-    LoopDetected: RunView._loop,
-    StallDetected: RunView._stall,
-    TextDelta: RunView._text,
-    ReasoningDelta: RunView._reasoning_delta,
-    RunFinished: RunView._finished,
-    RunFailed: RunView._failed,
-    RunSuspended: RunView._suspended,
-    RunResumed: RunView._resumed,
-    RunCancelled: RunView._cancelled,
-    UsageUpdated: RunView._usage,
-}

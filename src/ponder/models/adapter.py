@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any, Generic, Protocol, TypeVar
 
-from ponder.exceptions import ModelError, ModelTimeoutError
+from ponder.exceptions import EmptyStreamError, ModelError, ModelTimeoutError
 from ponder.messages import ensure_sendable
 from ponder.models.base import ModelDelta, ModelRequest, ModelResponse, ModelSettings, StreamEvent
 from ponder.models.clients import LoopClient
@@ -39,6 +39,11 @@ class Assembler(Protocol):
 
     def finish(self) -> ModelResponse:
         """The complete response; `ModelResponseError` if the stream was cut short."""
+        ...
+
+    @property
+    def finish_reason(self) -> str | None:
+        """Why the provider stopped, once it said so."""
         ...
 
 
@@ -99,15 +104,14 @@ class SDKModel(ABC, Generic[C]):
 
     async def request(self, request: ModelRequest) -> ModelResponse:
         """Send one request (retrying transient failures) and return the whole response."""
-        while True:
-            body, deadline = self._prepare(request)
-            try:
-                raw = await self._retrying(partial(self._create, body), deadline)
-            except ModelError as exc:
-                if not self._downgrade(exc, request):
-                    raise
-                continue
-            return self._finish(self._parse(raw), request)
+        body, deadline = self._prepare(request)
+        try:
+            raw = await self._retrying(partial(self._create, body), deadline, body)
+        except ModelError as exc:
+            if not self._downgrade(exc, request, stream=False):
+                raise
+            return await self.request(request)
+        return self._finish(self._parse(raw), request)
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         """Stream one request: deltas, then the `ModelResponse` last.
@@ -115,15 +119,16 @@ class SDKModel(ABC, Generic[C]):
         Failures before the first delta are retried; later ones raise a typed error and
         never yield a half-assembled response.
         """
-        while True:
-            body, deadline = self._prepare(request)
-            try:
-                opened = await self._retrying(partial(self._open, body), deadline)
-            except ModelError as exc:
-                if not self._downgrade(exc, request):
-                    raise
-                continue
-            break
+        body, deadline = self._prepare(request)
+        try:
+            sent = {**body, "stream": True}
+            opened = await self._retrying(partial(self._open, body), deadline, sent)
+        except ModelError as exc:
+            if not self._downgrade(exc, request, stream=True):
+                raise
+            async for event in self.stream(request):
+                yield event
+            return
         stream, events, assembler, first = opened
         try:
             for delta in first:
@@ -158,12 +163,19 @@ class SDKModel(ABC, Generic[C]):
     def _translate(self, exc: BaseException) -> Failure | None:
         """A `Failure` for an SDK or transport exception; ``None`` if not one."""
 
-    def _downgrade(self, error: ModelError, request: ModelRequest) -> bool:
+    def _downgrade(self, error: ModelError, request: ModelRequest, *, stream: bool) -> bool:
         """Whether ``error`` was answered by downgrading a feature of the provider.
 
         When it was, the request is rebuilt and sent again. The base never downgrades.
         """
         return False
+
+    def _translate_for(self, exc: BaseException, body: dict[str, Any]) -> Failure | None:
+        """`_translate` for a failure of ``body`` (an adapter may refuse to retry it).
+
+        ``body`` carries ``stream: True`` when the request was streamed.
+        """
+        return self._translate(exc)
 
     def _finish(self, response: ModelResponse, request: ModelRequest) -> ModelResponse:
         response = response.model_copy(update={"model_name": response.model_name or self.model})
@@ -176,7 +188,9 @@ class SDKModel(ABC, Generic[C]):
         body = self._body(replace(request, settings=settings))
         return body, Deadline.of(settings)
 
-    async def _retrying(self, attempt: Callable[[], Any], deadline: Deadline) -> Any:
+    async def _retrying(
+        self, attempt: Callable[[], Any], deadline: Deadline, body: dict[str, Any]
+    ) -> Any:
         policy = self.retry
         if deadline.idle is not None:
             bound = deadline.idle
@@ -184,7 +198,11 @@ class SDKModel(ABC, Generic[C]):
                 bound = min(bound, policy.attempt_timeout)
             policy = replace(policy, attempt_timeout=bound)
         return await call_with_retries(
-            attempt, self._translate, policy, deadline=deadline.total, model_name=self.name
+            attempt,
+            partial(self._translate_for, body=body),
+            policy,
+            deadline=deadline.total,
+            model_name=self.name,
         )
 
     async def _open(
@@ -201,6 +219,12 @@ class SDKModel(ABC, Generic[C]):
         except BaseException:
             await stream.close()
             raise
+        await stream.close()
+        if assembler.finish_reason is None:
+            raise EmptyStreamError(
+                "the stream ended before the provider finished the response (it sent nothing)",
+                model_name=self.name,
+            )
         return stream, events, assembler, []
 
     async def _rest(

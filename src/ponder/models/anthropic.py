@@ -13,14 +13,14 @@ from ponder.exceptions import UserError
 from ponder.models.adapter import Assembler, SDKModel
 from ponder.models.anthropic_wire import StreamAssembler, request_body, response_from_blocks
 from ponder.models.base import ModelRequest, ModelResponse, ModelSettings
-from ponder.models.providers import ProviderProfile
+from ponder.models.providers import ANTHROPIC
 from ponder.models.retry import Failure, RetryPolicy
 from ponder.models.sdk_errors import translate_sdk_error
 
 __all__ = ["AnthropicModel"]
 
 DEFAULT_MAX_TOKENS = 4096
-PROFILE = ProviderProfile("anthropic", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL")
+PROFILE = ANTHROPIC
 
 
 class AnthropicModel(SDKModel[Any]):

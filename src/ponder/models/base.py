@@ -19,8 +19,11 @@ from ponder.messages import (
     Message,
     PartsView,
 )
+from ponder.models.capabilities import Feature
+from ponder.tools.definition import ForceTool, ToolChoice, ToolDefinition
 
 __all__ = [
+    "Degradation",
     "ForceTool",
     "Model",
     "ModelDelta",
@@ -34,29 +37,9 @@ __all__ = [
     "ToolCallDelta",
     "ToolChoice",
     "ToolDefinition",
+    "Unanswered",
     "Usage",
 ]
-
-
-class ToolDefinition(BaseModel):
-    """What the model is told about one tool: name, description, JSON Schema of arguments."""
-
-    model_config = ConfigDict(frozen=True)
-
-    name: str
-    description: str = ""
-    parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
-    strict: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class ForceTool:
-    """A tool choice that forces the model to call one named tool."""
-
-    name: str
-
-
-ToolChoice = Literal["auto", "required", "none"] | ForceTool
 
 
 class OutputSchema(BaseModel):
@@ -127,8 +110,30 @@ class Usage(BaseModel):
         )
 
 
+class Degradation(BaseModel):
+    """A feature the provider does not honour, and what was sent instead.
+
+    ``source`` says how ponder knew: from the provider's profile or the config
+    (``profile``), or from an error of this provider earlier in the process (``detected``).
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    feature: Feature
+    action: str
+    source: Literal["profile", "detected"] = "profile"
+
+
+Unanswered = Literal["empty", "content_filter"]
+
+
 class ModelResponse(PartsView, BaseModel):
-    """One complete model answer."""
+    """One complete model answer.
+
+    ``degradations`` lists what the request needed because the provider lacks a feature;
+    `unanswered` says whether this is no answer at all (nothing but whitespace, or
+    withheld by a content filter), which a caller may retry once and then stop on.
+    """
 
     kind: Literal["response"] = "response"
     parts: tuple[AssistantPart, ...] = ()
@@ -136,6 +141,16 @@ class ModelResponse(PartsView, BaseModel):
     finish_reason: str | None = None
     model_name: str | None = None
     provider_extras: dict[str, Any] = Field(default_factory=dict)
+    degradations: tuple[Degradation, ...] = ()
+
+    @property
+    def unanswered(self) -> Unanswered | None:
+        """``content_filter`` or ``empty`` when the response carries no answer, else ``None``."""
+        if self.finish_reason in ("content_filter", "refusal"):
+            return "content_filter"
+        if not self.text.strip() and not self.tool_calls:
+            return "empty"
+        return None
 
     def to_message(self) -> AssistantMessage:
         """The assistant message to append to the ledger."""

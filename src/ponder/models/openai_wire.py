@@ -34,25 +34,42 @@ from ponder.models.base import (
     ToolDefinition,
     Usage,
 )
-from ponder.models.providers import ProviderProfile
+from ponder.models.capabilities import Capabilities
 from ponder.models.structured import is_strict_schema, output_tool, tool_name
 
-__all__ = ["StreamAssembler", "request_body", "response_from_message", "usage_from"]
+__all__ = [
+    "StreamAssembler",
+    "deltas_of",
+    "request_body",
+    "response_from_message",
+    "usage_from",
+    "with_unique_ids",
+    "without_lengths",
+]
 
 
-def request_body(request: ModelRequest, profile: ProviderProfile) -> dict[str, Any]:
-    """The keyword arguments of ``chat.completions.create`` (without model and stream)."""
+def request_body(
+    request: ModelRequest, caps: Capabilities, *, json_object: bool = False
+) -> dict[str, Any]:
+    """The keyword arguments of ``chat.completions.create`` (without model and stream).
+
+    ``request`` is already adapted (see `ponder.models.degrade.adapt`); ``caps`` decides
+    the wire shapes: ``content: null`` or ``""``, ``role: tool`` or user messages,
+    ``response_format`` or a forced output tool.
+    """
     tools = list(request.tools)
     choice = request.tool_choice
-    body: dict[str, Any] = {"messages": [to_wire(m, profile) for m in request.messages]}
+    body: dict[str, Any] = {"messages": [to_wire(m, caps) for m in request.messages]}
+    if json_object:
+        body["response_format"] = {"type": "json_object"}
     if request.output is not None:
-        if profile.has_json_schema_output:
+        if caps.json_schema_output:
             body["response_format"] = _response_format(request)
         else:
             tools.append(output_tool(request.output))
             choice = ForceTool(tool_name(request.output.name))
     if tools:
-        body["tools"] = [_tool(t) for t in tools]
+        body["tools"] = [_tool(t, caps) for t in tools]
         body["tool_choice"] = _tool_choice(choice, tools)
     settings = request.settings
     if settings.temperature is not None:
@@ -64,7 +81,7 @@ def request_body(request: ModelRequest, profile: ProviderProfile) -> dict[str, A
     return body
 
 
-def to_wire(message: Message, profile: ProviderProfile) -> dict[str, Any]:
+def to_wire(message: Message, caps: Capabilities) -> dict[str, Any]:
     """One ledger message as an OpenAI chat message."""
     match message:
         case SystemMessage():
@@ -75,33 +92,49 @@ def to_wire(message: Message, profile: ProviderProfile) -> dict[str, Any]:
                 user["name"] = message.name
             return user
         case AssistantMessage():
-            return _assistant(message, profile)
+            return _assistant(message, caps)
         case ToolMessage():
+            if not caps.tool_role:
+                text = f"Result of the tool call {message.name} ({message.call_id}):\n"
+                return {"role": "user", "content": text + message.content}
             return {"role": "tool", "tool_call_id": message.call_id, "content": message.content}
         case _:
             assert_never(message)
 
 
-def _assistant(message: AssistantMessage, profile: ProviderProfile) -> dict[str, Any]:
+def _assistant(message: AssistantMessage, caps: Capabilities) -> dict[str, Any]:
     calls = message.tool_calls
-    wire: dict[str, Any] = {"role": "assistant", "content": message.text or (None if calls else "")}
+    empty = None if calls and caps.null_content else ""
+    wire: dict[str, Any] = {"role": "assistant", "content": message.text or empty}
     if calls:
         wire["tool_calls"] = [
             {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
             for c in calls
         ]
-    if profile.replays_reasoning and message.reasoning:
+    if caps.replays_reasoning and message.reasoning:
         wire["reasoning_content"] = message.reasoning
     return wire
 
 
-def _tool(tool: ToolDefinition) -> dict[str, Any]:
-    function: dict[str, Any] = {"name": tool.name, "parameters": tool.parameters}
+def _tool(tool: ToolDefinition, caps: Capabilities) -> dict[str, Any]:
+    parameters = tool.parameters if caps.length_limits else without_lengths(tool.parameters)
+    function: dict[str, Any] = {"name": tool.name, "parameters": parameters}
     if tool.description:
         function["description"] = tool.description
     if tool.strict and is_strict_schema(tool.parameters):
         function["strict"] = True
     return {"type": "function", "function": function}
+
+
+def without_lengths(schema: Any) -> Any:
+    """``schema`` without ``maxLength`` / ``minLength`` anywhere (ponder still checks them)."""
+    if isinstance(schema, dict):
+        return {
+            k: without_lengths(v) for k, v in schema.items() if k not in ("maxLength", "minLength")
+        }
+    if isinstance(schema, list):
+        return [without_lengths(v) for v in schema]
+    return schema
 
 
 def _tool_choice(choice: Any, tools: Sequence[ToolDefinition]) -> Any:
@@ -136,7 +169,7 @@ def usage_from(raw: Any) -> Usage:
     )
 
 
-def response_from_message(completion: Any, profile: ProviderProfile) -> ModelResponse:
+def response_from_message(completion: Any, provider: str) -> ModelResponse:
     """A `ModelResponse` from a non-streamed ``ChatCompletion``."""
     if not completion.choices:
         raise ModelResponseError("the provider returned no choices", model_name=completion.model)
@@ -145,7 +178,7 @@ def response_from_message(completion: Any, profile: ProviderProfile) -> ModelRes
     parts: list[AssistantPart] = []
     reasoning = getattr(message, "reasoning_content", None)
     if reasoning:
-        parts.append(ReasoningPart(text=reasoning, provider=profile.name))
+        parts.append(ReasoningPart(text=reasoning, provider=provider))
     if message.content:
         parts.append(TextPart(text=message.content))
     for call in message.tool_calls or ():
@@ -157,6 +190,32 @@ def response_from_message(completion: Any, profile: ProviderProfile) -> ModelRes
         finish_reason=choice.finish_reason,
         model_name=completion.model,
     )
+
+
+def deltas_of(response: ModelResponse) -> list[ModelDelta]:
+    """The deltas a whole response would have streamed (for providers that cannot stream)."""
+    deltas: list[ModelDelta] = []
+    if response.reasoning:
+        deltas.append(ReasoningDelta(response.reasoning))
+    if response.text:
+        deltas.append(TextDelta(response.text))
+    for index, call in enumerate(response.tool_calls):
+        deltas.append(ToolCallDelta(index, id=call.id, name=call.name, arguments=call.arguments))
+    return deltas
+
+
+def with_unique_ids(response: ModelResponse, history: Sequence[Message]) -> ModelResponse:
+    """``response`` with call ids the history already holds (or it repeats) replaced."""
+    seen = {c.id for m in history if isinstance(m, AssistantMessage) for c in m.tool_calls}
+    parts: list[AssistantPart] = []
+    changed = False
+    for part in response.parts:
+        if isinstance(part, ToolCallPart):
+            if part.id in seen:
+                part, changed = part.model_copy(update={"id": _new_id()}), True
+            seen.add(part.id)
+        parts.append(part)
+    return response.model_copy(update={"parts": tuple(parts)}) if changed else response
 
 
 def _new_id() -> str:
@@ -178,7 +237,7 @@ class StreamAssembler:
     interleave. `finish` refuses a stream that never said why it stopped.
     """
 
-    profile: ProviderProfile
+    provider: str
     text: list[str] = field(default_factory=list)
     reasoning: list[str] = field(default_factory=list)
     calls: dict[int, _CallBuffer] = field(default_factory=dict)
@@ -216,10 +275,13 @@ class StreamAssembler:
         function = fragment.function
         name = function.name if function else None
         arguments = (function.arguments if function else None) or ""
+        if name and name == buffer.name:  # some servers repeat the name in every chunk
+            name = None
+        new_id = fragment.id if fragment.id and fragment.id != buffer.id else None
         buffer.id = buffer.id or fragment.id
         buffer.name += name or ""
         buffer.arguments.append(arguments)
-        return ToolCallDelta(fragment.index, id=fragment.id, name=name, arguments=arguments)
+        return ToolCallDelta(fragment.index, id=new_id, name=name, arguments=arguments)
 
     def finish(self) -> ModelResponse:
         """The complete response; `ModelResponseError` if the stream was cut short."""
@@ -230,7 +292,7 @@ class StreamAssembler:
             )
         parts: list[AssistantPart] = []
         if self.reasoning:
-            parts.append(ReasoningPart(text="".join(self.reasoning), provider=self.profile.name))
+            parts.append(ReasoningPart(text="".join(self.reasoning), provider=self.provider))
         if self.text:
             parts.append(TextPart(text="".join(self.text)))
         for _, buffer in sorted(self.calls.items()):

@@ -1,17 +1,25 @@
 """Provider profiles: where an OpenAI-compatible provider lives and what it needs.
 
 A profile names the environment variables for the key and the base URL, the default base
-URL, and whether the provider wants its reasoning (``reasoning_content``) sent back.
+URL, and the provider family's `Capabilities`: what it honours of forced and required
+``tool_choice``, parallel calls, ``response_format``, ``content: null``, ``role: tool``
+messages, streamed tool calls and replayed reasoning. The capabilities come from each
+provider's documentation and, for ``llamacpp``, from the stock llama-cpp-python server
+(``--chat_format chatml-function-calling``) as observed: it answers ``"required"`` and a
+``json_schema`` response format with HTTP 500, rejects ``content: null``, leaves ``role:
+tool`` messages out of the prompt, cannot stream an automatic tool call, and dies
+("failed to parse grammar") on a tool schema with a long ``maxLength``.
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ponder.exceptions import UserError
+from ponder.models.capabilities import Capabilities
 
-__all__ = ["PROVIDERS", "ProviderProfile", "provider_profile"]
+__all__ = ["ANTHROPIC", "LLAMACPP", "PROVIDERS", "ProviderProfile", "provider_profile"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,8 +31,7 @@ class ProviderProfile:
     base_url_env: str | None = None
     default_base_url: str | None = None
     requires_key: bool = True
-    replays_reasoning: bool = False
-    has_json_schema_output: bool = True
+    capabilities: Capabilities = field(default_factory=Capabilities)
     placeholder_key: str = "not-needed"
 
     def api_key(self, given: str | None) -> str:
@@ -48,6 +55,17 @@ class ProviderProfile:
         return given or env or self.default_base_url
 
 
+LLAMACPP = Capabilities(
+    required_tool_choice=False,
+    json_schema_output=False,
+    null_content=False,
+    tool_role=False,
+    stream_tool_calls=False,
+    length_limits=False,
+)
+"""The stock llama-cpp-python server; llama.cpp's own ``llama-server --jinja`` does more
+(override single features in the config)."""
+
 PROVIDERS: dict[str, ProviderProfile] = {
     "openai": ProviderProfile("openai", "OPENAI_API_KEY", "OPENAI_BASE_URL"),
     "deepseek": ProviderProfile(
@@ -55,11 +73,15 @@ PROVIDERS: dict[str, ProviderProfile] = {
         "DEEPSEEK_API_KEY",
         "DEEPSEEK_BASE_URL",
         "https://api.deepseek.com",
-        replays_reasoning=True,
-        has_json_schema_output=False,
+        capabilities=Capabilities(json_schema_output=False, replays_reasoning=True),
     ),
     "ollama": ProviderProfile(
-        "ollama", None, "OLLAMA_BASE_URL", "http://127.0.0.1:11434/v1", requires_key=False
+        "ollama",
+        None,
+        "OLLAMA_BASE_URL",
+        "http://127.0.0.1:11434/v1",
+        requires_key=False,
+        capabilities=Capabilities(forced_tool_choice=False, required_tool_choice=False),
     ),
     "vllm": ProviderProfile(
         "vllm", "VLLM_API_KEY", "VLLM_BASE_URL", "http://127.0.0.1:8000/v1", requires_key=False
@@ -67,7 +89,29 @@ PROVIDERS: dict[str, ProviderProfile] = {
     "openrouter": ProviderProfile(
         "openrouter", "OPENROUTER_API_KEY", "OPENROUTER_BASE_URL", "https://openrouter.ai/api/v1"
     ),
+    "lmstudio": ProviderProfile(
+        "lmstudio", None, "LMSTUDIO_BASE_URL", "http://127.0.0.1:1234/v1", requires_key=False
+    ),
+    "llamacpp": ProviderProfile(
+        "llamacpp",
+        None,
+        "LLAMACPP_BASE_URL",
+        "http://127.0.0.1:8080/v1",
+        requires_key=False,
+        capabilities=LLAMACPP,
+    ),
 }
+
+ANTHROPIC = ProviderProfile(
+    "anthropic",
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_BASE_URL",
+    capabilities=Capabilities(
+        json_schema_output=False, json_object_output=False, replays_reasoning=True
+    ),
+)
+"""Claude: ``tool_choice`` any/tool/none, thinking blocks replayed with their signatures,
+structured output through a forced tool."""
 
 
 def provider_profile(name: str | ProviderProfile) -> ProviderProfile:

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from ponder.exceptions import UserError
@@ -26,11 +27,13 @@ def resolve_model(
     base_url: str | None = None,
     settings: ModelSettings | None = None,
     retry: RetryPolicy | None = None,
+    capabilities: Mapping[str, bool] | None = None,
 ) -> Model:
     """A `Model` for ``spec`` (a model string or a model, returned as is).
 
     Keys and base URLs come from the arguments or the provider's usual environment
     variables; an unknown provider or a missing key raises `UserError` saying what to set.
+    ``capabilities`` overrides single features of an OpenAI-compatible provider's profile.
     """
     if not isinstance(spec, str):
         if isinstance(spec, Model):
@@ -51,7 +54,7 @@ def resolve_model(
         return AnthropicModel(name, **options)
     from ponder.models.openai import OpenAIModel
 
-    return OpenAIModel(name, provider=provider, **options)
+    return OpenAIModel(name, provider=provider, capabilities=capabilities, **options)
 
 
 def _split(spec: str) -> tuple[str, str]:

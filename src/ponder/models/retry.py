@@ -106,7 +106,7 @@ async def call_with_retries(
         if not failure.is_retryable or retry > policy.max_retries:
             raise failure.error from None
         if time.monotonic() + wait >= deadline:
-            raise _timeout(model_name, deadline, failure.error) from None
+            raise _out_of_time(model_name, deadline, failure) from None
         await asyncio.sleep(wait)
 
 
@@ -126,6 +126,18 @@ async def _one_attempt(
         if limit < remaining:
             raise _AttemptTimeout from None
         raise
+
+
+def _out_of_time(model_name: str, deadline: float, failure: Failure) -> ModelTimeoutError:
+    if failure.retry_after is None:
+        return _timeout(model_name, deadline, failure.error)
+    left = max(deadline - time.monotonic(), 0.0)
+    return ModelTimeoutError(
+        f"{model_name}: the provider asked to retry after {failure.retry_after:g} s, longer "
+        f"than the {left:.1f} s left of the request's total timeout (llm_total_timeout); "
+        f"last error: {failure.error}",
+        model_name=model_name,
+    )
 
 
 def _timeout(model_name: str, deadline: float, last: ModelError | None = None) -> ModelTimeoutError:

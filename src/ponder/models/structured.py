@@ -57,7 +57,7 @@ def parse_structured(response: ModelResponse, output_type: type[T] | None = None
     """
     raw = response.text.strip()
     try:
-        value = json.loads(_strip_fence(raw))
+        value = _loads(_strip_fence(raw))
     except json.JSONDecodeError as exc:
         raise StructuredOutputError(
             f"structured output is not valid JSON: {exc.msg} at position {exc.pos}",
@@ -101,6 +101,17 @@ def _subschemas(schema: dict[str, Any]) -> list[Any]:
     if isinstance(schema.get("items"), dict):
         subs.append(schema["items"])
     return subs
+
+
+def _loads(text: str) -> Any:
+    """JSON from ``text``, or from the one object it wraps in prose (JSON-in-text answers)."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        start, end = text.find("{"), text.rfind("}")
+        if start <= 0 and end in (-1, len(text) - 1):
+            raise
+        return json.loads(text[start : end + 1])
 
 
 def _strip_fence(text: str) -> str:

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ponder.agent import Agent
-from ponder.events import Event, RunFailed, event_to_dict
+from ponder.events import Event, RunFailed, RunFinished, event_to_dict
 from ponder.exceptions import StoreError, UserError
 from ponder.messages import Message
 from ponder.server.runs import RUN_STATUSES, RunRecord, RunRegistry, RunStatus
@@ -144,8 +144,8 @@ class RunLauncher:
             )
             async for event in stream:
                 await registry.append(run_id, event_to_dict(event))
-                if event.kind == "run_finished":
-                    output = getattr(event, "output", None)
+                if isinstance(event, RunFinished):
+                    output = event.output
         except asyncio.CancelledError:
             await self.end_run(record, "cancelled", "cancelled by request", "Cancelled")
             raise

@@ -11,11 +11,12 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Any, assert_never
 
 from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import StreamingResponse
 
+from ponder.events import kind_of
 from ponder.messages import AssistantMessage, Message, SystemMessage, TextPart, UserMessage
 from ponder.server.launcher import RunLauncher
 from ponder.server.runs import TERMINAL_KINDS, RunRecord
@@ -48,16 +49,35 @@ def _history(body: ChatRequest) -> tuple[list[Message], str]:
 
 def reasoning_text(event: dict[str, Any]) -> str:
     """The part of an event that belongs in ``reasoning_content`` ("" for none)."""
-    kind = event.get("kind")
-    if kind == "reasoning":
-        return f"[round {event.get('round')}] {event.get('summary', '')}\n"
-    if kind == "thinking":
-        data = event.get("data") or {}
-        label = f"Thought {data.get('thought_number')}/{data.get('total_thoughts')}"
-        return f"{label}: {data.get('thought', '')}\n"
-    if kind == "reasoning_delta":
-        return str(event.get("text", ""))
-    return ""
+    found = _piece(event)
+    return found[1] if found is not None and found[0] == "reasoning_content" else ""
+
+
+def _piece(event: dict[str, Any]) -> tuple[str, str] | None:
+    """Where an event goes in the answer (``content`` or ``reasoning_content``), and what."""
+    match kind := kind_of(event):
+        case "text_delta":
+            return "content", str(event.get("text", ""))
+        case "reasoning":
+            return "reasoning_content", f"[round {event.get('round')}] {event.get('summary', '')}\n"
+        case "thinking":
+            data = event.get("data") or {}
+            label = f"Thought {data.get('thought_number')}/{data.get('total_thoughts')}"
+            return "reasoning_content", f"{label}: {data.get('thought', '')}\n"
+        case "reasoning_delta":
+            return "reasoning_content", str(event.get("text", ""))
+        case (
+            "run_started" | "run_finished" | "run_failed" | "run_cancelled" | "run_suspended"
+            | "run_resumed" | "round_started" | "usage" | "structured_reasoning"
+            | "tool_prediction" | "tool_call_started" | "tool_call_finished" | "tool_call_failed"
+            | "middle_message" | "reflection" | "limit_reached" | "loop_detected"
+            | "stall_detected" | "todo" | "plan_updated" | "step_started" | "step_finished"
+            | "compaction" | "retrieval" | "report_raised" | "checkpoint_written"
+            | "model_degraded" | "model_unanswered"
+        ):  # fmt: skip
+            return None
+        case _:
+            assert_never(kind)
 
 
 def _usage(record: RunRecord) -> dict[str, int]:
@@ -101,10 +121,10 @@ def _chunk(body: ChatRequest, record: RunRecord, delta: dict[str, Any], finish: 
 
 
 def _delta_for(event: dict[str, Any]) -> dict[str, Any] | None:
-    if event.get("kind") == "text_delta":
-        return {"content": str(event.get("text", ""))}
-    reasoning = reasoning_text(event)
-    return {"reasoning_content": reasoning} if reasoning else None
+    found = _piece(event)
+    if found is None or (found[0] == "reasoning_content" and not found[1]):
+        return None
+    return {found[0]: found[1]}
 
 
 async def _stream(

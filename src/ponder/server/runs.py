@@ -14,7 +14,9 @@ import json
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, assert_never
+
+from ponder.events import kind_of
 
 __all__ = [
     "RUN_STATUSES",
@@ -60,16 +62,29 @@ class RunRecord:
 
     def fold(self, event: dict[str, Any]) -> None:
         """Update the status, suspension and usage from one of the run's events."""
-        kind = event.get("kind")
-        if kind == "run_suspended":
-            self.status = "suspended"
-            self.suspension = {"reason": event.get("reason"), "payload": event.get("payload")}
-        elif kind == "run_resumed":
-            self.status, self.suspension = "running", None
-        elif kind == "usage":
-            self.usage = {k: int(event.get(k) or 0) for k in _USAGE_KEYS}
-        elif kind == "run_finished" and isinstance(event.get("usage"), dict):
-            self.usage = dict(event["usage"])
+        match kind := kind_of(event):
+            case "run_suspended":
+                self.status = "suspended"
+                self.suspension = {"reason": event.get("reason"), "payload": event.get("payload")}
+            case "run_resumed":
+                self.status, self.suspension = "running", None
+            case "usage":
+                self.usage = {k: int(event.get(k) or 0) for k in _USAGE_KEYS}
+            case "run_finished":
+                if isinstance(event.get("usage"), dict):
+                    self.usage = dict(event["usage"])
+            case (
+                "run_started" | "run_failed" | "run_cancelled" | "round_started" | "reasoning"
+                | "structured_reasoning" | "tool_prediction" | "tool_call_started"
+                | "tool_call_finished" | "tool_call_failed" | "middle_message" | "reflection"
+                | "limit_reached" | "loop_detected" | "stall_detected" | "text_delta"
+                | "reasoning_delta" | "thinking" | "todo" | "plan_updated" | "step_started"
+                | "step_finished" | "compaction" | "retrieval" | "report_raised"
+                | "checkpoint_written" | "model_degraded" | "model_unanswered"
+            ):  # fmt: skip
+                pass
+            case _:
+                assert_never(kind)
 
     @property
     def last_seq(self) -> int:

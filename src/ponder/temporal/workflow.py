@@ -24,8 +24,9 @@ from temporalio.exceptions import ActivityError, ApplicationError
 
 with workflow.unsafe.imports_passed_through():
     from ponder.agent.hooks import Hooks
-    from ponder.agent.run.approval import check_decision
+    from ponder.agent.run.approval import accept_decision, check_decision
     from ponder.agent.run.context import RunContext
+    from ponder.agent.run.nodes import RunDeps
     from ponder.agent.run.state import RunState
     from ponder.agent.run.workflows import program_for
     from ponder.agent.strategies.base import AgentStrategy
@@ -92,12 +93,13 @@ class PonderWorkflow:
         heartbeat = float(data.get("heartbeat_timeout") or DEFAULT_HEARTBEAT)
         options = ActivityOptions(str(data.get("agent", "default")), config, heartbeat)
         ctx = self._context(data, spec, config, options)
-        program = program_for(ctx.strategy_type.get_category())  # type: ignore[union-attr]
-        vm = Interpreter(program, ctx.state, deps=ctx)
+        strategy_type = _strategy(spec["strategy"], options)
+        deps = RunDeps(ctx, strategy_type(ctx))
+        vm = Interpreter(program_for(strategy_type), ctx.state, deps=deps)
         await ctx.emit(RunStarted(prompt=ctx.state.prompt, workflow=config.agent_workflow,
                                   model=ctx.model.name))  # fmt: skip
         try:
-            await self._drive(ctx, vm)
+            await self._drive(deps, vm)
         finally:
             vm.close()
             ctx.close()
@@ -138,26 +140,27 @@ class PonderWorkflow:
         return RunContext(
             config=config, model=ActivityModel(spec["model"], options), tools=registry,
             executor=ActivityToolExecutor(registry, options), hooks=Hooks(), state=state,
-            instructions=spec.get("instructions", ""), sink=self._record,
-            strategy_type=_strategy(spec["strategy"], options), clock=workflow.time,
+            instructions=spec.get("instructions", ""), sink=self._record, clock=workflow.time,
         )  # fmt: skip
 
     def _record(self, event: Event) -> None:
         self._events.append(event_to_dict(event))
 
-    async def _drive(self, ctx: RunContext, vm: Interpreter) -> None:
+    async def _drive(self, deps: RunDeps[AgentStrategy], vm: Interpreter) -> None:
+        ctx = deps.run
         state = ctx.state
         self._status = state.status = "running"
         try:
             outcome: Outcome = await vm.run()
             while isinstance(outcome, Suspended):
                 value = await self._suspend(ctx, outcome)
+                accept_decision(ctx, value, suspended=True)
                 await ctx.emit(RunResumed(pc=vm.pc))
                 outcome = await vm.resume(value)
         except VMError as error:
             cause = error.__cause__ or error
             self._status = state.status = "failed"
-            await ctx.strategy.on_exception(cause)
+            await deps.strategy.on_exception(cause)
             await ctx.emit(RunFailed(error=str(cause), error_type=type(cause).__name__))
             raise ApplicationError(
                 str(cause), type=type(cause).__name__, non_retryable=True

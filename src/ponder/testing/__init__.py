@@ -8,15 +8,18 @@ JSON) and inject faults. `ponder.models.ScriptedModel` is the in-process double.
 
 from ponder.testing.fake_anthropic import FakeAnthropicServer
 from ponder.testing.fake_openai import FakeOpenAIServer
+from ponder.testing.quirks import QUIRKS, Quirk
 from ponder.testing.script import FakeReply, FakeScript, FakeToolCall, load_script
 from ponder.testing.temporal_server import TemporalDevServer
 
 __all__ = [
+    "QUIRKS",
     "FakeAnthropicServer",
     "FakeOpenAIServer",
     "FakeReply",
     "FakeScript",
     "FakeToolCall",
+    "Quirk",
     "TemporalDevServer",
     "load_script",
 ]

@@ -1,7 +1,8 @@
 """A fake OpenAI-compatible provider: a real HTTP server speaking ``/v1/chat/completions``.
 
 Plain and streamed answers, tool calls, ``reasoning_content`` and usage come from a
-script (see `ponder.testing.script`), and faults are injected per reply. Use it as
+script (see `ponder.testing.script`), faults are injected per reply, and ``quirks``
+switch on the rude behaviours of real servers (see `ponder.testing.quirks`). Use it as
 ``async with FakeOpenAIServer(script) as server``, as ``with ...`` from sync code (a
 background thread), or as a subprocess::
 
@@ -16,10 +17,12 @@ import argparse
 import asyncio
 import json
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from ponder.testing._http import HttpReply, HttpRequest, LocalHttpServer
+from ponder.testing.quirks import QUIRKS, check_quirks, refusal, rewrite_reply, visible_body
 from ponder.testing.script import FakeReply, FakeScript, ScriptSource, load_script, split_text
 
 __all__ = ["FakeOpenAIServer", "main"]
@@ -32,8 +35,16 @@ class FakeOpenAIServer:
 
     path = "/v1/chat/completions"
 
-    def __init__(self, script: ScriptSource = (), *, port: int = 0, model: str = "fake-model"):
+    def __init__(
+        self,
+        script: ScriptSource = (),
+        *,
+        port: int = 0,
+        model: str = "fake-model",
+        quirks: Iterable[str] = (),
+    ):
         self.script = FakeScript(script)
+        self.quirks = check_quirks(quirks)
         self.model = model
         self._http = LocalHttpServer(self._handle, port=port)
         self._call_count = 0
@@ -71,10 +82,16 @@ class FakeOpenAIServer:
         except ValueError:
             await reply.send_json(400, self.error_body("request body is not JSON"))
             return
-        fake = self.script.next_reply(body)
+        refused = refusal(body, self.quirks)
+        if refused is not None:
+            self.script.record(body)
+            await reply.send_json(refused[0], self.error_body(refused[1], "server_error"))
+            return
+        fake = self.script.next_reply(body, visible_body(body, self.quirks))
         if fake is None:
             await reply.send_json(400, self.error_body(self.script.exhausted_message()))
             return
+        fake = rewrite_reply(fake, body, self.quirks)
         await asyncio.sleep(fake.delay)
         if fake.status is not None:
             await self._send_status(reply, fake)
@@ -120,6 +137,8 @@ class FakeOpenAIServer:
             if fake.drop_after is not None and number >= fake.drop_after:
                 reply.drop()
                 return
+            if number >= 2 and fake.chunk_delay:  # after the role and the first piece
+                await asyncio.sleep(fake.chunk_delay)
             await reply.send_chunk(b"data: " + json.dumps(event).encode() + b"\n\n")
             if fake.malformed and number == 0:
                 await reply.send_chunk(b'data: {"id": "chatcmpl-fake", "choices": [{\n\n')
@@ -159,12 +178,17 @@ class FakeOpenAIServer:
             for i, c in enumerate(fake.tool_calls)
         ]
         pieces = [split_text(c.argument_text) for c in fake.tool_calls]
-        rest = [
+        rest: list[dict[str, Any]] = [
             {"index": i, "function": {"arguments": parts[n]}}
             for n in range(max((len(p) for p in pieces), default=0))
             for i, parts in enumerate(pieces)
             if n < len(parts)
         ]
+        if "repeat_function_name" in self.quirks:
+            for fragment in rest:
+                head = heads[fragment["index"]]
+                fragment["id"], fragment["type"] = head["id"], "function"
+                fragment["function"]["name"] = head["function"]["name"]
         return heads + rest
 
     def _call_ids(self, fake: FakeReply) -> list[str]:
@@ -218,13 +242,17 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--port", type=int, default=0, help="port (0 = an ephemeral one)")
     parser.add_argument("--script", type=Path, help="JSON list of replies to serve in order")
     parser.add_argument("--model", default="fake-model", help="model name to report")
+    parser.add_argument(
+        "--quirk", action="append", default=[], choices=QUIRKS, help="a rude behaviour to switch on"
+    )
     args = parser.parse_args(argv)
     try:
         script = load_script(args.script.read_text()) if args.script else []
     except (OSError, ValueError) as exc:
         parser.exit(2, f"error: cannot read script {args.script}: {exc}\n")
     try:
-        asyncio.run(_serve_forever(FakeOpenAIServer(script, port=args.port, model=args.model)))
+        server = FakeOpenAIServer(script, port=args.port, model=args.model, quirks=args.quirk)
+        asyncio.run(_serve_forever(server))
     except KeyboardInterrupt:
         sys.exit(0)
 

@@ -38,9 +38,10 @@ class FakeReply(BaseModel):
     """One scripted answer, or one fault instead of (or on top of) it.
 
     Faults: ``status`` (an error status, with ``retry_after`` seconds), ``delay`` (seconds
-    before the first byte), ``drop_after`` (stream: drop the connection after that many
-    events; plain: before the body), ``malformed`` (a broken JSON chunk / body),
-    ``empty_choices`` (a well-formed answer without choices).
+    before the first byte), ``chunk_delay`` (seconds between stream chunks after the first
+    piece), ``drop_after`` (stream: drop the connection after that many events; plain:
+    before the body), ``malformed`` (a broken JSON chunk / body), ``empty_choices`` (a
+    well-formed answer without choices).
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -58,6 +59,7 @@ class FakeReply(BaseModel):
     error_message: str = "scripted error"
     retry_after: float | None = None
     delay: float = 0.0
+    chunk_delay: float = 0.0
     drop_after: int | None = None
     malformed: bool = False
     empty_choices: bool = False
@@ -96,16 +98,26 @@ class FakeScript:
         self.served = 0
         self.requests: list[dict[str, Any]] = []
 
-    def next_reply(self, body: dict[str, Any]) -> FakeReply | None:
-        """The reply to ``body``, or ``None`` when the script is used up."""
+    def next_reply(
+        self, body: dict[str, Any], seen: dict[str, Any] | None = None
+    ) -> FakeReply | None:
+        """The reply to ``body``, or ``None`` when the script is used up.
+
+        ``seen`` is the request as the model sees it (a script function gets it).
+        """
         with self._lock:
             self.requests.append(body)
             if self._function is not None:
-                return to_reply(self._function(body))
+                return to_reply(self._function(body if seen is None else seen))
             if self.served >= len(self._items):
                 return None
             self.served += 1
             return self._items[self.served - 1]
+
+    def record(self, body: dict[str, Any]) -> None:
+        """Record a request that was answered without using the script (a refusal)."""
+        with self._lock:
+            self.requests.append(body)
 
     def exhausted_message(self) -> str:
         """The error text sent once the script is used up."""

@@ -8,7 +8,7 @@ schema would have to mark optional fields required.
 
 from __future__ import annotations
 
-from ponder.models.base import ToolDefinition
+from ponder.tools.definition import ToolDefinition
 
 __all__ = [
     "AGENT_STOP",

@@ -6,8 +6,8 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from ponder.exceptions import UserError
-from ponder.models.base import ToolDefinition
 from ponder.tools.decorator import tool as make_function_tool
+from ponder.tools.definition import ToolDefinition
 from ponder.tools.tool import Tool
 
 __all__ = ["ToolRegistry"]

@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from ponder.messages import ToolCallPart, ToolMessage
-from ponder.models.base import ToolDefinition
+from ponder.tools.definition import ToolDefinition
 
 __all__ = ["Tool", "ToolContext", "ToolFunction", "ToolResult", "ToolValidator"]
 

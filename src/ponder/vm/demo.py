@@ -35,33 +35,36 @@ class DemoState(BaseModel):
     log: list[str] = []
 
 
+Context = NodeContext[DemoState, None]
+
+
 @node
-def start(ctx: NodeContext) -> None:
+def start(ctx: Context) -> None:
     """Open the log."""
     ctx.state.log.append("start")
 
 
 @node
-def more(ctx: NodeContext) -> bool:
+def more(ctx: Context) -> bool:
     """Loop while fewer than five steps ran."""
-    return bool(ctx.state.step < 5)
+    return ctx.state.step < 5
 
 
 @node
-async def work(ctx: NodeContext) -> None:
+async def work(ctx: Context) -> None:
     """One step of work."""
     ctx.state.step += 1
     ctx.state.log.append(f"step {ctx.state.step}")
 
 
 @node
-def needs_approval(ctx: NodeContext) -> bool:
+def needs_approval(ctx: Context) -> bool:
     """Step three needs a human."""
-    return bool(ctx.state.step == 3)
+    return ctx.state.step == 3
 
 
 @node
-def approve(ctx: NodeContext) -> None:
+def approve(ctx: Context) -> None:
     """Suspend until someone answers; on resume the answer is ``ctx.resume_value``."""
     if ctx.resume_value is None:
         raise Suspend("approval", {"step": ctx.state.step})
@@ -71,13 +74,13 @@ def approve(ctx: NodeContext) -> None:
 
 
 @node
-def refused(ctx: NodeContext) -> None:
+def refused(ctx: Context) -> None:
     """Record that the approval was refused."""
     ctx.state.log.append(f"refused: {ctx.exception}")
 
 
 @node
-def tidy(ctx: NodeContext) -> None:
+def tidy(ctx: Context) -> None:
     """Always runs after the approval block."""
     ctx.state.log.append("tidy")
 

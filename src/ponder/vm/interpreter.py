@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 from ponder.exceptions import Suspend, UserError, VMError
 from ponder.vm.ops import NODE_OPCODES, Opcode
@@ -41,14 +41,20 @@ _TRANSFERRED = (_Halt, _Reraise, Suspend, Exception)
 """What leaves an instruction to `Interpreter._transfer` (other BaseExceptions escape)."""
 
 _OpHandler = Callable[["Interpreter", int, Any, int], int]
+S = TypeVar("S")
+D = TypeVar("D")
 
 
-class NodeContext:
-    """What a node receives: the state, the dependencies and where it runs."""
+class NodeContext(Generic[S, D]):
+    """What a node receives: the state, the dependencies and where it runs.
+
+    Generic in the state and deps types, so a node can declare what it is given
+    (``ctx: NodeContext[MyState, MyDeps]``); the interpreter passes them as they are.
+    """
 
     __slots__ = ("deps", "interpreter", "resume_value", "state")
 
-    def __init__(self, state: Any, deps: Any, interpreter: Interpreter) -> None:
+    def __init__(self, state: S, deps: D, interpreter: Interpreter) -> None:
         self.state = state
         self.deps = deps
         self.interpreter = interpreter
@@ -108,7 +114,7 @@ class Interpreter:
         self.suspension: Suspended | None = None
         self.result: Finished | None = None
         self.error: Handled | None = None
-        self.ctx = NodeContext(state, deps, self)
+        self.ctx: NodeContext[Any, Any] = NodeContext(state, deps, self)
 
     def close(self) -> None:
         """Drop the interpreter's reference cycle (with its node context) so it is freed at once.

@@ -2,13 +2,14 @@
 
 Users rarely import from here; `Agent` drives it. The modules:
 
-- `context` — `RunContext`, what nodes reach the run through
+- `context` — `RunContext`, the live side of a run (model, tools, hooks, events)
 - `state` — `RunState`, the run's plain, serialisable data
-- `driver` — starts, resumes and finishes a run on the interpreter
+- `driver` — builds the checkpointer and the strategy; starts, resumes and finishes a run
 - `checkpointer` — writes checkpoints and tool effects to a store
-- `acting` / `approval` — running a round's tool calls, and pausing them for a decision
+- `acting` — running a round's tool calls, and finishing a batch a crash interrupted
+- `approval` — all of approval: suspending on calls, checking and applying the decision
 - `compaction` — keeping the context inside the model's window
-- `nodes` / `workflows` — the spec's workflow nodes and the programs built from them
+- `nodes` / `workflows` — the spec's workflow nodes (given `RunDeps`) and the programs
 """
 
 __all__: list[str] = []

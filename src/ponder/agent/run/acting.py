@@ -6,7 +6,8 @@ checkpointed before any call runs and each result the moment its call finishes, 
 same code also finishes a batch that a crash or an approval interrupted:
 
 - a call whose result was saved is never run again;
-- a call awaiting approval runs, is edited or is refused as the resume value says;
+- a call awaiting approval runs, is edited or is refused as the decision says (see
+  ``run.approval``, which also suspends the run on calls that wait);
 - any other unanswered call was running at the crash: it runs again only if its tool is
   ``idempotent``, otherwise the model is told it was interrupted.
 
@@ -18,9 +19,8 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from ponder.agent.run.approval import approval_payload, decide
+from ponder.agent.run.approval import approval_decision, approval_settled, hold_for_approval
 from ponder.events import ToolCallStarted
-from ponder.exceptions import Suspend
 from ponder.messages import AssistantMessage, ToolCallPart, ToolMessage
 from ponder.models.base import ModelResponse
 from ponder.tools.builtin import CONTROL_TOOLS
@@ -79,9 +79,8 @@ async def answer_open_calls(
     await _run(ctx, runnable, answers)
     waiting = [c for c in pending if c.id not in answers]
     if waiting:
-        state.extra["awaiting_approval"] = [c.id for c in waiting]
-        raise Suspend("approval", approval_payload(waiting))
-    state.extra.pop("awaiting_approval", None)
+        await hold_for_approval(ctx, waiting, answers)
+    approval_settled(ctx)
     ctx.interrupted.clear()
     for call in calls:
         if call.id in answers:
@@ -95,8 +94,6 @@ def _settle_pending(
     ctx: RunContext, pending: list[ToolCallPart], answers: dict[str, ToolMessage]
 ) -> list[ToolCallPart]:
     """Decide what runs now: limits, approvals and interrupted calls are answered here."""
-    state = ctx.state
-    awaiting = set(state.extra.get("awaiting_approval", ()))
     actions = [c for c in pending if c.name not in CONTROL_TOOLS]
     allowed, refused = _split_by_limit(ctx, actions)
     for call in refused:
@@ -107,7 +104,7 @@ def _settle_pending(
     for call in [*allowed, *(c for c in pending if c.name in CONTROL_TOOLS)]:
         tool = ctx.tools.get(call.name)
         if tool is not None and tool.requires_approval:
-            decided = decide(call, ctx.resume_value if call.id in awaiting else None)
+            decided = approval_decision(ctx, call)
             if isinstance(decided, ToolMessage):
                 answers[call.id] = decided
             elif decided is not None:

@@ -1,22 +1,37 @@
-"""Human approval of tool calls: what a suspended run asks, and what a resume value means.
+"""Human approval of tool calls: suspending a run on them, and applying the decision.
 
-A tool marked ``requires_approval`` suspends the run with the pending calls as payload.
-The run is resumed with a decision: ``"approve"`` / ``True`` or ``"reject"`` / ``False``
-for every pending call, or a mapping from call id to ``"approve"``, ``"reject"``,
+A tool marked ``requires_approval`` suspends the run with the pending calls as payload
+(`hold_for_approval`); their ids are kept in ``RunState.awaiting_approval`` and the answers
+of the batch's other calls are saved, so the resumed run redoes nothing. The run is resumed
+with a decision (`accept_decision` checks it): ``"approve"`` / ``True`` or ``"reject"`` /
+``False`` for every pending call, or a mapping from call id to ``"approve"``, ``"reject"``,
 ``{"action": "reject", "reason": "..."}`` or ``{"action": "edit", "arguments": {...}}``.
+`approval_decision` then tells, per call, whether it runs (maybe edited), is refused, or
+still waits.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
-from ponder.exceptions import UserError
+from ponder.exceptions import Suspend, UserError
 from ponder.messages import ToolCallPart, ToolMessage
 from ponder.tools.tool import ToolResult
 
-__all__ = ["approval_payload", "check_decision", "decide"]
+if TYPE_CHECKING:
+    from ponder.agent.run.context import RunContext
+
+__all__ = [
+    "accept_decision",
+    "approval_decision",
+    "approval_payload",
+    "approval_settled",
+    "check_decision",
+    "decide",
+    "hold_for_approval",
+]
 
 _ALL = {"approve": "approve", "reject": "reject", True: "approve", False: "reject"}
 
@@ -29,6 +44,42 @@ def approval_payload(calls: Sequence[ToolCallPart]) -> dict[str, Any]:
             for c in calls
         ]
     }
+
+
+async def hold_for_approval(
+    ctx: RunContext, waiting: Sequence[ToolCallPart], answers: dict[str, ToolMessage]
+) -> NoReturn:
+    """Suspend the run on ``waiting``, saving the batch's ``answers`` so far.
+
+    Built-ins' effects are in the suspended state, so their answers are kept as effects
+    like any finished call's: the resumed run uses them instead of applying them twice.
+    """
+    checkpointer = ctx.checkpointer
+    if checkpointer is not None:
+        for call_id, answer in answers.items():
+            if call_id not in checkpointer.effects:
+                await checkpointer.save(answer)
+    ctx.state.awaiting_approval = [c.id for c in waiting]
+    raise Suspend("approval", approval_payload(waiting))
+
+
+def approval_settled(ctx: RunContext) -> None:
+    """Every call of the batch is answered: nothing waits any more."""
+    ctx.state.awaiting_approval = []
+
+
+def accept_decision(ctx: RunContext, value: Any, *, suspended: bool) -> None:
+    """Check a resume value against the calls the run waits for, and keep it for them."""
+    awaiting = ctx.state.awaiting_approval
+    if suspended and awaiting:
+        check_decision(value, awaiting)
+    ctx.decision = value if suspended else None
+
+
+def approval_decision(ctx: RunContext, call: ToolCallPart) -> ToolCallPart | ToolMessage | None:
+    """What becomes of ``call``, which needs approval: see `decide` (None while it waits)."""
+    waited = call.id in ctx.state.awaiting_approval
+    return decide(call, ctx.decision if waited else None)
 
 
 def _check_one(call_id: str, decision: Any) -> None:

@@ -77,9 +77,11 @@ class Checkpointer:
 
     async def record(self, outcome: ToolOutcome) -> None:
         """Save a finished call's result before anything else can happen to it."""
-        if outcome.status == "cancelled":
-            return
-        message = outcome.message
+        if outcome.status != "cancelled":
+            await self.save(outcome.message)
+
+    async def save(self, message: ToolMessage) -> None:
+        """Save one call's answer as an effect: a resumed run uses it instead of redoing it."""
         self.effects[message.call_id] = message
         self.bytes_written += await self.store.write_effect(
             self.run.state.run_id, message.call_id, message.model_dump(mode="json")

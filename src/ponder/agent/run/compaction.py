@@ -8,7 +8,9 @@ turns the message-count trigger off). The kept tail is about ``slide_target_rati
 window (half the trigger when unset). Cuts fall only before a user or
 assistant message, so a tool call never loses its result; the system prompt, the turn's
 prompt and the most recent exchange (with any provider reasoning) are always kept. The
-new ledger goes through ``Ledger.replace``, which re-checks the pairing.
+summary is asked for, and cut to, ``compaction_max_tokens`` tokens (0: the config's
+``max_tokens``; neither set: no limit). The new ledger goes through ``Ledger.replace``,
+which re-checks the pairing.
 
 The step workflow has its own form, `compact_steps`: finished steps' messages are
 replaced by their summaries.
@@ -17,14 +19,15 @@ replaced by their summaries.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from ponder.agent.run.state import RunState
-from ponder.agent.strategies.prompts import COMPACTION_INSTRUCTION, STEP_SUMMARY_HEADER
-from ponder.events import CompactionApplied
+from ponder.agent.strategies.prompts import STEP_SUMMARY_HEADER, compaction_instruction
+from ponder.config import AgentConfig
+from ponder.events import Compaction
 from ponder.exceptions import ModelError
 from ponder.messages import Message, SystemMessage, ToolMessage, UserMessage
-from ponder.models.tokens import estimate_messages_tokens
+from ponder.models.tokens import estimate_messages_tokens, estimate_tokens
 
 if TYPE_CHECKING:
     from ponder.agent.run.context import RunContext
@@ -37,6 +40,7 @@ __all__ = [
     "context_tokens",
     "is_over_window",
     "minimal_messages",
+    "summary_budget",
 ]
 
 
@@ -127,7 +131,7 @@ def _cut_index(ctx: RunContext, messages: Sequence[Message]) -> int:
     return cut
 
 
-async def compact(ctx: RunContext, mode: str) -> bool:
+async def compact(ctx: RunContext, mode: Literal["compact", "slide"]) -> bool:
     """Summarise (``compact``) or drop (``slide``) the older prefix; False if nothing to cut."""
     state = ctx.state
     messages = list(state.ledger.messages)
@@ -151,23 +155,48 @@ async def compact(ctx: RunContext, mode: str) -> bool:
     return True
 
 
+def summary_budget(config: AgentConfig) -> int | None:
+    """The summary's size in tokens: ``compaction_max_tokens``, or when 0 ``max_tokens``."""
+    return config.compaction_max_tokens or config.max_tokens
+
+
 async def _summarise(ctx: RunContext, prefix: list[Message]) -> str:
-    request = [*prefix, UserMessage(content=COMPACTION_INSTRUCTION)]
+    budget = summary_budget(ctx.config)
+    request = [*prefix, UserMessage(content=compaction_instruction(budget))]
     try:
         response = await ctx.request("compaction", (), "none", messages=request)
     except ModelError:
         return ""
-    return response.text.strip()
+    return _clip(response.text.strip(), budget)
 
 
-async def _replace(ctx: RunContext, before: list[Message], after: list[Message], mode: str) -> None:
+def _clip(text: str, budget: int | None) -> str:
+    """``text`` cut to at most ``budget`` estimated tokens, marked with an ellipsis if cut."""
+    if budget is None or estimate_tokens(text) <= budget:
+        return text
+    low, high = 0, len(text)  # the longest prefix within the budget, less one for the mark
+    while low < high:
+        middle = (low + high + 1) // 2
+        if estimate_tokens(text[:middle]) <= budget - 1:
+            low = middle
+        else:
+            high = middle - 1
+    return text[:low].rstrip() + " …"
+
+
+async def _replace(
+    ctx: RunContext,
+    before: list[Message],
+    after: list[Message],
+    mode: Literal["compact", "slide", "steps"],
+) -> None:
     state = ctx.state
     state.ledger.replace(after)
     tokens_after = estimate_messages_tokens(after)
     state.context.estimated_tokens, state.context.estimated_upto = tokens_after, len(after)
     state.context.compactions += 1
     await ctx.emit(
-        CompactionApplied(
+        Compaction(
             mode=mode, tokens_before=estimate_messages_tokens(before), tokens_after=tokens_after
         )
     )

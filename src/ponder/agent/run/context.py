@@ -1,8 +1,10 @@
-"""`RunContext`: the live, non-serialisable side of one run (the VM's ``deps``).
+"""`RunContext`: the live, non-serialisable side of one run.
 
-It holds what nodes need besides ``RunState``: the config, the model, the tools, the
-executor, the hooks and the event sink. ``request`` sends the ledger to the model (hooks,
-streaming, usage); ``emit`` stamps an event and delivers it.
+It holds what strategies and the run machinery need besides ``RunState``: the config,
+the model, the tools, the executor, the hooks and the event sink; the driver adds the
+checkpointer and, on a resume, the approval decision and the interrupted calls.
+``request`` sends the ledger to the model (hooks, streaming, usage); ``emit`` stamps an
+event and delivers it. Nodes reach it through `RunDeps` (``ponder.agent.run.nodes``).
 """
 
 from __future__ import annotations
@@ -18,13 +20,15 @@ from ponder.agent.run.state import RunState
 from ponder.config import AgentConfig
 from ponder.events import (
     Event,
+    ModelDegraded,
+    ModelUnanswered,
     ReasoningDelta,
     TextDelta,
-    ThinkingRecorded,
-    TodoUpdated,
+    Thinking,
+    Todo,
     ToolCallFailed,
     ToolCallFinished,
-    UsageUpdated,
+    Usage,
 )
 from ponder.exceptions import ModelResponseError
 from ponder.messages import Message, UserMessage
@@ -36,13 +40,13 @@ from ponder.models.base import (
     OutputSchema,
     ToolChoice,
     ToolDefinition,
+    Unanswered,
 )
 from ponder.tools.executor import ToolExecutor, ToolOutcome
 from ponder.tools.registry import ToolRegistry
 
 if TYPE_CHECKING:
     from ponder.agent.run.checkpointer import Checkpointer
-    from ponder.agent.strategies.base import AgentStrategy
 
 __all__ = ["EventSink", "RunContext"]
 
@@ -63,24 +67,18 @@ class RunContext:
     deps: Any = None
     sink: EventSink | None = None
     stream_text: bool = False
-    strategy_type: type[AgentStrategy] | None = None
     checkpointer: Checkpointer | None = None
-    resume_value: Any = None
-    """The value a suspended run was resumed with (approval decisions)."""
+    """Set by the driver when the run has a store."""
+    decision: Any = None
+    """The approval decision a suspended run was resumed with (see ``run.approval``)."""
     interrupted: set[str] = field(default_factory=set)
     """Calls that were running when the run stopped (set when it is resumed)."""
+    unanswered: Unanswered | None = None
+    """Whether the last response (after its one retry) carried no answer, and why."""
     clock: Callable[[], float] = time.time
     """Stamps event times; a durable engine gives its deterministic clock."""
-    _strategy: AgentStrategy | None = None
     _backlog: list[Event] = field(default_factory=list)
-
-    @property
-    def strategy(self) -> AgentStrategy:
-        """The run's strategy instance, created on first use (also after a restore)."""
-        if self._strategy is None:
-            assert self.strategy_type is not None
-            self._strategy = self.strategy_type(self)
-        return self._strategy
+    _degraded: set[str] = field(default_factory=set)
 
     @property
     def settings(self) -> ModelSettings:
@@ -88,12 +86,12 @@ class RunContext:
         return ModelSettings(
             temperature=self.config.temperature,
             max_tokens=self.config.max_tokens,
-            timeout=self.config.llm_timeout,
+            timeout=self.config.llm_total_timeout,
+            idle_timeout=self.config.llm_timeout,
         )
 
     def close(self) -> None:
-        """Drop the run's reference cycles (strategy, checkpointer) once it is over."""
-        self._strategy = None
+        """Drop the run's reference cycles (the checkpointer) once it is over."""
         self.checkpointer = None
         self._backlog.clear()
 
@@ -148,9 +146,9 @@ class RunContext:
         if result.success and isinstance(data, dict):
             display = data.get("display_type")
             if display == "thinking":
-                self.emit_now(ThinkingRecorded(call_id=call.id, data=data))
+                self.emit_now(Thinking(call_id=call.id, data=data))
             elif display == "plan":
-                self.emit_now(TodoUpdated(call_id=call.id, data=data))
+                self.emit_now(Todo(call_id=call.id, data=data))
         if self.checkpointer is not None:
             await self.checkpointer.record(outcome)
 
@@ -169,7 +167,9 @@ class RunContext:
     ) -> ModelResponse:
         """Send the ledger (or ``messages``) to the model and account for usage.
 
-        With ``use_minimal_context`` the ledger is sent without its earlier turns.
+        With ``use_minimal_context`` the ledger is sent without its earlier turns. A response
+        without an answer (see `ModelResponse.unanswered`) is asked for once more (structured
+        requests retry on their own); ``unanswered`` keeps the outcome.
         """
         if messages is None:
             self.state.ledger.ensure_sendable()
@@ -180,15 +180,38 @@ class RunContext:
             await self.hooks.before_request(call)
             messages, tools, tool_choice = call.messages, call.tools, call.tool_choice
         request = ModelRequest(messages, tools, tool_choice, output, self.settings)
-        if self.stream_text and self.sink is not None:
+        response = await self._send(request, call)
+        self.unanswered = response.unanswered if output is None else None
+        if self.unanswered is not None:
+            self.emit_now(ModelUnanswered(reason=self.unanswered, retrying=True))
+            response = await self._send(request, call)
+            self.unanswered = response.unanswered
+            if self.unanswered is not None:
+                self.emit_now(ModelUnanswered(reason=self.unanswered, retrying=False))
+        return response
+
+    async def _send(self, request: ModelRequest, call: ModelCall | None) -> ModelResponse:
+        """One model request: streamed or not, hooks, usage, degradation reports."""
+        if self.stream_text and self.sink is not None and request.output is None:
             response = await self._stream(request)
         else:
             response = await self.model.request(request)
         if call is not None:
             response = await self.hooks.after_response(call, response)
+        for note in response.degradations:
+            if note.feature not in self._degraded:
+                self._degraded.add(note.feature)
+                self.emit_now(
+                    ModelDegraded(
+                        model=self.model.name,
+                        feature=note.feature,
+                        action=note.action,
+                        source=note.source,
+                    )
+                )
         usage = self.state.usage = self.state.usage + response.usage
         self.emit_now(
-            UsageUpdated(
+            Usage(
                 requests=usage.requests,
                 input_tokens=usage.input_tokens,
                 output_tokens=usage.output_tokens,

@@ -1,73 +1,84 @@
-"""The spec's shared workflow nodes, used by every program.
+"""The spec's shared workflow nodes, used by every program, and what they are given.
 
-A node reaches the run through ``ctx.deps`` (a `RunContext`) and ``ctx.state`` (the
-`RunState`). Every node boundary is a suspend point; the boundaries after `durable` nodes (and
-every model response with tool calls, and every tool result) are checkpointed.
+A node gets a `RunNode`: ``ctx.state`` is the `RunState` and ``ctx.deps`` the run's
+`RunDeps` — its `RunContext` and its strategy, both built by the driver. Every node
+boundary is a suspend point; the boundaries after `durable` nodes (and every model
+response with tool calls, and every tool result) are checkpointed.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Generic, TypeAlias, TypeVar
+
 from ponder.agent.run.compaction import compact_if_needed
 from ponder.agent.run.context import RunContext
+from ponder.agent.run.state import RunState
+from ponder.agent.strategies.base import AgentStrategy
 from ponder.agent.strategies.report import check_report
 from ponder.vm import NodeContext, node
 
 __all__ = [
+    "RunDeps",
+    "RunNode",
     "agent_entry",
     "agent_post_process",
     "react_counter",
-    "run_context",
     "single_strategy_call",
     "strategy_init",
     "strategy_run",
 ]
 
+S = TypeVar("S", bound=AgentStrategy)
 
-def run_context(ctx: NodeContext) -> RunContext:
-    """The run a node belongs to, with the value the run was resumed with."""
-    deps = ctx.deps
-    assert isinstance(deps, RunContext)
-    deps.resume_value = ctx.resume_value
-    return deps
+
+@dataclass(frozen=True, slots=True, eq=False)
+class RunDeps(Generic[S]):
+    """The VM's ``deps`` for one run: the run's live side and its strategy."""
+
+    run: RunContext
+    strategy: S
+
+
+RunNode: TypeAlias = NodeContext[RunState, RunDeps[AgentStrategy]]
 
 
 @node(name="STRATEGY_INIT", durable=True)
-async def strategy_init(ctx: NodeContext) -> None:
+async def strategy_init(ctx: RunNode) -> None:
     """Put the system prompt and the user's message into the ledger."""
-    await run_context(ctx).strategy.on_init()
+    await ctx.deps.strategy.on_init()
 
 
 @node(name="AGENT_ENTRY", durable=True)
-async def agent_entry(ctx: NodeContext) -> None:
+async def agent_entry(ctx: RunNode) -> None:
     """Run the report guard, keep the context in its window, then start the strategy."""
-    run = run_context(ctx)
+    run = ctx.deps.run
     if await check_report(run):
         return
     await compact_if_needed(run)
-    await run.strategy.on_entry()
+    await ctx.deps.strategy.on_entry()
 
 
 @node(name="SINGLE_STRATEGY_CALL")
-async def single_strategy_call(ctx: NodeContext) -> bool:
+async def single_strategy_call(ctx: RunNode) -> bool:
     """One think–act round; its value says whether to go on."""
-    return await run_context(ctx).strategy.single_execute()
+    return await ctx.deps.strategy.single_execute()
 
 
 @node(name="REACT_COUNTER")
-async def react_counter(ctx: NodeContext) -> None:
+async def react_counter(ctx: RunNode) -> None:
     """Count the round and check for loops."""
-    await run_context(ctx).strategy.after_round()
+    await ctx.deps.strategy.after_round()
 
 
 @node(name="STRATEGY_RUN", durable=True)
-async def strategy_run(ctx: NodeContext) -> None:
+async def strategy_run(ctx: RunNode) -> None:
     """A strategy that takes full control of the turn (unless the turn is already over)."""
-    run = run_context(ctx)
-    if not run.state.done:
-        await run.strategy.run()
+    if not ctx.state.done:
+        await ctx.deps.strategy.run()
 
 
 @node(name="AGENT_POST_PROCESS", durable=True)
-async def agent_post_process(ctx: NodeContext) -> None:
+async def agent_post_process(ctx: RunNode) -> None:
     """Make sure the turn has an answer."""
-    await run_context(ctx).strategy.on_post_process()
+    await ctx.deps.strategy.on_post_process()

@@ -8,15 +8,18 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, PlainValidator
+from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, PlainValidator, model_validator
 
 from ponder.agent.strategies.step_react.state import ContextTracking, StepRunState
+from ponder.events import Verdict
 from ponder.messages import Ledger
 from ponder.models.base import Usage
 
-__all__ = ["LedgerField", "RunState", "RunStatus"]
+__all__ = ["LedgerField", "RoundPhase", "RunState", "RunStatus"]
 
 RunStatus = Literal["running", "completed", "suspended", "failed", "cancelled"]
+RoundPhase = Literal["", "reasoning", "action", "reflection"]
+_EXTRA_KEYS = ("phase", "round_signature", "stop_result", "reflection_detail", "awaiting_approval")
 
 
 def _to_ledger(value: Any) -> Ledger:
@@ -55,6 +58,18 @@ class RunState(BaseModel):
     last_signature: str = ""
     loop_corrected: str | None = None
     reflection_attempts: int = 0
+    reflection_verdicts: list[Verdict] = Field(default_factory=list)
+    """The verdicts of the current reflection (a run restored mid-reflection judges them)."""
+    reflection_detail: str = ""
+    """The last verdict's detail, shown to the model when it is sent back to work."""
+    phase: RoundPhase = ""
+    """The request of the round in progress: a run resumed mid-round goes on from there."""
+    round_signature: str = ""
+    """The calls of the round in progress, for the loop guard."""
+    stop_result: str = ""
+    """What ``agent_stop`` reported."""
+    awaiting_approval: list[str] = Field(default_factory=list)
+    """Ids of the calls the run is suspended on, waiting for a decision."""
     done: bool = False
     """The tool loop is over; the next step is the final answer (or none is needed)."""
 
@@ -66,4 +81,13 @@ class RunState(BaseModel):
     """The step-driven workflow's plan and per-step counters."""
     context: ContextTracking = Field(default_factory=ContextTracking)
     event_seq: int = 0
-    extra: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_extra(cls, data: Any) -> Any:
+        """Read checkpoints written before ``extra``'s keys became fields."""
+        if isinstance(data, dict) and isinstance(data.get("extra"), dict):
+            data = dict(data)
+            extra = data.pop("extra")
+            data.update({k: extra[k] for k in _EXTRA_KEYS if k in extra and k not in data})
+        return data

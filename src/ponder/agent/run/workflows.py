@@ -20,8 +20,10 @@ from ponder.agent.run.nodes import (
     strategy_init,
     strategy_run,
 )
-from ponder.agent.strategies.base import StrategyCategory
+from ponder.agent.strategies.base import AgentStrategy
 from ponder.agent.strategies.step_react.program import STEP_REACT_BLOCK
+from ponder.agent.strategies.step_react.strategy import StepReActStrategy
+from ponder.exceptions import UserError
 from ponder.vm import WHILE, Program, compile_program
 
 __all__ = ["REACT_BLOCK", "RUN_BLOCK", "STEP_REACT_BLOCK", "program_for"]
@@ -37,8 +39,20 @@ RUN_BLOCK: Program = compile_program(
 )
 
 
-def program_for(category: StrategyCategory) -> Program:
-    """The program that drives a strategy of ``category``."""
+def program_for(strategy: type[AgentStrategy]) -> Program:
+    """The program that drives ``strategy``, by its category.
+
+    The step program's nodes call `StepReActStrategy`'s hooks, so a ``step`` strategy
+    must be one; anything else is a ``UserError``.
+    """
+    category = strategy.get_category()
     if category == "agent":
         return REACT_BLOCK
-    return STEP_REACT_BLOCK if category == "step" else RUN_BLOCK
+    if category != "step":
+        return RUN_BLOCK
+    if not issubclass(strategy, StepReActStrategy):
+        raise UserError(
+            f"{strategy.__name__} has category 'step' but is no StepReActStrategy; "
+            "subclass StepReActStrategy for the step workflow"
+        )
+    return STEP_REACT_BLOCK

@@ -1,10 +1,11 @@
 """`AgentStrategy`: the hooks a workflow program calls, with sensible defaults.
 
-A strategy is created once per run (``RunContext.strategy``) and keeps nothing of its own:
-all it knows is in ``RunState``, so a restored run gets a fresh strategy and goes on.
-Categories: ``agent`` strategies are driven by the framework loop (``single_execute`` →
-go on?); ``step`` strategies run the step loop; ``rag``, ``chat`` and ``workflow``
-strategies take full control in ``run``.
+The driver creates a strategy for each run (and each resume). A strategy keeps nothing of
+its own: all it knows is in ``RunState``, so a restored run gets a fresh strategy and goes
+on as if it had never stopped. Categories: ``agent`` strategies are driven by the
+framework loop (``single_execute`` → go on?); ``step`` strategies (`StepReActStrategy` and
+its subclasses) run the step loop; ``rag``, ``chat`` and ``workflow`` strategies take full
+control in ``run``.
 """
 
 from __future__ import annotations
@@ -107,7 +108,14 @@ class AgentStrategy:
         self.finish(REFUSALS_EXHAUSTED, stop_reason)
 
     def finish(self, output: str, stop_reason: str) -> None:
-        """Record the turn's answer and end the loop."""
+        """Record the turn's answer and end the loop.
+
+        An empty "answer" after the model gave no answer twice (empty, or withheld by a
+        content filter) stops with that reason instead of ``answered``.
+        """
+        blank = self.ctx.unanswered
+        if stop_reason == "answered" and blank is not None and not output.strip():
+            stop_reason = "content_filter" if blank == "content_filter" else "empty_answer"
         self.state.output = output
         self.state.stop_reason = stop_reason
         self.state.done = True

@@ -8,15 +8,18 @@ field — and its effect is applied to the run state, with its event.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar, get_args
 
 from ponder.agent.strategies import prompts
 from ponder.events import (
+    CheckType,
     MiddleMessage,
-    ReasoningStep,
+    Reasoning,
+    ReasoningPhase,
     Reflection,
     StructuredReasoning,
     ToolPrediction,
+    Verdict,
 )
 from ponder.messages import ToolCallPart
 from ponder.models.base import ToolDefinition
@@ -34,19 +37,23 @@ _STEP = re.compile(
     r"\[Step\s+(\d+)\s*/\s*(\d+)\]\s*\[(analy[sz]e|plan|execute|verify)\]\s*(.*)", re.IGNORECASE
 )
 _PREDICTION = re.compile(r"\[TOOL_PREDICTION\]\s*(.*)", re.IGNORECASE | re.DOTALL)
-CHECK_TYPES = ("self_check", "contradiction_check", "completeness_check")
-VERDICTS = ("pass", "warning", "fail")
+CHECK_TYPES: tuple[CheckType, ...] = get_args(CheckType)
+VERDICTS: tuple[Verdict, ...] = get_args(Verdict)
+_PHASES: dict[str, ReasoningPhase] = {
+    "analyze": "analyze", "analyse": "analyze", "plan": "plan", "execute": "execute",
+    "verify": "verify",
+}  # fmt: skip
+C = TypeVar("C", bound=str)
 
 
-def parse_structured_reasoning(text: str, depth: int) -> list[tuple[int, int, str, str]]:
+def parse_structured_reasoning(text: str, depth: int) -> list[tuple[int, int, ReasoningPhase, str]]:
     """``[Step N/M] [phase] sub-problem`` blocks, at most ``depth`` of them."""
     blocks = []
     for line in text.splitlines():
         match = _STEP.search(line)
         if match:
             index, total, phase, rest = match.groups()
-            phase = "analyze" if phase.lower().startswith("analy") else phase.lower()
-            blocks.append((int(index), int(total), phase, rest.strip()))
+            blocks.append((int(index), int(total), _PHASES[phase.lower()], rest.strip()))
     return blocks[:depth]
 
 
@@ -76,15 +83,17 @@ def _string(args: dict[str, Any], name: str, *, required: bool, issues: list[Arg
 
 
 def _choice(
-    args: dict[str, Any], name: str, allowed: tuple[str, ...], issues: list[ArgumentIssue]
-) -> str:
+    args: dict[str, Any], name: str, allowed: tuple[C, ...], issues: list[ArgumentIssue]
+) -> C:
     value = args.get(name)
-    if isinstance(value, str) and value.strip().lower() in allowed:
-        return value.strip().lower()
+    if isinstance(value, str):
+        for choice in allowed:
+            if value.strip().lower() == choice:
+                return choice
     expected = " | ".join(allowed)
     received = "missing" if value is None else f"received {describe_value(value)}"
     issues.append(ArgumentIssue(name, f"expected one of {expected}, {received}"))
-    return ""
+    return allowed[0]
 
 
 class Builtins:
@@ -104,7 +113,6 @@ class Builtins:
         self.definitions[builtin.AGENT_STOP] = builtin.agent_stop_definition()
         if config.enable_reflection:
             self.definitions[builtin.VERIFY_REASONING] = builtin.verify_reasoning_definition()
-        self.verdicts: list[str] = []
 
     def __contains__(self, name: object) -> bool:
         return name in self.definitions
@@ -145,7 +153,7 @@ class Builtins:
             return ToolResult.fail("invalid")
         state = self.ctx.state
         state.last_summary, state.last_step = summary, last_step
-        await self.ctx.emit(ReasoningStep(round=round_no, last_step=last_step, summary=summary))
+        await self.ctx.emit(Reasoning(round=round_no, last_step=last_step, summary=summary))
         await self._structured(summary)
         return ToolResult.ok(prompts.REASONING_RECORDED)
 
@@ -171,7 +179,7 @@ class Builtins:
             return ToolResult.fail("invalid")
         state = self.ctx.state
         state.suggested_stop = True
-        state.extra["stop_result"] = result
+        state.stop_result = result
         if self.reflection_pending:
             return ToolResult.ok("Stop acknowledged. Your reasoning will be verified first.")
         return ToolResult.ok(prompts.FINAL_ANSWER_INSTRUCTION)
@@ -192,7 +200,7 @@ class Builtins:
         detail = _string(args, "detail", required=False, issues=issues)
         if issues:
             return ToolResult.fail("invalid")
-        self.verdicts.append(verdict)
+        self.ctx.state.reflection_verdicts.append(verdict)
         await self.ctx.emit(
             Reflection(
                 check_type=check_type,
@@ -201,5 +209,5 @@ class Builtins:
                 attempt=self.ctx.state.reflection_attempts,
             )
         )
-        self.ctx.state.extra["reflection_detail"] = detail
+        self.ctx.state.reflection_detail = detail
         return ToolResult.ok(f"Verification recorded: {verdict}.")

@@ -12,6 +12,7 @@ __all__ = [
     "FINAL_ANSWER_INSTRUCTION",
     "REASONING_RECORDED",
     "STEP_SUMMARY_HEADER",
+    "compaction_instruction",
     "limit_instruction",
     "loop_correction",
     "loop_final_instruction",
@@ -116,12 +117,18 @@ def reflection_correction(detail: str) -> str:
 
 STEP_SUMMARY_HEADER = "[Summary of previous steps]"
 
-COMPACTION_INSTRUCTION = (
-    "<BEGIN_OF_COMPACTION>Summarise the conversation above for your own later use: the "
-    "user's requests, the facts and tool results found, decisions made and what is still "
-    "open. Be concise and keep names, numbers and identifiers exact. Plain text only."
-    "<END_OF_COMPACTION>"
+_COMPACTION_TASK = (
+    "Summarise the conversation above for your own later use: the user's requests, the "
+    "facts and tool results found, decisions made and what is still open. Be concise and "
+    "keep names, numbers and identifiers exact. Plain text only."
 )
+COMPACTION_INSTRUCTION = f"<BEGIN_OF_COMPACTION>{_COMPACTION_TASK}<END_OF_COMPACTION>"
+
+
+def compaction_instruction(budget: int | None) -> str:
+    """The summary request; ``budget`` is the summary's size in tokens (``None``: no limit)."""
+    limit = "" if budget is None else f" Use at most {budget} tokens."
+    return f"<BEGIN_OF_COMPACTION>{_COMPACTION_TASK}{limit}<END_OF_COMPACTION>"
 
 
 def structured_correction(error: str) -> str:

@@ -12,7 +12,7 @@ from typing import ClassVar
 
 from ponder.agent.strategies.base import AgentStrategy, StrategyCategory
 from ponder.agent.strategies.prompts import rag_system_prompt
-from ponder.events import RetrievalDone
+from ponder.events import Retrieval
 from ponder.exceptions import UserError
 from ponder.messages import Message, SystemMessage, UserMessage
 from ponder.retrieval import Retriever, index_folder
@@ -50,7 +50,7 @@ class RagStrategy(AgentStrategy):
         state, limit = self.state, self.config.rag_top_k
         passages = await self._retriever().retrieve(state.prompt, limit)
         await self.ctx.emit(
-            RetrievalDone(
+            Retrieval(
                 query=state.prompt,
                 sources=[f"{p.source}#{p.chunk}" for p in passages],
                 scores=[p.score for p in passages],

@@ -57,8 +57,13 @@ class ReActStrategy(AgentStrategy):
             return False
         round_no = state.rounds + 1
         if state.ledger.open_calls:  # resumed in the middle of a round
-            await self.after_calls(await answer_open_calls(self.ctx, self.builtins, round_no))
-            if state.extra.get("phase") != "reasoning":
+            calls = await answer_open_calls(self.ctx, self.builtins, round_no)
+            if state.phase == "reflection":  # resumed mid-reflection (after the action request)
+                state.phase = "action"
+                self._judge_reflection()
+                return True
+            await self.after_calls(calls)
+            if state.phase != "reasoning":
                 return True
         else:
             if state.rounds >= config.agent_tool_call_limit:
@@ -79,9 +84,11 @@ class ReActStrategy(AgentStrategy):
     def _choice(self) -> Literal["auto", "required"]:
         return "auto" if self.state.suggested_stop else "required"
 
-    async def ask(self, phase: str, choice: ToolChoice, round_no: int) -> bool:
+    async def ask(
+        self, phase: Literal["reasoning", "action"], choice: ToolChoice, round_no: int
+    ) -> bool:
         """Request, act on the response; False when it was the answer."""
-        self.state.extra["phase"] = phase
+        self.state.phase = phase
         response = await self.ctx.request(phase, self.tools, choice)
         calls = await act(self.ctx, response, self.builtins, round_no)
         if not calls:
@@ -94,7 +101,7 @@ class ReActStrategy(AgentStrategy):
         """After a batch: remember the round's call signature; reflect after a stop."""
         signature = " ".join(sorted(call_signature(c) for c in calls if c.name != THINK_AND_REASON))
         if signature:
-            self.state.extra["round_signature"] = signature
+            self.state.round_signature = signature
         if self.builtins.reflection_pending:
             await self._reflect()
 
@@ -109,7 +116,7 @@ class ReActStrategy(AgentStrategy):
         state = self.state
         state.rounds += 1
         summary = state.last_summary.strip().lower()
-        signature = str(state.extra.pop("round_signature", ""))
+        signature, state.round_signature = state.round_signature, ""
         repeated = (summary and summary == state.loop_summary) or (
             signature and signature == state.last_signature
         )
@@ -145,14 +152,19 @@ class ReActStrategy(AgentStrategy):
         """Force ``verify_reasoning``; a fail sends the model back to work."""
         state = self.state
         state.reflection_attempts += 1
-        self.builtins.verdicts.clear()
+        phase, state.reflection_verdicts, state.phase = state.phase, [], "reflection"
         self.ctx.append_user(prompts.reflection_request())
         verify = [self.builtins.definitions[VERIFY_REASONING]]
         response = await self.ctx.request("reflection", verify, ForceTool(VERIFY_REASONING))
         await act(self.ctx, response, self.builtins, state.rounds + 1)
-        if "fail" in self.builtins.verdicts or not self.builtins.verdicts:
+        state.phase = phase
+        self._judge_reflection()
+
+    def _judge_reflection(self) -> None:
+        """A fail (or no verdict) sends the model back to work; else it writes the answer."""
+        state = self.state
+        if "fail" in state.reflection_verdicts or not state.reflection_verdicts:
             state.suggested_stop = False
-            detail = str(state.extra.get("reflection_detail", ""))
-            self.ctx.append_user(prompts.reflection_correction(detail))
+            self.ctx.append_user(prompts.reflection_correction(state.reflection_detail))
         else:
             self.ctx.append_user(prompts.FINAL_ANSWER_INSTRUCTION)

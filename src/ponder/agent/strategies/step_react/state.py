@@ -11,10 +11,12 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from ponder.events import StepEnd
+from ponder.messages import ToolCallPart
+
 __all__ = ["ContextTracking", "PlanStep", "StepEnd", "StepRunState", "StepStatus"]
 
 StepStatus = Literal["pending", "running", "done", "skipped"]
-StepEnd = Literal["done", "stopped", "limit", "budget", "skipped", "replaced", "abandoned"]
 
 
 class PlanStep(BaseModel):
@@ -55,6 +57,8 @@ class StepRunState(BaseModel):
     update_step_exposed: bool = False
     injected_status: str = ""
     """The last plan status injected into the context (changes are detected against it)."""
+    round_calls: list[ToolCallPart] = Field(default_factory=list)
+    """The calls of the current step's round in progress, for stall detection."""
     steps_begin: int | None = None
     """Ledger index where the first step's messages begin (step compaction replaces from here)."""
 

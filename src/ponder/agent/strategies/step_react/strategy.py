@@ -17,7 +17,7 @@ budget or the window trigger was hit. The final answer draws on every step's res
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from ponder.agent.run.acting import act
 from ponder.agent.run.compaction import compact_steps, context_messages, is_over_window
@@ -96,7 +96,6 @@ class StepReActStrategy(ReActStrategy):
         super().__init__(ctx)
         self.step_builtins = StepBuiltins(ctx, self)
         self.builtins = self.step_builtins
-        self._round_calls: list[ToolCallPart] = []
 
     @property
     def step(self) -> StepRunState:
@@ -191,23 +190,26 @@ class StepReActStrategy(ReActStrategy):
 
     async def step_execute(self) -> None:
         """One ReAct round of the current step, then the stall check."""
-        self._round_calls = []
+        if not self.state.ledger.open_calls:  # not resumed in the middle of a round
+            self.step.round_calls = []
         go_on = await self.single_execute()
-        self.state.extra.pop("round_signature", None)
+        self.state.round_signature = ""
         self.step.iterations += 1
         self.state.rounds += 1
         if not go_on and not self.state.done and self.step.end is None:
             self.step.end = "done"
-        if self._round_calls and not self.state.done:
+        if self.step.round_calls and not self.state.done:
             skip = self.builtins.definitions
-            signatures = round_signatures(self.state.ledger.messages, self._round_calls, skip)
+            signatures = round_signatures(self.state.ledger.messages, self.step.round_calls, skip)
             stall = record_round(self.step, signatures, self.config.loop_reasoning_trigger)
             if stall is not None:
                 await self._on_stall(stall)
 
-    async def ask(self, phase: str, choice: ToolChoice, round_no: int) -> bool:
+    async def ask(
+        self, phase: Literal["reasoning", "action"], choice: ToolChoice, round_no: int
+    ) -> bool:
         """One request of the round; a plain answer ends the step (the task, if simple)."""
-        self.state.extra["phase"] = phase
+        self.state.phase = phase
         response = await self.ctx.request(phase, self.tools, choice)
         calls = await act(self.ctx, response, self.builtins, round_no)
         if calls:
@@ -221,7 +223,7 @@ class StepReActStrategy(ReActStrategy):
 
     async def after_calls(self, calls: tuple[ToolCallPart, ...]) -> None:
         """Keep the step's calls for stall detection, then as in ReAct."""
-        self._round_calls.extend(calls)
+        self.step.round_calls.extend(calls)
         await super().after_calls(calls)
 
     async def after_round(self) -> None:

@@ -1,0 +1,120 @@
+"""What a provider honours, per provider family, and what was learned at run time.
+
+A `Capabilities` value says which request features a provider accepts and obeys. Each
+provider family has one (see `ponder.models.providers`); a config may override single
+features (``model_capabilities = {required_tool_choice = false}``). What a profile does
+not know is learned from the provider's errors: `learn` records a feature as unsupported
+for one (provider, base URL, model) for the rest of the process, and `effective` folds
+the profile, the overrides and what was learned into the capabilities to send with.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass, fields, replace
+from typing import Literal, get_args
+
+from ponder.exceptions import UserError
+
+__all__ = [
+    "FEATURES",
+    "Capabilities",
+    "Feature",
+    "effective",
+    "forget_learned",
+    "learn",
+    "learned",
+]
+
+Feature = Literal[
+    "forced_tool_choice",
+    "required_tool_choice",
+    "parallel_tool_calls",
+    "json_schema_output",
+    "json_object_output",
+    "null_content",
+    "tool_role",
+    "stream_tool_calls",
+    "length_limits",
+    "replays_reasoning",
+]
+FEATURES: tuple[Feature, ...] = get_args(Feature)
+
+
+@dataclass(frozen=True, slots=True)
+class Capabilities:
+    """Which request features a provider honours (True) or refuses or ignores (False).
+
+    - ``forced_tool_choice``: a named ``tool_choice`` is obeyed;
+    - ``required_tool_choice``: ``tool_choice: "required"`` is accepted;
+    - ``parallel_tool_calls``: one response may carry several calls;
+    - ``json_schema_output`` / ``json_object_output``: ``response_format`` of that type;
+    - ``null_content``: an assistant message with calls may have ``content: null``;
+    - ``tool_role``: ``role: tool`` messages reach the model;
+    - ``stream_tool_calls``: streaming works with tools offered and ``tool_choice`` auto;
+    - ``length_limits``: tool schemas may carry ``maxLength`` / ``minLength`` (llama.cpp
+      expands them into a grammar that breaks the server for long limits);
+    - ``replays_reasoning``: the provider wants ``reasoning_content`` sent back.
+    """
+
+    forced_tool_choice: bool = True
+    required_tool_choice: bool = True
+    parallel_tool_calls: bool = True
+    json_schema_output: bool = True
+    json_object_output: bool = True
+    null_content: bool = True
+    tool_role: bool = True
+    stream_tool_calls: bool = True
+    length_limits: bool = True
+    replays_reasoning: bool = False
+
+    def without(self, *features: Feature) -> Capabilities:
+        """A copy with ``features`` turned off."""
+        return replace(self, **dict.fromkeys(features, False))
+
+    def updated(self, overrides: Mapping[str, bool]) -> Capabilities:
+        """A copy with single features set; `UserError` naming an unknown feature."""
+        unknown = sorted(set(overrides) - set(FEATURES))
+        if unknown:
+            raise UserError(
+                f"unknown model capability {unknown[0]!r}; known: {', '.join(FEATURES)}"
+            )
+        return replace(self, **{k: bool(v) for k, v in overrides.items()})
+
+    def missing(self) -> tuple[Feature, ...]:
+        """The features this provider does not honour."""
+        return tuple(f.name for f in fields(self) if not getattr(self, f.name))  # type: ignore[misc]
+
+
+Key = tuple[str, str | None, str]
+_LEARNED: dict[Key, set[Feature]] = {}
+_LOCK = threading.Lock()
+
+
+def learn(key: Key, feature: Feature) -> bool:
+    """Record ``feature`` as unsupported for ``key``; False if it was known already."""
+    with _LOCK:
+        known = _LEARNED.setdefault(key, set())
+        if feature in known:
+            return False
+        known.add(feature)
+        return True
+
+
+def learned(key: Key) -> frozenset[Feature]:
+    """What was learned for ``key`` so far in this process."""
+    with _LOCK:
+        return frozenset(_LEARNED.get(key, ()))
+
+
+def forget_learned() -> None:
+    """Forget everything learned (for tests and long-lived processes that changed server)."""
+    with _LOCK:
+        _LEARNED.clear()
+
+
+def effective(base: Capabilities, key: Key) -> Capabilities:
+    """``base`` minus what was learned for ``key``."""
+    found = learned(key)
+    return base.without(*found) if found else base

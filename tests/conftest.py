@@ -1,0 +1,16 @@
+"""Suite-wide test settings.
+
+Hypothesis runs few examples locally and many in CI (where ``CI=true`` is set);
+``HYPOTHESIS_PROFILE=ci`` (or ``dev``) chooses one by hand.
+"""
+
+from __future__ import annotations
+
+import os
+
+from hypothesis import settings
+
+settings.register_profile("dev", max_examples=50)
+settings.register_profile("ci", max_examples=400)
+_IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if _IN_CI else "dev"))

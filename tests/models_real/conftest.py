@@ -1,0 +1,29 @@
+"""The real-model lane: collected only under ``make test-models`` (``PONDER_MODELS_PYTHON``)."""
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from ponder.testing.llama_server import LANE_PYTHON, LlamaServer
+
+collect_ignore_glob = [] if LANE_PYTHON else ["test_*.py"]
+
+
+@pytest.fixture(scope="session")
+def llama(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaServer]:
+    """The stock llama.cpp server with SmolLM2-135M, started once for the lane."""
+    log = Path(tmp_path_factory.mktemp("llama")) / "server.log"
+    server = LlamaServer(log)
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def server(llama: LlamaServer) -> LlamaServer:
+    """The server, with its status window reset for one test."""
+    llama.mark()
+    return llama
