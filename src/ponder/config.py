@@ -134,6 +134,10 @@ class AgentConfig(BaseModel):
     enable_thinking_tool: bool = True
     enable_todo_tool: bool = False
     thought_max_chars: int = Field(default=2000, ge=100)
+    thinking_branch_contents: bool = True
+    """``sequential_thinking`` results carry each branch's thoughts (``branch_contents``)."""
+    thinking_branch_contents_max_chars: int = Field(default=8000, ge=0)
+    """Cap on the thought text in ``branch_contents``; the newest thoughts are kept."""
 
     @field_validator("compaction_max_tokens")
     @classmethod

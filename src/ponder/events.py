@@ -23,21 +23,22 @@ from typing import Annotated, Any, Literal, TypeAlias, get_args
 from pydantic import Field, TypeAdapter
 
 __all__ = [
-    "EVENT_KINDS", "EVENT_TYPES", "CallStatus", "CheckType", "CheckpointWritten", "Compaction",
-    "CompactionApplied", "Event", "EventBase", "EventKind", "LimitReached", "LoopDetected",
-    "MiddleMessage", "ModelDegraded", "ModelUnanswered", "PlanUpdated", "Reasoning",
-    "ReasoningDelta", "ReasoningPhase", "ReasoningStep", "Reflection", "ReportRaised", "Retrieval",
-    "RetrievalDone", "RoundStarted", "RunCancelled", "RunFailed", "RunFinished", "RunResumed",
-    "RunStarted", "RunSuspended", "StallDetected", "StepEnd", "StepFinished", "StepStarted",
-    "StructuredReasoning", "TextDelta", "Thinking", "ThinkingRecorded", "Todo", "TodoUpdated",
-    "ToolCallFailed", "ToolCallFinished", "ToolCallStarted", "ToolPrediction", "Usage",
-    "UsageUpdated", "Verdict", "event_from_dict", "event_to_dict", "kind_of",
+ "EVENT_KINDS", "EVENT_TYPES", "CallStatus", "CheckType", "CheckpointWritten", "Compaction",
+ "CompactionApplied", "Event", "EventBase", "EventKind", "LimitReached", "LoopDetected",
+ "MiddleMessage", "ModelDegraded", "ModelUnanswered", "PlanReplanned", "PlanUpdated", "Reasoning",
+ "ReasoningDelta", "ReasoningPhase", "ReasoningStep", "Reflection", "ReplanTrigger",
+ "ReportRaised", "Retrieval", "RetrievalDone", "RoundStarted", "RunCancelled", "RunFailed",
+ "RunFinished", "RunResumed", "RunStarted", "RunSuspended", "StallDetected", "StepEnd",
+ "StepFinished", "StepStarted", "StructuredReasoning", "TextDelta", "Thinking", "ThinkingRecorded",
+ "Todo", "TodoUpdated", "ToolCallFailed", "ToolCallFinished", "ToolCallStarted", "ToolPrediction",
+ "Usage", "UsageUpdated", "Verdict", "event_from_dict", "event_to_dict", "kind_of",
 ]  # fmt: skip
 
 CallStatus = Literal["ok", "error", "timeout", "invalid_arguments", "unknown_tool", "cancelled"]
 CheckType = Literal["self_check", "contradiction_check", "completeness_check"]
 Verdict = Literal["pass", "warning", "fail"]
 ReasoningPhase = Literal["analyze", "plan", "execute", "verify"]
+ReplanTrigger = Literal["stall", "update_step"]
 StepEnd = Literal["done", "stopped", "limit", "budget", "skipped", "replaced", "abandoned"]
 
 
@@ -280,8 +281,23 @@ class PlanUpdated(EventBase):
 
 
 @dataclass(slots=True, kw_only=True)
+class PlanReplanned(EventBase):
+    """The remaining work was planned anew (``trigger``: ``stall`` or ``update_step``).
+
+    ``replaced``: the unfinished steps' ids the new plan dropped; ``plan_updated`` follows.
+    """
+
+    kind: Literal["plan_replanned"] = "plan_replanned"
+    revision: int
+    trigger: ReplanTrigger
+    reason: str
+    replaced: list[str]
+    steps: list[dict[str, Any]]
+
+
+@dataclass(slots=True, kw_only=True)
 class StepStarted(EventBase):
-    """A plan step begins."""
+    """A plan step begins: ``index`` of ``total`` is its position in the current plan."""
 
     kind: Literal["step_started"] = "step_started"
     step_id: str
@@ -373,19 +389,18 @@ Event: TypeAlias = Annotated[
     | RoundStarted | Usage | Reasoning | StructuredReasoning | ToolPrediction
     | ToolCallStarted | ToolCallFinished | ToolCallFailed | MiddleMessage | Reflection
     | LimitReached | LoopDetected | StallDetected | TextDelta | ReasoningDelta | Thinking
-    | Todo | PlanUpdated | StepStarted | StepFinished | Compaction | Retrieval
+    | Todo | PlanUpdated | PlanReplanned | StepStarted | StepFinished | Compaction | Retrieval
     | ReportRaised | CheckpointWritten | ModelDegraded | ModelUnanswered,
     Field(discriminator="kind"),
 ]  # fmt: skip
 
 EventKind: TypeAlias = Literal[
-    "run_started", "run_finished", "run_failed", "run_cancelled", "run_suspended",
-    "run_resumed", "round_started", "usage", "reasoning", "structured_reasoning",
-    "tool_prediction", "tool_call_started", "tool_call_finished", "tool_call_failed",
-    "middle_message", "reflection", "limit_reached", "loop_detected", "stall_detected",
-    "text_delta", "reasoning_delta", "thinking", "todo", "plan_updated", "step_started",
-    "step_finished", "compaction", "retrieval", "report_raised", "checkpoint_written",
-    "model_degraded", "model_unanswered",
+ "run_started", "run_finished", "run_failed", "run_cancelled", "run_suspended", "run_resumed",
+ "round_started", "usage", "reasoning", "structured_reasoning", "tool_prediction",
+ "tool_call_started", "tool_call_finished", "tool_call_failed", "middle_message", "reflection",
+ "limit_reached", "loop_detected", "stall_detected", "text_delta", "reasoning_delta", "thinking",
+ "todo", "plan_updated", "plan_replanned", "step_started", "step_finished", "compaction",
+ "retrieval", "report_raised", "checkpoint_written", "model_degraded", "model_unanswered",
 ]  # fmt: skip
 
 EVENT_TYPES: dict[str, type[EventBase]] = {

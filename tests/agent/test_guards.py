@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ponder.agent import Agent
 from ponder.messages import ToolMessage, UserMessage
-from ponder.models import ForceTool, ScriptedModel, call_tools, reply
+from ponder.models import ScriptedModel, call_tools, reply
 from ponder.tools import tool
 
 from .scripts import of_kind, stop, think, verify
@@ -100,15 +100,20 @@ async def test_reflection_fail_sends_the_model_back_then_pass_leads_to_the_answe
             verify("fail", "the key was never looked up"),
             call_tools(("lookup", {"key": "k"})),
             stop("looked it up"),
-            verify("pass", "all covered", "completeness_check"),
+            call_tools(
+                *[
+                    ("verify_reasoning", {"check_type": c, "result": "pass", "detail": "ok"})
+                    for c in ("self_check", "contradiction_check", "completeness_check")
+                ]
+            ),
             reply("k is value of k"),
         ]
     )
     agent = agent_for(model, enable_reflection=True, reflection_depth=2)
     events = [e async for e in agent.stream("what is k?")]
     reflections = of_kind(events, "reflection")
-    assert [(e.result, e.attempt) for e in reflections] == [("fail", 1), ("pass", 2)]
-    assert model.requests[1].tool_choice == ForceTool("verify_reasoning")
+    assert [(e.result, e.attempt) for e in reflections] == [("fail", 1)] + [("pass", 2)] * 3
+    assert model.requests[1].tool_choice == "required"
     assert [t.name for t in model.requests[1].tools] == ["verify_reasoning"]
     correction = model.requests[2].messages[-1]
     assert "REFLECTION_CORRECTION" in correction.content
@@ -126,7 +131,7 @@ async def test_reflection_depth_bounds_the_number_of_verifications() -> None:
     assert result.output == "answer anyway"
     assert [r.tool_choice for r in model.requests] == [
         "required",
-        ForceTool("verify_reasoning"),
+        "required",  # the three checks, in one request
         "required",
         "auto",
     ]

@@ -8,6 +8,7 @@ import pytest
 
 from ponder.agent import Agent
 from ponder.agent.strategies.rag import RagStrategy
+from ponder.config import ConfigWarning
 from ponder.exceptions import UserError
 from ponder.messages import SystemMessage, UserMessage
 from ponder.models import ScriptedModel, call_tools, reply
@@ -45,10 +46,11 @@ def docs(tmp_path: Path) -> Path:
 
 async def test_rag_retrieves_once_and_answers_without_tools(docs: Path) -> None:
     model = ScriptedModel([reply("You get 25 days of paid leave [leave.md].")])
-    agent = Agent(
-        model, tools=[lookup], instructions="You are the HR bot.",
-        tool_calling_mode="rag", rag_index_path=str(docs), rag_top_k=1,
-    )  # fmt: skip
+    with pytest.warns(ConfigWarning, match="not offered: lookup"):
+        agent = Agent(
+            model, tools=[lookup], instructions="You are the HR bot.",
+            tool_calling_mode="rag", rag_index_path=str(docs), rag_top_k=1,
+        )  # fmt: skip
     events = [e async for e in agent.stream("How many days of paid leave do I get?")]
     retrievals = of_kind(events, "retrieval")
     assert len(retrievals) == 1 and retrievals[0].sources == ["leave.md#0"]

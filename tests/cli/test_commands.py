@@ -155,7 +155,7 @@ def test_rejected_key_is_reported(provider: FakeOpenAIServer) -> None:
         (["demo", "--delay", "-1"], "--delay must be 0 or more"),
         (["dis", "nosuch_module_xyz:thing"], "cannot load 'nosuch_module_xyz:thing'"),
         (["dis", "tests.cli.programs:NOT_A_PROGRAM"], "is not a Program or a block"),
-        (["dis", "justaword"], "give react, run or module:attribute"),
+        (["dis", "justaword"], "give react, step-react, run or module:attribute"),
         (["serve", "--host", "0.0.0.0", "-m", "scripted"], "needs a bearer token"),
         (["serve", "--port", "70000", "-m", "scripted"], "out of range"),
     ],
@@ -234,7 +234,18 @@ def test_dis_prints_builtin_and_user_programs() -> None:
     result = ponder("dis")
     assert result.returncode == 0, result.stderr
     assert "== react" in result.stdout and "== run" in result.stdout
+    assert "== step-react" in result.stdout and "NODE_INTRO" in result.stdout
     assert "SINGLE_STRATEGY_CALL" in result.stdout and "STRATEGY_RUN" in result.stdout
+    step = ponder("dis", "step-react")
+    assert step.returncode == 0, step.stderr
+    assert step.stdout.startswith("== step-react\n") and "TASK_COND" in step.stdout
+    assert "SINGLE_STRATEGY_CALL" not in step.stdout
+    listed = ponder("dis", "--list")
+    assert [line.split()[0] for line in listed.stdout.splitlines()] == [
+        "react",
+        "step-react",
+        "run",
+    ]
     user = ponder("dis", "tests.cli.programs:PROGRAM", "tests.cli.programs:BLOCK")
     assert user.returncode == 0, user.stderr
     assert user.stdout.count("DO_WORK") == 2 and "IS_DONE" in user.stdout

@@ -14,6 +14,8 @@ from collections.abc import Callable, Sequence
 from types import TracebackType
 from typing import Any
 
+from pydantic import ValidationError
+
 from ponder.agent.hooks import Hooks
 from ponder.agent.result import RunResult
 from ponder.agent.run.context import EventSink, RunContext
@@ -25,17 +27,37 @@ from ponder.agent.strategies.chat import NoActionStrategy
 from ponder.agent.strategies.react import ReActStrategy
 from ponder.agent.stream import RunStream
 from ponder.agent.toolbox import Toolbox
-from ponder.config import AgentConfig
-from ponder.exceptions import UserError
+from ponder.config import AgentConfig, ConfigWarning
+from ponder.exceptions import StoreError, UserError
 from ponder.messages import Ledger, Message, messages_from_json
 from ponder.models.base import Model, ModelSettings
-from ponder.store.base import Store
+from ponder.store.base import Store, StoredRun
 from ponder.tools.executor import ToolExecutor
 from ponder.tools.registry import ToolRegistry
 from ponder.tools.tool import Tool
 from ponder.vm import Program
 
 __all__ = ["Agent"]
+
+
+def _session_tool_states(stored: StoredRun, registry: ToolRegistry) -> dict[str, Any]:
+    """The stateful tools' states of a session's stored turn, validated; ``{}`` if none."""
+    vm = stored.header.get("vm")
+    state = vm.get("state") if isinstance(vm, dict) else None
+    found = state.get("tool_states") if isinstance(state, dict) else None
+    states: dict[str, Any] = {}
+    for name, raw in (found or {}).items() if isinstance(found, dict) else ():
+        tool = registry.get(name)
+        if tool is None or tool.state_type is None:
+            continue  # a tool this agent no longer offers
+        try:
+            states[name] = tool.state_type.model_validate(raw)
+        except ValidationError as exc:
+            raise StoreError(
+                f"run {stored.record.run_id!r}: the stored state of tool {name!r} is invalid: "
+                f"{exc.errors()[0]['msg']}"
+            ) from None
+    return states
 
 
 class Agent:
@@ -66,6 +88,29 @@ class Agent:
         self._executor: ToolExecutor | None = None
         self._strategy = strategy or self._default_strategy()
         program_for(self._strategy)  # a strategy the workflows cannot drive is refused now
+        self._warn_unoffered_tools()
+
+    def _warn_unoffered_tools(self) -> None:
+        """RAG over an index offers no tools: say so when the agent has some."""
+        if self._strategy.get_category() != "rag":
+            return
+        from ponder.agent.strategies.rag import RagStrategy
+
+        strategy = self._strategy
+        if not issubclass(strategy, RagStrategy) or not strategy.has_index(
+            self.config.rag_index_path
+        ):
+            return
+        names = [t.name for t in self.toolbox.base]
+        if self.toolbox.mcp is not None:
+            names.append("the MCP servers' tools")
+        if names:
+            warnings.warn(
+                f"RAG mode answers from its index and offers no tools; not offered: "
+                f"{', '.join(names)} (leave rag_index_path unset to retrieve with the tools)",
+                ConfigWarning,
+                stacklevel=3,
+            )
 
     def _default_strategy(self) -> type[AgentStrategy]:
         config = self.config
@@ -166,12 +211,23 @@ class Agent:
         session_id: str | None,
         store: Store | None,
     ) -> RunState:
-        """A fresh state; a session's last completed turn is the history when none is given."""
-        if not history and session_id is not None and store is not None:
+        """A fresh state; with a stored session, its stateful tools' states carry over.
+
+        The session's last completed turn is also the history when none is given.
+        """
+        states: dict[str, Any] = {}
+        if session_id is not None and store is not None:
             latest = await store.latest_in_session(session_id)
             if latest is not None:
-                history = messages_from_json((await store.load(latest)).messages)
-        return self.new_state(prompt, message_history=history, run_id=run_id, session_id=session_id)
+                stored = await store.load(latest)
+                states = _session_tool_states(stored, self.toolbox.registry)
+                if not history:
+                    history = messages_from_json(stored.messages)
+        state = self.new_state(
+            prompt, message_history=history, run_id=run_id, session_id=session_id
+        )
+        state.tool_states.update(states)
+        return state
 
     async def run(
         self,

@@ -169,13 +169,13 @@ def demo(
 
 
 def _load_target(target: str) -> Any:
-    from ponder.agent.run import workflows
+    from ponder.agent.run.workflows import WORKFLOWS
 
-    builtin = {"react": workflows.REACT_BLOCK, "run": workflows.RUN_BLOCK}
-    if target in builtin:
-        return builtin[target]
+    if target in WORKFLOWS:
+        return WORKFLOWS[target][0]
     if ":" not in target:
-        raise UserError(f"cannot disassemble {target!r}: give react, run or module:attribute")
+        names = ", ".join(WORKFLOWS)
+        raise UserError(f"cannot disassemble {target!r}: give {names} or module:attribute")
     return import_attribute(target, "program")
 
 
@@ -194,12 +194,21 @@ def _program_of(value: Any, target: str) -> Any:
 def dis(
     targets: Annotated[
         list[str] | None,
-        typer.Argument(help="react, run, or module:attribute (a Program or a block)."),
+        typer.Argument(help="react, step-react, run, or module:attribute (a Program or a block)."),
     ] = None,
+    list_only: Annotated[
+        bool, typer.Option("--list", help="List the built-in workflows by name.")
+    ] = False,
 ) -> None:
-    """Disassemble workflow programs (default: the built-in ones)."""
+    """Disassemble workflow programs (default: every built-in one)."""
+    from ponder.agent.run.workflows import WORKFLOWS
+
     with reported([]):
-        for target in targets or ["react", "run"]:
+        if list_only:
+            for name, (program, what) in WORKFLOWS.items():
+                typer.echo(f"{name:<11} {len(program.instructions):>3} instructions  {what}")
+            return
+        for target in targets or list(WORKFLOWS):
             program = _program_of(_load_target(target), target)
             typer.echo(f"== {target}")
             typer.echo(program.dis())

@@ -22,6 +22,7 @@ from ponder.events import (
     MiddleMessage,
     ModelDegraded,
     ModelUnanswered,
+    PlanReplanned,
     PlanUpdated,
     Reasoning,
     ReasoningDelta,
@@ -164,7 +165,7 @@ class RunOutcome:
                 | LoopDetected() | StallDetected() | TextDelta() | ReasoningDelta() | Thinking()
                 | Todo() | PlanUpdated() | StepStarted() | StepFinished() | Compaction()
                 | Retrieval() | ReportRaised() | CheckpointWritten() | ModelDegraded()
-                | ModelUnanswered()
+                | ModelUnanswered() | PlanReplanned()
             ):  # fmt: skip
                 pass
             case _:

@@ -11,7 +11,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, PlainValidator, model_validator
 
 from ponder.agent.strategies.step_react.state import ContextTracking, StepRunState
-from ponder.events import Verdict
+from ponder.events import CheckType, Verdict
 from ponder.messages import Ledger
 from ponder.models.base import Usage
 
@@ -60,6 +60,8 @@ class RunState(BaseModel):
     reflection_attempts: int = 0
     reflection_verdicts: list[Verdict] = Field(default_factory=list)
     """The verdicts of the current reflection (a run restored mid-reflection judges them)."""
+    reflection_checks: dict[CheckType, tuple[Verdict, str]] = Field(default_factory=dict)
+    """The current reflection round's verdict and detail per check."""
     reflection_detail: str = ""
     """The last verdict's detail, shown to the model when it is sent back to work."""
     phase: RoundPhase = ""

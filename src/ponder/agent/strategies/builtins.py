@@ -200,7 +200,9 @@ class Builtins:
         detail = _string(args, "detail", required=False, issues=issues)
         if issues:
             return ToolResult.fail("invalid")
-        self.ctx.state.reflection_verdicts.append(verdict)
+        state = self.ctx.state
+        state.reflection_verdicts.append(verdict)
+        state.reflection_checks[check_type] = (verdict, detail)
         await self.ctx.emit(
             Reflection(
                 check_type=check_type,

@@ -21,10 +21,11 @@ from ponder.agent.run.compaction import compact_if_needed
 from ponder.agent.strategies import prompts
 from ponder.agent.strategies.base import AgentStrategy
 from ponder.agent.strategies.builtins import Builtins
+from ponder.agent.strategies.reflection import judge_reflection, reflect
 from ponder.events import LoopDetected, RoundStarted
 from ponder.messages import ToolCallPart
 from ponder.models.base import ForceTool, ToolChoice, ToolDefinition
-from ponder.tools.builtin import THINK_AND_REASON, VERIFY_REASONING
+from ponder.tools.builtin import THINK_AND_REASON
 
 if TYPE_CHECKING:
     from ponder.agent.run.context import RunContext
@@ -60,7 +61,7 @@ class ReActStrategy(AgentStrategy):
             calls = await answer_open_calls(self.ctx, self.builtins, round_no)
             if state.phase == "reflection":  # resumed mid-reflection (after the action request)
                 state.phase = "action"
-                self._judge_reflection()
+                judge_reflection(self.ctx)
                 return True
             await self.after_calls(calls)
             if state.phase != "reasoning":
@@ -149,22 +150,5 @@ class ReActStrategy(AgentStrategy):
             await self.on_limited("tool_calls", value)
 
     async def _reflect(self) -> None:
-        """Force ``verify_reasoning``; a fail sends the model back to work."""
-        state = self.state
-        state.reflection_attempts += 1
-        phase, state.reflection_verdicts, state.phase = state.phase, [], "reflection"
-        self.ctx.append_user(prompts.reflection_request())
-        verify = [self.builtins.definitions[VERIFY_REASONING]]
-        response = await self.ctx.request("reflection", verify, ForceTool(VERIFY_REASONING))
-        await act(self.ctx, response, self.builtins, state.rounds + 1)
-        state.phase = phase
-        self._judge_reflection()
-
-    def _judge_reflection(self) -> None:
-        """A fail (or no verdict) sends the model back to work; else it writes the answer."""
-        state = self.state
-        if "fail" in state.reflection_verdicts or not state.reflection_verdicts:
-            state.suggested_stop = False
-            self.ctx.append_user(prompts.reflection_correction(state.reflection_detail))
-        else:
-            self.ctx.append_user(prompts.FINAL_ANSWER_INSTRUCTION)
+        """Run the three reflection checks; a fail sends the model back to work."""
+        await reflect(self.ctx, self.builtins)
