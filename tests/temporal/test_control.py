@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import uuid
+from typing import Any
 
 import pytest
 from temporalio.client import Client
@@ -11,6 +13,7 @@ from ponder import Agent, UserError, tool
 from ponder.messages import ToolMessage
 from ponder.models import ScriptedModel, call_tools, reply
 from ponder.temporal import (
+    WORKFLOW_NAME,
     TemporalAgent,
     TemporalRunError,
     TemporalUnreachableError,
@@ -140,3 +143,23 @@ async def test_a_worker_missing_a_tool_fails_the_run_clearly(
             await stranger.run("Bill it")
         with pytest.raises(UserError, match="no run 'nope'"):
             await remote.status("nope")
+
+
+@pytest.mark.parametrize(
+    ("data", "expected"),
+    [
+        ({"prompt": 5}, "a 'prompt' string"),
+        ("just text", "a 'prompt' string"),
+        ({"prompt": "hi", "message_history": [{"kind": "nope"}]}, "bad run input"),
+    ],
+    ids=["prompt-not-text", "not-an-object", "bad-history"],
+)
+async def test_malformed_run_input_fails_the_run_at_once(
+    client: Client, task_queue: str, data: Any, expected: str
+) -> None:
+    async with build_worker(client, task_queue, approval_agent()):
+        handle = await client.start_workflow(
+            WORKFLOW_NAME, data, id=uuid.uuid4().hex, task_queue=task_queue
+        )
+        with pytest.raises(TemporalRunError, match=expected):
+            await TemporalAgent(client, task_queue).result(handle.id)

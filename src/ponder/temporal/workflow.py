@@ -23,6 +23,8 @@ from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError
 
 with workflow.unsafe.imports_passed_through():
+    from pydantic import ValidationError
+
     from ponder.agent.hooks import Hooks
     from ponder.agent.run.approval import accept_decision, check_decision
     from ponder.agent.run.context import RunContext
@@ -86,17 +88,24 @@ class PonderWorkflow:
         self._status = "starting"
 
     @workflow.run
-    async def run(self, data: dict[str, Any]) -> dict[str, Any]:
-        """Prepare the agent, run its program to the end, and return the result."""
+    async def run(self, data: Any) -> dict[str, Any]:
+        """Prepare the agent, run its program to the end, and return the result.
+
+        ``data`` is typed ``Any`` so that malformed input reaches the check below and fails
+        the run, rather than failing the SDK's decoding (which retries the task forever).
+        """
+        if not isinstance(data, dict) or not isinstance(data.get("prompt"), str):
+            raise ApplicationError("bad run input: give a JSON object with a 'prompt' string",
+                                   type="UserError", non_retryable=True)  # fmt: skip
         spec = await self._prepare(data)
-        config = AgentConfig.model_validate(spec["config"])
-        heartbeat = float(data.get("heartbeat_timeout") or DEFAULT_HEARTBEAT)
-        options = ActivityOptions(str(data.get("agent", "default")), config, heartbeat)
-        ctx = self._context(data, spec, config, options)
-        strategy_type = _strategy(spec["strategy"], options)
-        deps = RunDeps(ctx, strategy_type(ctx))
-        vm = Interpreter(program_for(strategy_type), ctx.state, deps=deps)
-        await ctx.emit(RunStarted(prompt=ctx.state.prompt, workflow=config.agent_workflow,
+        try:
+            deps, vm = self._setup(data, spec)
+        except (PonderError, ValidationError, LookupError, TypeError, ValueError) as error:
+            self._status = "failed"
+            raise ApplicationError(f"bad run input: {type(error).__name__}: {error}",
+                                   type="UserError", non_retryable=True) from None  # fmt: skip
+        ctx = deps.run
+        await ctx.emit(RunStarted(prompt=ctx.state.prompt, workflow=ctx.config.agent_workflow,
                                   model=ctx.model.name))  # fmt: skip
         try:
             await self._drive(deps, vm)
@@ -104,6 +113,18 @@ class PonderWorkflow:
             vm.close()
             ctx.close()
         return self._result(ctx.state)
+
+    def _setup(
+        self, data: dict[str, Any], spec: dict[str, Any]
+    ) -> tuple[RunDeps[AgentStrategy], Interpreter]:
+        """The run's context, strategy and interpreter; bad input raises, before any step."""
+        config = AgentConfig.model_validate(spec["config"])
+        heartbeat = float(data.get("heartbeat_timeout") or DEFAULT_HEARTBEAT)
+        options = ActivityOptions(str(data.get("agent", "default")), config, heartbeat)
+        ctx = self._context(data, spec, config, options)
+        strategy_type = _strategy(spec["strategy"], options)
+        deps = RunDeps(ctx, strategy_type(ctx))
+        return deps, Interpreter(program_for(strategy_type), ctx.state, deps=deps)
 
     async def _prepare(self, data: dict[str, Any]) -> dict[str, Any]:
         request = {
