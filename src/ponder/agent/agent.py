@@ -156,6 +156,11 @@ class Agent:
         return self._model
 
     @property
+    def strategy_type(self) -> type[AgentStrategy]:
+        """The strategy class every run of this agent uses."""
+        return self._strategy
+
+    @property
     def program(self) -> Program:
         """The VM program this agent's workflow runs."""
         return program_for(self._strategy)

@@ -37,6 +37,15 @@ from ponder.cli.session import (
     json_stdout,
     run_with_display,
 )
+from ponder.cli.temporal import (
+    DetachOption,
+    NamespaceOption,
+    TaskQueueOption,
+    TemporalOption,
+    exit_after_temporal,
+    run_remote,
+    worker,
+)
 from ponder.config import AgentConfig
 from ponder.exceptions import UserError
 
@@ -52,6 +61,7 @@ app = typer.Typer(
 mcp_app = typer.Typer(help="MCP servers that ship with ponder.", no_args_is_help=True)
 app.add_typer(mcp_app, name="mcp")
 app.add_typer(runs_app, name="runs")
+app.command()(worker)
 RagOption = Annotated[
     Path | None,
     typer.Option("--rag", help="Answer from this folder of documents (RAG mode, no tools)."),
@@ -76,8 +86,18 @@ def run(
     store: StoreOption = None,
     tools: ToolsOption = None,
     rag: RagOption = None,
+    temporal: TemporalOption = None,
+    task_queue: TaskQueueOption = None,
+    namespace: NamespaceOption = "default",
+    detach: DetachOption = False,
 ) -> None:
-    """Run an agent on TASK and show it working; with --store, checkpoint it."""
+    """Run an agent on TASK and show it working; with --store, checkpoint it.
+
+    With --temporal HOST:PORT --task-queue Q the run goes to the workers of Q instead.
+    """
+    if temporal:
+        run_remote(task, temporal, task_queue, namespace, as_json, detach)
+        return
     loaded: list[AgentConfig] = []
     options = AgentOptions(model, config, workflow, tools=tools, rag=rag)
     with reported(loaded):
@@ -296,7 +316,11 @@ def mcp_thinking(ctx: typer.Context) -> None:
 
 def main() -> None:
     """Entry point of the ``ponder`` script."""
-    app()
+    try:
+        app()
+    except SystemExit as done:
+        exit_after_temporal(done.code if isinstance(done.code, int) else 1)
+        raise
 
 
 if __name__ == "__main__":

@@ -77,6 +77,8 @@ class RunContext:
     """Calls that were running when the run stopped (set when it is resumed)."""
     unanswered: Unanswered | None = None
     """Whether the last response (after its one retry) carried no answer, and why."""
+    clock: Callable[[], float] = time.time
+    """Stamps event times; a durable engine gives its deterministic clock."""
     _backlog: list[Event] = field(default_factory=list)
     _degraded: set[str] = field(default_factory=set)
 
@@ -101,7 +103,7 @@ class RunContext:
         state.event_seq += 1
         event.run_id = state.run_id
         event.seq = state.event_seq
-        event.time = time.time()
+        event.time = self.clock()
         if self.sink is not None:
             self.sink(event)
         if self.hooks.has_event_handlers:
