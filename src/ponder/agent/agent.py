@@ -55,7 +55,7 @@ class Agent:
     ) -> None:
         base = config or AgentConfig()
         self.config = base.replace(**config_overrides) if config_overrides else base
-        self.instructions = instructions
+        self.instructions = instructions or self.config.instructions
         self.store = store
         self.hooks = Hooks()
         self.on_event = self.hooks.on_event

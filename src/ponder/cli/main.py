@@ -19,6 +19,7 @@ from rich.console import Console
 from ponder.cli.errors import EXIT_USAGE
 from ponder.cli.options import (
     ConfigOption,
+    InstructionsOption,
     JsonOption,
     ModelOption,
     StoreOption,
@@ -56,6 +57,29 @@ RagOption = Annotated[
 ]
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        from ponder import __version__
+
+        typer.echo(f"ponder {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            callback=_print_version,
+            is_eager=True,
+            help="Print ponder's version and exit.",
+        ),
+    ] = False,
+) -> None:
+    """Run ponder agents from the terminal, serve them over HTTP, and watch them think."""
+
+
 def _run_async(make: Callable[[], Coroutine[Any, Any, Any]]) -> Any:
     return asyncio.run(make())
 
@@ -74,10 +98,11 @@ def run(
     store: StoreOption = None,
     tools: ToolsOption = None,
     rag: RagOption = None,
+    instructions: InstructionsOption = None,
 ) -> None:
     """Run an agent on TASK and show it working; with --store, checkpoint it."""
     loaded: list[AgentConfig] = []
-    options = AgentOptions(model, config, workflow, tools=tools, rag=rag)
+    options = AgentOptions(model, config, workflow, instructions or "", tools=tools, rag=rag)
     with reported(loaded):
         agent, agent_config = build_agent(options)
         loaded.append(agent_config)
@@ -112,12 +137,13 @@ def chat(
     config: ConfigOption = None,
     workflow: WorkflowOption = None,
     as_json: JsonOption = False,
+    instructions: InstructionsOption = None,
 ) -> None:
     """Talk to an agent; each turn remembers the conversation. Empty line or EOF ends it."""
     loaded: list[AgentConfig] = []
     console = _console()
     with reported(loaded):
-        agent, agent_config = build_agent(AgentOptions(model, config, workflow))
+        agent, agent_config = build_agent(AgentOptions(model, config, workflow, instructions or ""))
         loaded.append(agent_config)
         session = ChatSession(agent, console, as_json=as_json, out=sys.stdout)
         interactive = sys.stdin.isatty()
@@ -202,6 +228,7 @@ def serve(
     workflow: WorkflowOption = None,
     store: StoreOption = None,
     tools: ToolsOption = None,
+    instructions: InstructionsOption = None,
 ) -> None:
     """Serve the HTTP API, the OpenAI-compatible endpoint and the viewer.
 
@@ -216,7 +243,8 @@ def serve(
     with reported(loaded):
         from ponder.server.app import create_app, serve_app
 
-        agent, agent_config = build_agent(AgentOptions(model, config, workflow, tools=tools))
+        options = AgentOptions(model, config, workflow, instructions or "", tools=tools)
+        agent, agent_config = build_agent(options)
         loaded.append(agent_config)
         chosen = open_cli_store(store) if store else None
         serve_app(create_app(agent, token=token, store=chosen), host=host, port=port)
