@@ -247,7 +247,17 @@ def serve(
         agent, agent_config = build_agent(options)
         loaded.append(agent_config)
         chosen = open_cli_store(store) if store else None
-        serve_app(create_app(agent, token=token, store=chosen), host=host, port=port)
+        shown = f"[{host}]" if ":" in host else host
+
+        def ready() -> None:
+            base = f"http://{shown}:{port}"
+            typer.echo(f"ponder serve: the API at {base}/v1, the viewer at {base}/", err=False)
+            if token:
+                typer.echo("clients send 'Authorization: Bearer <token>'; the viewer asks for it")
+            typer.echo("Ctrl-C stops the server", err=False)
+
+        app = create_app(agent, token=token, store=chosen)
+        serve_app(app, host=host, port=port, on_ready=ready)
 
 
 @app.command()
