@@ -56,6 +56,7 @@ class AgentConfig(BaseModel):
     agent_strategy: StrategyName = "react"
     agent_workflow: WorkflowName = "react"
     model: str | None = None
+    instructions: str = ""
     base_url: str | None = None
     api_key: str | None = None
     max_tokens: int | None = Field(default=None, ge=1)

@@ -285,9 +285,11 @@ def test_serve_answers_and_stops_cleanly_on_ctrl_c() -> None:
         assert "event: run_finished" in events and "echo me" in events
     finally:
         process.send_signal(signal.SIGINT)
-        _, stderr = process.communicate(timeout=30)
+        stdout, stderr = process.communicate(timeout=30)
     assert process.returncode == 0, stderr
     assert "Traceback" not in stderr
+    assert f"the viewer at http://127.0.0.1:{port}/" in stdout
+    assert '"POST /v1/runs HTTP/1.1" 201' in stdout  # one access line per request
 
 
 def test_ctrl_c_stops_a_run_cleanly() -> None:
