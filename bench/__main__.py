@@ -15,8 +15,9 @@ from importlib.metadata import version
 from bench.common import ROOT
 
 MODULES = ["vm", "models", "tools", "thinking", "agent", "step_react", "store", "mcp", "peers"]
-MODULES += ["concurrency", "imports"]
+MODULES += ["concurrency", "imports", "reflection"]
 MODULES += ["real_model"]
+MODULES += ["temporal"]
 
 
 def _header() -> str:

@@ -65,6 +65,8 @@ _NO_EFFECT: dict[str, str] = {
     "thinking_config": "a provider's reasoning is replayed as it arrives",
     "rate": "ponder reports usage, not prices",
     "extra": "free-form preset data",
+    "validate_tool_arguments": "ponder always checks tool arguments against their schema",
+    "reasoning_aware_tools": "ponder keeps the offered tools in a stable order",
 }
 _RENAMED = {
     "block_msg": "report_block_message",

@@ -62,9 +62,18 @@ async def stdio(
 
 def ok(result: types.CallToolResult) -> dict[str, Any]:
     assert not result.is_error, result.content
-    assert isinstance(result.content[0], types.TextContent)
-    assert json.loads(result.content[0].text) == result.structured_content
+    [text] = result.content  # exactly one item, warnings or not
+    assert isinstance(text, types.TextContent)
+    shown = json.loads(text.text)
+    shown.pop("warnings", None)
+    assert shown == result.structured_content
     return dict(result.structured_content)
+
+
+def shown_warnings(result: types.CallToolResult) -> list[str]:
+    [text] = result.content
+    assert isinstance(text, types.TextContent)
+    return list(json.loads(text.text).get("warnings", []))
 
 
 def error_text(result: types.CallToolResult) -> str:
@@ -222,13 +231,24 @@ async def test_v22_snake_case_aliases_and_conflicts() -> None:
         assert "thought_number/thoughtNumber: received number 2 and number 1" in text
 
 
-async def test_warnings_follow_the_payload_as_a_second_item() -> None:
+async def test_warnings_go_inside_the_one_payload_item_in_camel_case() -> None:
     async with quiet() as client:
-        await client.call_tool(NAME, T())
+        clean = await client.call_tool(NAME, T())
         result = await client.call_tool(NAME, T(thoughtNumber=4, totalThoughts=4))
-    assert list(ok(result)) == PAYLOAD
-    assert isinstance(result.content[1], types.TextContent)
-    assert "thought(s) 2-3 missing" in result.content[1].text
+        branch = await client.call_tool(NAME, T(thoughtNumber=5, branchId="lonely"))
+    assert shown_warnings(clean) == [] and "warnings" not in clean.content[0].text  # type: ignore[union-attr]
+    assert list(ok(result)) == PAYLOAD  # structuredContent keeps the reference's schema
+    assert shown_warnings(result) == ["thoughtNumber jumps from 1 to 4: thought(s) 2-3 missing"]
+    [warning] = shown_warnings(branch)
+    assert "branchId is set but branchFromThought is missing" in warning
+    assert "_" not in warning.replace("no-fork", "")
+
+
+async def test_capabilities_declare_tools_list_changed() -> None:
+    async with stdio(PONDER_COMMAND) as client:
+        capabilities = client.server_capabilities
+    assert capabilities is not None and capabilities.tools is not None
+    assert capabilities.tools.list_changed is True
 
 
 async def test_s25_connections_to_one_server_are_isolated() -> None:

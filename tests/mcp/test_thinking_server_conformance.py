@@ -68,14 +68,23 @@ async def drive(command: list[str], calls: list[dict[str, Any]]) -> list[dict[st
             result = await client.call_tool(NAME, args)
             first = result.content[0]
             assert isinstance(first, types.TextContent)
+            if not result.is_error:
+                assert len(result.content) == 1, "a success is one content item"
             shapes.append(
                 {
-                    "text": first.text,
+                    "text": _without_warnings(first.text) if not result.is_error else first.text,
                     "structured": result.structured_content,
                     "is_error": result.is_error,
                 }
             )
     return shapes
+
+
+def _without_warnings(text: str) -> str:
+    """The payload text as the reference writes it (ponder adds ``warnings`` inside it)."""
+    payload = json.loads(text)
+    payload.pop("warnings", None)
+    return json.dumps(payload, indent=2, ensure_ascii=False)
 
 
 async def test_same_valid_calls_give_identical_results() -> None:
@@ -162,6 +171,17 @@ async def test_each_ponder_connection_starts_fresh_like_a_new_reference_process(
     second = await drive(PONDER_COMMAND, [T()])
     assert first[-1]["structured"]["thoughtHistoryLength"] == 2
     assert second[0]["structured"]["thoughtHistoryLength"] == 1
+
+
+async def test_capabilities_match_the_reference() -> None:
+    found = {}
+    for label, command in (("reference", reference_command()), ("ponder", PONDER_COMMAND)):
+        async with stdio(command) as client:
+            capabilities = client.server_capabilities
+            assert capabilities is not None
+            found[label] = capabilities.model_dump(by_alias=True, exclude_none=True)
+    assert found["ponder"] == found["reference"]
+    assert found["ponder"]["tools"] == {"listChanged": True}
 
 
 async def test_reference_json_text_equals_ponder_text_for_first_call() -> None:

@@ -7,12 +7,13 @@ pooled MCP sessions. Every run gets its own `RunState` (plain data) and `RunCont
 
 from __future__ import annotations
 
-import asyncio
 import uuid
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from types import TracebackType
 from typing import Any
+
+from pydantic import ValidationError
 
 from ponder.agent.hooks import Hooks
 from ponder.agent.result import RunResult
@@ -24,18 +25,40 @@ from ponder.agent.strategies.base import AgentStrategy
 from ponder.agent.strategies.chat import NoActionStrategy
 from ponder.agent.strategies.react import ReActStrategy
 from ponder.agent.stream import RunStream
+from ponder.agent.sync import close_at_exit, iterate_sync, run_coroutine_sync
 from ponder.agent.toolbox import Toolbox
-from ponder.config import AgentConfig
-from ponder.exceptions import UserError
+from ponder.config import AgentConfig, ConfigWarning
+from ponder.events import Event
+from ponder.exceptions import StoreError, UserError
 from ponder.messages import Ledger, Message, messages_from_json
 from ponder.models.base import Model, ModelSettings, Usage
-from ponder.store.base import Store
+from ponder.store.base import Store, StoredRun
 from ponder.tools.executor import ToolExecutor
 from ponder.tools.registry import ToolRegistry
 from ponder.tools.tool import Tool
 from ponder.vm import Program
 
 __all__ = ["Agent"]
+
+
+def _session_tool_states(stored: StoredRun, registry: ToolRegistry) -> dict[str, Any]:
+    """The stateful tools' states of a session's stored turn, validated; ``{}`` if none."""
+    vm = stored.header.get("vm")
+    state = vm.get("state") if isinstance(vm, dict) else None
+    found = state.get("tool_states") if isinstance(state, dict) else None
+    states: dict[str, Any] = {}
+    for name, raw in (found or {}).items() if isinstance(found, dict) else ():
+        tool = registry.get(name)
+        if tool is None or tool.state_type is None:
+            continue  # a tool this agent no longer offers
+        try:
+            states[name] = tool.state_type.model_validate(raw)
+        except ValidationError as exc:
+            raise StoreError(
+                f"run {stored.record.run_id!r}: the stored state of tool {name!r} is invalid: "
+                f"{exc.errors()[0]['msg']}"
+            ) from None
+    return states
 
 
 class Agent:
@@ -54,7 +77,7 @@ class Agent:
     ) -> None:
         base = config or AgentConfig()
         self.config = base.replace(**config_overrides) if config_overrides else base
-        self.instructions = instructions
+        self.instructions = instructions or self.config.instructions
         self.store = store
         self.hooks = Hooks()
         self.on_event = self.hooks.on_event
@@ -67,6 +90,29 @@ class Agent:
         self._executor: ToolExecutor | None = None
         self._strategy = strategy or self._default_strategy()
         program_for(self._strategy)  # a strategy the workflows cannot drive is refused now
+        self._warn_unoffered_tools()
+
+    def _warn_unoffered_tools(self) -> None:
+        """RAG over an index offers no tools: say so when the agent has some."""
+        if self._strategy.get_category() != "rag":
+            return
+        from ponder.agent.strategies.rag import RagStrategy
+
+        strategy = self._strategy
+        if not issubclass(strategy, RagStrategy) or not strategy.has_index(
+            self.config.rag_index_path
+        ):
+            return
+        names = [t.name for t in self.toolbox.base]
+        if self.toolbox.mcp is not None:
+            names.append("the MCP servers' tools")
+        if names:
+            warnings.warn(
+                f"RAG mode answers from its index and offers no tools; not offered: "
+                f"{', '.join(names)} (leave rag_index_path unset to retrieve with the tools)",
+                ConfigWarning,
+                stacklevel=3,
+            )
 
     def _default_strategy(self) -> type[AgentStrategy]:
         config = self.config
@@ -110,6 +156,11 @@ class Agent:
                 capabilities=config.model_capabilities or None,
             )
         return self._model
+
+    @property
+    def strategy_type(self) -> type[AgentStrategy]:
+        """The strategy class every run of this agent uses."""
+        return self._strategy
 
     @property
     def program(self) -> Program:
@@ -178,12 +229,23 @@ class Agent:
         session_id: str | None,
         store: Store | None,
     ) -> RunState:
-        """A fresh state; a session's last completed turn is the history when none is given."""
-        if not history and session_id is not None and store is not None:
+        """A fresh state; with a stored session, its stateful tools' states carry over.
+
+        The session's last completed turn is also the history when none is given.
+        """
+        states: dict[str, Any] = {}
+        if session_id is not None and store is not None:
             latest = await store.latest_in_session(session_id)
             if latest is not None:
-                history = messages_from_json((await store.load(latest)).messages)
-        return self.new_state(prompt, message_history=history, run_id=run_id, session_id=session_id)
+                stored = await store.load(latest)
+                states = _session_tool_states(stored, self.toolbox.registry)
+                if not history:
+                    history = messages_from_json(stored.messages)
+        state = self.new_state(
+            prompt, message_history=history, run_id=run_id, session_id=session_id
+        )
+        state.tool_states.update(states)
+        return state
 
     async def run(
         self,
@@ -207,8 +269,21 @@ class Agent:
             return await start_run(ctx, self._strategy, self.program, store)
 
     def run_sync(self, prompt: str, **options: Any) -> RunResult:
-        """`run` for code without an event loop."""
-        return asyncio.run(self.run(prompt, **options))
+        """`run` for code without an event loop (raises `UserError` inside a running one).
+
+        Calls on one thread share one event loop, so the model's client and MCP sessions
+        stay usable from call to call.
+        """
+        close_at_exit(self._close_owned)
+        return run_coroutine_sync(self.run(prompt, **options))
+
+    def stream_sync(self, prompt: str, **options: Any) -> Iterator[Event]:
+        """`stream` for scripts: the run's events as a plain iterator.
+
+        Leaving the loop early cancels the run, as with `stream`.
+        """
+        close_at_exit(self._close_owned)
+        return iterate_sync(self.stream(prompt, **options))
 
     def stream(
         self,
@@ -246,6 +321,13 @@ class Agent:
     async def aclose(self) -> None:
         """Release what the agent holds (MCP sessions)."""
         await self.toolbox.close()
+
+    async def _close_owned(self) -> None:
+        """Close the toolbox and the model this agent built from its model string."""
+        await self.aclose()
+        close = getattr(self._model, "aclose", None)
+        if isinstance(self._model_spec, str) and close is not None:
+            await close()
 
     async def __aenter__(self) -> Agent:
         return self

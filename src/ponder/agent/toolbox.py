@@ -41,7 +41,11 @@ def thinking_tools(config: AgentConfig, taken: set[str]) -> list[Tool]:
     if config.enable_thinking_tool and "sequential_thinking" not in taken:
         from ponder.tools.thinking import ThinkingConfig, sequential_thinking_tool
 
-        limits = ThinkingConfig(max_thought_chars=config.thought_max_chars)
+        limits = ThinkingConfig(
+            max_thought_chars=config.thought_max_chars,
+            include_branch_contents=config.thinking_branch_contents,
+            max_branch_contents_chars=config.thinking_branch_contents_max_chars,
+        )
         found.append(sequential_thinking_tool(limits))
     if config.enable_todo_tool and "todo_write" not in taken:
         from ponder.tools.todo import todo_write_tool

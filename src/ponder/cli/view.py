@@ -20,6 +20,7 @@ from ponder.events import (
     MiddleMessage,
     ModelDegraded,
     ModelUnanswered,
+    PlanReplanned,
     PlanUpdated,
     Reasoning,
     ReasoningDelta,
@@ -138,7 +139,7 @@ class RunView:
                 self._progress(event)
             case (
                 MiddleMessage() | Reflection() | LimitReached() | LoopDetected() | StallDetected()
-                | ModelDegraded() | ModelUnanswered()
+                | ModelDegraded() | ModelUnanswered() | PlanReplanned()
             ):  # fmt: skip
                 self._notice(event)
             case TextDelta() | ReasoningDelta():
@@ -249,7 +250,8 @@ class RunView:
         | LoopDetected
         | StallDetected
         | ModelDegraded
-        | ModelUnanswered,
+        | ModelUnanswered
+        | PlanReplanned,
     ) -> None:
         match event:
             case MiddleMessage():
@@ -263,6 +265,9 @@ class RunView:
                 notice = f"loop detected ({event.repeats} repeats): {event.action}"
             case StallDetected():
                 notice = f"step {event.step_id} stalled ({event.repeats} repeats)"
+            case PlanReplanned():
+                replaced = ", ".join(event.replaced) or "none"
+                notice = f"replanned ({event.trigger}; replaced: {replaced}): {event.reason}"
             case ModelDegraded():
                 notice = f"model lacks {event.feature}: {event.action} ({event.source})"
             case ModelUnanswered():

@@ -3,11 +3,13 @@
 Run ``python -m ponder.mcp.thinking_server`` (stdio), or with ``--http HOST:PORT`` over
 streamable HTTP (see `ponder.mcp.thinking_http`). By default it serves the tool as
 ``sequentialthinking`` with the reference server's camelCase input schema and output
-shape: one text item holding the payload as 2-space JSON, and ``structuredContent``
+shape: exactly one text item holding the payload as 2-space JSON, and ``structuredContent``
 ``{thoughtNumber, totalThoughts, nextThoughtNeeded, branches, thoughtHistoryLength}``;
-a success has no ``isError``. Warnings (see `ponder.tools.thinking`) never enter the
-payload: they follow as a second text item. ``--native`` serves ponder's own
-``sequential_thinking`` (snake_case; result ``data`` as structured content).
+a success has no ``isError``; capabilities are the reference's (``tools.listChanged``).
+Warnings (see `ponder.tools.thinking`), naming fields by the served spelling, go in the
+text item's JSON as ``warnings`` (``structuredContent`` keeps the reference's schema).
+``--native`` serves ponder's own ``sequential_thinking`` (snake_case; result ``data``, its
+warnings included, as structured content).
 
 Differences from the reference server, on purpose: every connection (and every
 streamable-HTTP session) has its own bounded state; snake_case aliases are accepted;
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from collections import OrderedDict
 from collections.abc import AsyncIterator
@@ -46,7 +49,7 @@ from ponder.tools.thinking import (
     plan_call,
     thinking_data,
 )
-from ponder.tools.thinking_schema import Spelling, snake_case_parameters
+from ponder.tools.thinking_schema import FIELDS, Spelling, snake_case_parameters
 from ponder.tools.thinking_state import ThoughtPlan, commit_thought
 
 __all__ = [
@@ -55,6 +58,7 @@ __all__ = [
     "ThinkingServerOptions",
     "build_server",
     "camel_case_input_schema",
+    "camel_case_text",
     "main",
 ]
 
@@ -194,10 +198,31 @@ def _success(state: ThinkingState, options: ThinkingServerOptions, plan: Thought
             "branches": data["branches"],
             "thoughtHistoryLength": data["thought_history_length"],
         }
-    content = [_text(json.dumps(payload, indent=2, ensure_ascii=False))]
-    if plan.warnings:
-        content.append(_text("Warnings:\n" + "\n".join(f"- {w}" for w in plan.warnings)))
-    return types.CallToolResult(content=content, structured_content=payload)
+    shown = payload
+    if plan.warnings and not options.native:
+        shown = {**payload, "warnings": [camel_case_text(w) for w in plan.warnings]}
+    text = _text(json.dumps(shown, indent=2, ensure_ascii=False))
+    return types.CallToolResult(content=[text], structured_content=payload)
+
+
+_CAMEL = {spec.name: spec.alias for spec in FIELDS if spec.name != spec.alias}
+_SNAKE_NAME = re.compile(r"\b(" + "|".join(sorted(_CAMEL, key=len, reverse=True)) + r")\b")
+
+
+def camel_case_text(text: str) -> str:
+    """``text`` with the argument names in the served camelCase spelling."""
+    return _SNAKE_NAME.sub(lambda found: _CAMEL[found.group(1)], text)
+
+
+class _ThinkingServer(Server[_Scopes]):
+    """Declares ``tools.listChanged`` as the reference server does, in every protocol era."""
+
+    def get_capabilities(self, *args: Any, **kw: Any) -> types.ServerCapabilities:
+        """The derived capabilities, with the tool list declared as changeable."""
+        capabilities = super().get_capabilities(*args, **kw)
+        if capabilities.tools is not None:
+            capabilities.tools = types.ToolsCapability(list_changed=True)
+        return capabilities
 
 
 def _failure(text: str) -> types.CallToolResult:
@@ -245,7 +270,7 @@ def build_server(options: ThinkingServerOptions | None = None) -> Server[_Scopes
             result: types.CallToolResult = _record(scope, opts, dict(params.arguments or {}))
         return result
 
-    return Server(
+    return _ThinkingServer(
         SERVER_NAME,
         version=version("ponder"),
         lifespan=lifespan,

@@ -73,7 +73,7 @@ def _piece(event: dict[str, Any]) -> tuple[str, str] | None:
             | "middle_message" | "reflection" | "limit_reached" | "loop_detected"
             | "stall_detected" | "todo" | "plan_updated" | "step_started" | "step_finished"
             | "compaction" | "retrieval" | "report_raised" | "checkpoint_written"
-            | "model_degraded" | "model_unanswered" | "mcp_event"
+            | "model_degraded" | "model_unanswered" | "plan_replanned" | "mcp_event"
         ):  # fmt: skip
             return None
         case _:

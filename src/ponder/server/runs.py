@@ -80,7 +80,8 @@ class RunRecord:
                 | "limit_reached" | "loop_detected" | "stall_detected" | "text_delta"
                 | "reasoning_delta" | "thinking" | "todo" | "plan_updated" | "step_started"
                 | "step_finished" | "compaction" | "retrieval" | "report_raised"
-                | "checkpoint_written" | "model_degraded" | "model_unanswered" | "mcp_event"
+                | "checkpoint_written" | "model_degraded" | "model_unanswered" | "plan_replanned"
+                | "mcp_event"
             ):  # fmt: skip
                 pass
             case _:

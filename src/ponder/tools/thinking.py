@@ -12,7 +12,9 @@ Result ``data`` has exactly the spec's eight fields — ``thought_number``,
 (``"thinking"``), ``thought``, ``incomplete_steps`` (next_thought_needed or
 needs_more_thoughts or thought_number < total_thoughts) — plus, only when they apply:
 ``warnings`` (list of strings), ``branch_contents`` (when
-``ThinkingConfig.include_branch_contents``) and ``node`` (``seq``, ``is_revision``,
+``ThinkingConfig.include_branch_contents``; the newest thoughts within
+``max_branch_contents_chars``, ``branch_contents_omitted`` counting the others) and
+``node`` (``seq``, ``is_revision``,
 ``revises_thought``, ``revision_type``, ``supersedes``, ``branch_id``,
 ``branch_from_thought``) for a revision or branch thought, for a UI that draws a tree.
 
@@ -124,8 +126,11 @@ def thinking_data(
     }
     if plan.warnings:
         data["warnings"] = list(plan.warnings)
-    if config.include_branch_contents:
-        data["branch_contents"] = state.branch_contents()
+    if config.include_branch_contents and state.branches:
+        contents, omitted = state.branch_contents_within(config.max_branch_contents_chars)
+        data["branch_contents"] = contents
+        if omitted:
+            data["branch_contents_omitted"] = omitted
     if entry.is_revision or entry.branch_from_thought is not None or entry.branch_id:
         data["node"] = _node(plan)
     return data

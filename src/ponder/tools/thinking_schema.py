@@ -47,6 +47,8 @@ class ThinkingConfig:
     max_branch_id_chars: int = 128
     include_branch_contents: bool = False
     """Add ``branch_contents`` (each branch's thoughts) to the result data."""
+    max_branch_contents_chars: int | None = 8000
+    """Cap on the thought text in ``branch_contents`` (``None``: no cap)."""
     strict: bool = False
     """Cross-field inconsistencies are errors (True) or warnings (False)."""
 

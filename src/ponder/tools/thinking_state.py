@@ -69,13 +69,33 @@ class ThinkingState(BaseModel):
 
     def branch_contents(self) -> dict[str, list[dict[str, object]]]:
         """Each branch's retained thoughts as ``{thought_number, thought}``."""
+        return self.branch_contents_within(None)[0]
+
+    def branch_contents_within(
+        self, max_chars: int | None
+    ) -> tuple[dict[str, list[dict[str, object]]], int]:
+        """`branch_contents` with at most ``max_chars`` of thought text, and how many left out.
+
+        The newest thoughts are kept; ``None`` keeps them all.
+        """
+        seqs = sorted((s for ids in self.branches.values() for s in ids), reverse=True)
+        entries = [e for e in map(self.entry, seqs) if e is not None]
+        kept: set[int] = set()
+        budget = max_chars
+        for entry in entries:
+            if budget is not None:
+                if len(entry.thought) > budget:
+                    break
+                budget -= len(entry.thought)
+            kept.add(entry.seq)
         contents: dict[str, list[dict[str, object]]] = {}
-        for branch_id, seqs in self.branches.items():
-            entries = [e for e in map(self.entry, seqs) if e is not None]
+        for branch_id, ids in self.branches.items():
             contents[branch_id] = [
-                {"thought_number": e.thought_number, "thought": e.thought} for e in entries
+                {"thought_number": e.thought_number, "thought": e.thought}
+                for e in map(self.entry, ids)
+                if e is not None and e.seq in kept
             ]
-        return contents
+        return contents, len(entries) - len(kept)
 
     def clear(self) -> None:
         """Forget everything recorded in this scope."""

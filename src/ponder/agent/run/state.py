@@ -11,7 +11,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, PlainValidator, model_validator
 
 from ponder.agent.strategies.step_react.state import ContextTracking, StepRunState
-from ponder.events import Verdict
+from ponder.events import CheckType, Verdict
 from ponder.messages import Ledger
 from ponder.models.base import Usage
 
@@ -60,6 +60,8 @@ class RunState(BaseModel):
     reflection_attempts: int = 0
     reflection_verdicts: list[Verdict] = Field(default_factory=list)
     """The verdicts of the current reflection (a run restored mid-reflection judges them)."""
+    reflection_checks: dict[CheckType, tuple[Verdict, str]] = Field(default_factory=dict)
+    """The current reflection round's verdict and detail per check."""
     reflection_detail: str = ""
     """The last verdict's detail, shown to the model when it is sent back to work."""
     phase: RoundPhase = ""
@@ -70,6 +72,12 @@ class RunState(BaseModel):
     """What ``agent_stop`` reported."""
     awaiting_approval: list[str] = Field(default_factory=list)
     """Ids of the calls the run is suspended on, waiting for a decision."""
+    offered_tools: list[str] | None = None
+    """The tools the latest model request offered (None: not known, e.g. an older run)."""
+    text_replies: int = 0
+    """Consecutive text replies in the acting phase before ``agent_stop`` (stop protocol)."""
+    answer_retried: bool = False
+    """The answer was asked for once more because the first one could not be used."""
     done: bool = False
     """The tool loop is over; the next step is the final answer (or none is needed)."""
 

@@ -26,7 +26,7 @@ from ponder.agent.strategies.step_react.strategy import StepReActStrategy
 from ponder.exceptions import UserError
 from ponder.vm import WHILE, Program, compile_program
 
-__all__ = ["REACT_BLOCK", "RUN_BLOCK", "STEP_REACT_BLOCK", "program_for"]
+__all__ = ["REACT_BLOCK", "RUN_BLOCK", "STEP_REACT_BLOCK", "WORKFLOWS", "program_for"]
 
 REACT_BLOCK: Program = compile_program(
     strategy_init
@@ -37,6 +37,13 @@ REACT_BLOCK: Program = compile_program(
 RUN_BLOCK: Program = compile_program(
     strategy_init >> agent_entry >> strategy_run >> agent_post_process
 )
+
+WORKFLOWS: dict[str, tuple[Program, str]] = {
+    "react": (REACT_BLOCK, "the ReAct loop (agent_workflow = 'react')"),
+    "step-react": (STEP_REACT_BLOCK, "the step-driven loop (agent_workflow = 'step-react')"),
+    "run": (RUN_BLOCK, "one strategy run: chat (no-action / none) and rag modes"),
+}
+"""Every built-in workflow program by name, with what runs it."""
 
 
 def program_for(strategy: type[AgentStrategy]) -> Program:

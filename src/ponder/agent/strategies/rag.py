@@ -1,20 +1,31 @@
-"""RAG mode (``tool_calling_mode = "rag"``): one retrieval, then an answer without tools.
+"""RAG mode (``tool_calling_mode = "rag"``): minimal context, one retrieval, then the answer.
 
-The model sees a minimal context — the system prompt with the retrieved passages, and the
-user's current message — and no tools. The retriever comes from the strategy class
-(``RagStrategy.using(retriever)``, passed as ``Agent(strategy=...)``) or, by default, from
-the folder named by the ``rag_index_path`` config key, indexed with `index_folder`.
+With an index — a retriever from ``RagStrategy.using(retriever)`` (passed as
+``Agent(strategy=...)``) or the folder named by ``rag_index_path``, indexed with
+`index_folder` — the passages for the user's message go into the system prompt and the
+model answers with no tools offered (the agent's own tools are not offered: `Agent` warns
+about that when it is built).
+
+With no index, the retrieval is one round with the agent's own tools (no ``agent_stop``,
+no reasoning tool, no loop): the model may call any of them, concurrently, then answers
+with tools off; a reply without calls is the answer. With neither an index nor tools,
+running is a `UserError`.
+
+Either way the model sees the system prompt and the current turn only.
 """
 
 from __future__ import annotations
 
 from typing import ClassVar
 
+from ponder.agent.run.acting import act, answer_open_calls
+from ponder.agent.run.compaction import context_messages
 from ponder.agent.strategies.base import AgentStrategy, StrategyCategory
+from ponder.agent.strategies.builtins import Builtins
 from ponder.agent.strategies.prompts import rag_system_prompt
 from ponder.events import Retrieval
 from ponder.exceptions import UserError
-from ponder.messages import Message, SystemMessage, UserMessage
+from ponder.messages import AssistantMessage, Message, SystemMessage, UserMessage
 from ponder.retrieval import Retriever, index_folder
 from ponder.tools.tool import ToolResult
 
@@ -22,7 +33,7 @@ __all__ = ["RagStrategy"]
 
 
 class RagStrategy(AgentStrategy):
-    """Retrieve passages for the user's message once, then answer from them."""
+    """Retrieve once for the user's message (an index, or the agent's tools), then answer."""
 
     category: ClassVar[StrategyCategory] = "rag"
     retriever: ClassVar[Retriever | None] = None
@@ -34,19 +45,25 @@ class RagStrategy(AgentStrategy):
             raise UserError("RagStrategy.using() needs an object with async retrieve(query, limit)")
         return type("BoundRagStrategy", (cls,), {"retriever": retriever})
 
+    @classmethod
+    def has_index(cls, index_path: str | None) -> bool:
+        """True when the retrieval comes from an index rather than the agent's tools."""
+        return cls.retriever is not None or bool(index_path)
+
     def _retriever(self) -> Retriever:
         if self.retriever is not None:
             return self.retriever
-        path = self.config.rag_index_path
-        if not path:
-            raise UserError(
-                "tool_calling_mode 'rag' needs a retriever: set 'rag_index_path' to a folder "
-                "of documents, or pass strategy=RagStrategy.using(retriever)"
-            )
-        return index_folder(path)
+        assert self.config.rag_index_path
+        return index_folder(self.config.rag_index_path)
 
     async def run(self) -> None:
-        """Retrieve once, answer once, with no tools offered."""
+        """Retrieve once, then answer with tools off."""
+        if self.has_index(self.config.rag_index_path):
+            await self._answer_from_index()
+        else:
+            await self._answer_after_tools()
+
+    async def _answer_from_index(self) -> None:
         state, limit = self.state, self.config.rag_top_k
         passages = await self._retriever().retrieve(state.prompt, limit)
         await self.ctx.emit(
@@ -58,8 +75,40 @@ class RagStrategy(AgentStrategy):
         )
         system = rag_system_prompt(self.ctx.instructions, [p.render() for p in passages])
         messages: list[Message] = [SystemMessage(content=system), UserMessage(content=state.prompt)]
+        await self._answer(messages, "no tools in RAG mode")
+
+    async def _answer_after_tools(self) -> None:
+        tools = self.ctx.tools.definitions()
+        if not tools:
+            raise UserError(
+                "tool_calling_mode 'rag' needs something to retrieve with: set 'rag_index_path' "
+                "to a folder of documents, pass strategy=RagStrategy.using(retriever), or give "
+                "the agent tools"
+            )
+        builtins = Builtins(self.ctx)
+        builtins.definitions.clear()  # the round offers the agent's own tools only
+        state = self.state
+        if state.ledger.open_calls:  # resumed after an approval or a crash
+            await answer_open_calls(self.ctx, builtins, 1)
+        elif not self._retrieved():
+            turn = context_messages(state, minimal=True)
+            response = await self.ctx.request("rag_retrieval", tools, "auto", messages=turn)
+            calls = await act(self.ctx, response, builtins, 1)
+            if not calls:
+                self.finish(response.text, "answered")
+                return
+            state.rounds = 1
+            names = sorted({c.name for c in calls})
+            await self.ctx.emit(Retrieval(query=state.prompt, sources=names, scores=[]))
+        await self._answer(context_messages(state, minimal=True), "tools are off now")
+
+    def _retrieved(self) -> bool:
+        turn = context_messages(self.state, minimal=True)
+        return any(isinstance(m, AssistantMessage) and m.tool_calls for m in turn)
+
+    async def _answer(self, messages: list[Message], refusal: str) -> None:
         response = await self.ctx.request("rag", (), "none", messages=messages)
-        state.ledger.append(response.to_message())
+        self.state.ledger.append(response.to_message())
         for call in response.tool_calls:
-            state.ledger.append(ToolResult.fail("no tools in RAG mode").to_message(call))
-        self.finish(response.text, "answered")
+            self.state.ledger.append(ToolResult.fail(refusal).to_message(call))
+        self.finish_cleaned(response.text, "answered")

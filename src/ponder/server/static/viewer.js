@@ -84,6 +84,7 @@ const handlers = {
   },
   todo(run, e) { run.plan = e.data; },
   plan_updated(run, e) { run.notices.push(`plan revision ${e.revision}: ${e.reason}`); },
+  plan_replanned(run, e) { run.notices.push(`replanned (${e.trigger}; replaced: ${e.replaced.join(", ") || "none"}): ${e.reason}`); },
   step_started(run, e) { run.steps.push({id: e.step_id, description: e.description, index: e.index, total: e.total, status: "running", summary: ""}); },
   step_finished(run, e) {
     const step = [...run.steps].reverse().find(s => s.id === e.step_id);

@@ -17,10 +17,10 @@ budget or the window trigger was hit. The final answer draws on every step's res
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from ponder.agent.run.acting import act
 from ponder.agent.run.compaction import compact_steps, context_messages, is_over_window
+from ponder.agent.strategies.answer import strip_markup
 from ponder.agent.strategies.base import StrategyCategory
 from ponder.agent.strategies.builtins import Builtins
 from ponder.agent.strategies.react import ReActStrategy
@@ -44,9 +44,16 @@ from ponder.agent.strategies.step_react.stall import (
 from ponder.agent.strategies.step_react.state import PlanStep, StepRunState
 from ponder.agent.strategies.step_react.summary import summarise_step
 from ponder.agent.strategies.structured_ask import request_structured
-from ponder.events import LimitReached, PlanUpdated, StallDetected, StepFinished, StepStarted
+from ponder.events import (
+    LimitReached,
+    PlanReplanned,
+    PlanUpdated,
+    ReplanTrigger,
+    StallDetected,
+    StepFinished,
+    StepStarted,
+)
 from ponder.messages import ToolCallPart, UserMessage
-from ponder.models.base import ToolChoice
 from ponder.tools import builtin
 from ponder.tools.arguments import ArgumentIssue
 from ponder.tools.tool import ToolResult
@@ -127,11 +134,23 @@ class StepReActStrategy(ReActStrategy):
             self.step.plan = [PlanStep(id="task", description=self.state.prompt)]
         await self._plan_changed(reason or "plan created")
 
-    async def _plan_changed(self, reason: str) -> None:
+    async def _plan_changed(
+        self, reason: str, replanned: tuple[ReplanTrigger, set[str]] | None = None
+    ) -> None:
+        """Count a plan revision and report it; ``replanned`` = (trigger, unfinished ids before)."""
         self.step.revision += 1
-        await self.ctx.emit(
-            PlanUpdated(revision=self.step.revision, steps=_dump(self.step.plan), reason=reason)
-        )
+        steps = _dump(self.step.plan)
+        if replanned is not None:
+            trigger, before = replanned
+            replaced = sorted(before - self._unfinished())
+            await self.ctx.emit(
+                PlanReplanned(revision=self.step.revision, trigger=trigger, reason=reason,
+                              replaced=replaced, steps=steps)
+            )  # fmt: skip
+        await self.ctx.emit(PlanUpdated(revision=self.step.revision, steps=steps, reason=reason))
+
+    def _unfinished(self) -> set[str]:
+        return {s.id for s in self.step.plan if s.status in ("pending", "running")}
 
     # NODE_INTRO ----------------------------------------------------------------------
 
@@ -157,7 +176,7 @@ class StepReActStrategy(ReActStrategy):
             StepStarted(
                 step_id=ready.id,
                 description=ready.description,
-                index=step.step_number,
+                index=1 + sum(s.status in ("done", "skipped") for s in step.plan),
                 total=len(step.plan),
             )
         )
@@ -205,20 +224,13 @@ class StepReActStrategy(ReActStrategy):
             if stall is not None:
                 await self._on_stall(stall)
 
-    async def ask(
-        self, phase: Literal["reasoning", "action"], choice: ToolChoice, round_no: int
-    ) -> bool:
-        """One request of the round; a plain answer ends the step (the task, if simple)."""
-        self.state.phase = phase
-        response = await self.ctx.request(phase, self.tools, choice)
-        calls = await act(self.ctx, response, self.builtins, round_no)
-        if calls:
-            await self.after_calls(calls)
-            return True
+    async def on_text_reply(self, text: str) -> bool:
+        """A text reply ends the step (the task, if simple) by the stop protocol."""
         if self.step.simple_mode:
-            self.finish(response.text, "answered")
-        else:
-            self.step.stop_result = response.text
+            return await super().on_text_reply(text)
+        if text.strip() and self.remind_once():
+            return True
+        self.step.stop_result = strip_markup(text)
         return False
 
     async def after_calls(self, calls: tuple[ToolCallPart, ...]) -> None:
@@ -245,11 +257,15 @@ class StepReActStrategy(ReActStrategy):
     async def update_plan(self, args: dict[str, Any]) -> ToolResult:
         """``update_step``: revise the plan (raises `ArgumentError` when invalid)."""
         step = self.step
+        before = self._unfinished()
         change = apply_update(step.plan, step.current_id, args)
         step.plan, step.simple_mode = change.plan, False
         if change.ends_current:
             step.end = "done" if self.current() is not None else "replaced"
-        await self._plan_changed(f"update_step {args.get('action')}: {change.message}")
+        replanned: tuple[ReplanTrigger, set[str]] | None = None
+        if args.get("action") == "replan":
+            replanned = ("update_step", before)
+        await self._plan_changed(f"update_step {args.get('action')}: {change.message}", replanned)
         return ToolResult.ok(f"<STEP_PLAN_UPDATED> {change.message}\n{render_plan(step.plan)}")
 
     # stalls --------------------------------------------------------------------------
@@ -283,6 +299,7 @@ class StepReActStrategy(ReActStrategy):
     async def _replan(self, current: PlanStep, shown: str) -> bool:
         """Ask for a new plan of the remaining work; False if none could be had."""
         self.step.stall_replans += 1
+        before = self._unfinished()
         current.status, current.summary = "skipped", f"stalled repeating {shown}"
         finished = [s for s in self.step.plan if s.status in ("done", "skipped")]
         instruction = UserMessage(content=step_prompts.replan_instruction(current, shown))
@@ -298,7 +315,8 @@ class StepReActStrategy(ReActStrategy):
             current.status = "running"
             return False
         self.step.plan = [*finished, *steps_from_specs(decision.steps)]
-        await self._plan_changed(f"stall in step {current.id!r}: {decision.reason}")
+        reason = f"stall in step {current.id!r}: {decision.reason}"
+        await self._plan_changed(reason, ("stall", before))
         return True
 
     # NODE_LEAVE / TASK_COND / AGENT_POST_PROCESS ---------------------------------------
