@@ -71,10 +71,12 @@ def run() -> str:
     """The section: per store, runs killed, resumed to completion, calls lost, duplicated."""
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        folder = Path(tmp)
-        rows.append(["SQLite", *_trials(f"sqlite:///{folder / 'runs.sqlite3'}", folder)])
+        sqlite, postgres = Path(tmp) / "sqlite", Path(tmp) / "postgres"
+        sqlite.mkdir()
+        rows.append(["SQLite", *_trials(f"sqlite:///{sqlite / 'runs.sqlite3'}", sqlite)])
         if _postgres_up():
-            rows.append(["PostgreSQL", *_trials(PG_DSN, folder)])
+            postgres.mkdir()
+            rows.append(["PostgreSQL", *_trials(PG_DSN, postgres)])
     headers = ["store", "runs killed", "resumed to completion", "calls lost", "calls duplicated"]
     return (
         "## Faults: SIGKILL at random durable writes, then resume\n\n"
