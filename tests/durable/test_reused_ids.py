@@ -64,7 +64,7 @@ async def test_an_approved_call_under_a_reused_id_runs_and_gets_its_own_result(
     log: list[str] = []
     agent = reused_agent(store, log)
     suspended = await agent.run("measure things")
-    assert suspended.status == "suspended"
+    assert suspended.status == "suspended" and suspended.suspension is not None
     assert [c["name"] for c in suspended.suspension["payload"]["calls"]] == ["publish"]
     done = await agent.resume(suspended.run_id, "approve")
     assert done.status == "completed" and done.output == "measured everything"

@@ -37,6 +37,7 @@ from ponder.cli.session import (
     json_stdout,
     write_json_event,
 )
+from ponder.cli.temporal import NamespaceOption, TemporalOption, decide_remote, show_remote
 from ponder.cli.transcript import (
     conversation,
     pending_approval,
@@ -136,8 +137,17 @@ def _show_json(stored: StoredRun) -> dict[str, Any]:
 
 
 @runs_app.command()
-def show(run_id: RunIdArgument, store: StoreOption = None, as_json: JsonOption = False) -> None:
+def show(
+    run_id: RunIdArgument,
+    store: StoreOption = None,
+    as_json: JsonOption = False,
+    temporal: TemporalOption = None,
+    namespace: NamespaceOption = "default",
+) -> None:
     """A stored run: status, task, the conversation, and any calls awaiting approval."""
+    if temporal:
+        show_remote(run_id, temporal, namespace, as_json)
+        return
     with reported():
         stored = _with_store(store, lambda s: s.load(run_id))
         messages = stored.ledger_messages()
@@ -248,8 +258,18 @@ def resume(
     workflow: WorkflowOption = None,
     tools: ToolsOption = None,
     as_json: JsonOption = False,
+    temporal: TemporalOption = None,
+    namespace: NamespaceOption = "default",
 ) -> None:
-    """Continue a suspended or crashed run, with the agent rebuilt from the options."""
+    """Continue a suspended or crashed run, with the agent rebuilt from the options.
+
+    With --temporal HOST:PORT the decision goes to the run on Temporal (no agent needed).
+    """
+    if temporal:
+        with reported():
+            value = _decision_flags(approve, reject, reason, decision)
+        decide_remote(run_id, temporal, namespace, value, as_json)
+        return
     loaded: list[AgentConfig] = []
     options = AgentOptions(model, config, workflow, tools=tools)
     with reported(loaded):

@@ -97,6 +97,8 @@ class AgentOptions:
             overrides["model"] = self.model
         if self.workflow:
             overrides["agent_workflow"] = self.workflow
+        if self.instructions:
+            overrides["instructions"] = self.instructions
         if self.rag is not None:
             if not self.rag.is_dir():
                 raise UserError(f"--rag {str(self.rag)!r} is not a folder of documents")
@@ -110,6 +112,7 @@ class AgentOptions:
             ("--model", self.model),
             ("--config", str(self.config_path) if self.config_path else None),
             ("--workflow", self.workflow),
+            ("--instructions", self.instructions or None),
             ("--tools", self.tools),
             ("--rag", str(self.rag) if self.rag else None),
         ]

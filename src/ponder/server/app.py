@@ -11,7 +11,7 @@ Errors are JSON ``{"error": {"message", "type", "param"}}``: 4xx for bad input (
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from importlib.resources import files
 from pathlib import Path
@@ -130,8 +130,34 @@ def create_app(
     return app
 
 
-def serve_app(app: FastAPI, *, host: str = "127.0.0.1", port: int = 8000) -> None:
-    """Serve ``app`` with uvicorn until interrupted."""
+def serve_app(
+    app: FastAPI,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    on_ready: Callable[[], None] | None = None,
+    access_log: bool = True,
+) -> None:
+    """Serve ``app`` with uvicorn until interrupted; ``on_ready`` runs once it listens.
+
+    Uvicorn's own chatter stays at warnings; with ``access_log`` each request is one line.
+    """
+    import logging
+
     import uvicorn
 
-    uvicorn.run(app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=5)
+    class Server(uvicorn.Server):
+        async def startup(self, sockets: Any = None) -> None:
+            await super().startup(sockets)
+            if self.started and on_ready is not None:
+                on_ready()
+
+    config = uvicorn.Config(
+        app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=5
+    )
+    if access_log:
+        logging.getLogger("uvicorn.access").setLevel(logging.INFO)
+    try:
+        Server(config).run()
+    except KeyboardInterrupt:  # uvicorn re-raises the Ctrl-C it handled, once shut down
+        pass

@@ -12,6 +12,8 @@ import functools
 import inspect
 import json
 import re
+import sys
+import warnings
 from collections.abc import Callable, Mapping
 from typing import Any, TypedDict, Unpack, overload
 
@@ -82,9 +84,12 @@ def tool(
         tool_name = name or function.__name__
         _check_name(tool_name)
         shape = describe_function(function, name=tool_name)
+        chosen = description if description is not None else shape.description
+        if not chosen.strip():
+            _warn_undescribed(tool_name)
         return _build_tool(
             tool_name,
-            description if description is not None else shape.description,
+            chosen,
             shape.parameters,
             _function_caller(function, shape, options.get("run_in_thread", True)),
             _signature_validator(shape),
@@ -92,6 +97,25 @@ def tool(
         )
 
     return build if fn is None else build(fn)
+
+
+def _warn_undescribed(name: str) -> None:
+    warnings.warn(
+        f"tool {name!r} has no docstring or description: the model is told nothing about "
+        "what it does (add a docstring, or pass description=...)",
+        UserWarning,
+        stacklevel=_outside_ponder(),
+    )
+
+
+def _outside_ponder() -> int:
+    """The ``stacklevel`` that points a warning at the first frame outside ``ponder.tools``."""
+    frame, level = sys._getframe(1), 1
+    while frame.f_back is not None and frame.f_globals.get("__name__", "").startswith(
+        "ponder.tools"
+    ):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def make_tool(

@@ -50,8 +50,6 @@ class Checkpointer:
         self.effects: dict[str, ToolMessage] = {}
         """Saved results of the open assistant message's calls, by call id."""
         self._effects_at: tuple[int, int] | None = None
-        self.bytes_written = 0
-        self.checkpoints = 0
         self._written = 0
         self._has_effects = False
         """True while effect rows exist that the stored messages do not hold yet."""
@@ -100,8 +98,6 @@ class Checkpointer:
         size = await self.store.write(checkpoint)
         self._written, self._generation = len(ledger), ledger.generation
         self._has_effects = self._has_effects and not checkpoint.drop_effects
-        self.bytes_written += size
-        self.checkpoints += 1
         self.run.emit_now(CheckpointWritten(pc=self.vm.pc, bytes_written=size))
         return size
 
@@ -116,9 +112,7 @@ class Checkpointer:
         self._current_effects()[message.call_id] = message
         key = effect_key(generation, index, message.call_id)
         self._has_effects = True
-        self.bytes_written += await self.store.write_effect(
-            self.run.state.run_id, key, message.model_dump(mode="json")
-        )
+        await self.store.write_effect(self.run.state.run_id, key, message.model_dump(mode="json"))
 
     def saved(self, call_id: str) -> ToolMessage | None:
         """The saved result of the open assistant message's call ``call_id``, if any."""
