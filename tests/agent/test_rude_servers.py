@@ -40,7 +40,7 @@ def _agent(server: FakeOpenAIServer, model: str = "openai:m", **config: Any) -> 
     )
 
 
-SCRIPT = [
+SCRIPT: list[FakeReply | str] = [
     FakeReply(tool_calls=[FakeToolCall(name="add", arguments={"a": 17, "b": 23})]),
     FakeReply(tool_calls=[FakeToolCall(name="agent_stop", arguments={"result": "40"})]),
     "40",

@@ -82,7 +82,7 @@ async def test_three_step_dag_runs_in_dependency_order_with_step_events() -> Non
     # the final answer sees every step's result, with tools off
     final = model.requests[-1]
     assert final.tool_choice == "none" and list(final.tools) == []
-    text = final.messages[-1].content
+    text = final.messages[-1].content  # type: ignore[union-attr]
     assert "Fetched the data." in text and "3 rows" in text and "report.md" in text
     done = of_kind(events, "run_finished")[0]
     assert done.output == "The report is in report.md: 3 rows of data."
@@ -122,17 +122,21 @@ async def test_a_simple_task_runs_as_one_implicit_step() -> None:
     assert of_kind(events, "run_finished")[0].output == "k is value of k"
 
 
-async def test_a_plain_answer_in_simple_mode_is_the_answer() -> None:
-    model = ScriptedModel([no_plan(), call_tools(("lookup", {"key": "k"})), "k is value of k"])
+async def test_a_plain_answer_in_simple_mode_follows_the_stop_protocol() -> None:
+    answer = "k is value of k"
+    model = ScriptedModel([no_plan(), call_tools(("lookup", {"key": "k"})), answer, answer])
     result = await step_agent(model).run("what is k?")
-    assert result.output == "k is value of k" and result.stop_reason == "answered"
-    assert len(model.requests) == 3
+    assert result.output == answer and result.stop_reason == "answered_without_stop"
+    assert len(model.requests) == 4
+    reminder = model.requests[3].messages[-1]
+    assert reminder.kind == "user" and "not a tool call" in reminder.content
 
 
 async def test_a_plain_answer_inside_a_plan_step_ends_only_that_step() -> None:
     model = ScriptedModel(
         [
             plan(("a", "First", []), ("b", "Second", ["a"])),
+            "Step a needs no tools: it is 42.",
             "Step a needs no tools: it is 42.",
             summary("Found 42."),
             stop("b done"),

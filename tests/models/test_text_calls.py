@@ -105,7 +105,10 @@ async def test_a_silent_stream_hits_the_idle_bound_and_a_long_one_the_total() ->
 
 
 async def test_a_retry_after_beyond_the_budget_says_so() -> None:
-    script = [FakeReply(status=429, retry_after=30, error_message="busy"), "never"]
+    script: list[FakeReply | str] = [
+        FakeReply(status=429, retry_after=30, error_message="busy"),
+        "never",
+    ]
     async with FakeOpenAIServer(script) as server:
         model = _model(server, settings=ModelSettings(timeout=2))
         with pytest.raises(ModelTimeoutError, match=r"asked to retry after 30 s, longer than"):

@@ -87,7 +87,7 @@ def test_last_message_must_be_the_users(server: LiveServer) -> None:
 
 def test_a_failing_run_is_a_502_not_a_500() -> None:
     # one shared agent whose script covers one run only: the second run's model fails
-    agent = Agent(ScriptedModel(["answer one"]), agent_thought_mode="chat")
+    agent = Agent(ScriptedModel(["answer one"]), agent_strategy="no-action")
     with live_server(create_app(agent)) as server:
         client = client_for(server)
         first = client.chat.completions.create(

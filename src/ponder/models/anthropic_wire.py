@@ -1,7 +1,9 @@
 """The Anthropic Messages wire format: ledger → request body, blocks/events → parts.
 
-System messages go to the top-level ``system`` field, never into ``messages``; thinking
-blocks are replayed with their signatures; tool results ride in user turns.
+The leading system messages go to the top-level ``system`` field; a system message later
+in the conversation (the round's reasoning) rides in a user turn as text, so ``system``
+and the earlier turns stay a stable, cacheable prefix. Thinking blocks are replayed with
+their signatures; tool results ride in user turns.
 """
 
 from __future__ import annotations
@@ -45,9 +47,12 @@ FINISH_REASONS = {
 
 def request_body(request: ModelRequest, max_tokens: int) -> dict[str, Any]:
     """The keyword arguments of ``messages.create`` (without model and stream)."""
-    system = "\n\n".join(m.content for m in request.messages if isinstance(m, SystemMessage))
+    messages = list(request.messages)
+    head = next((i for i, m in enumerate(messages) if not isinstance(m, SystemMessage)), None)
+    head = len(messages) if head is None else head
+    system = "\n\n".join(m.content for m in messages[:head] if isinstance(m, SystemMessage))
     body: dict[str, Any] = {"max_tokens": request.settings.max_tokens or max_tokens}
-    body["messages"] = _turns(m for m in request.messages if not isinstance(m, SystemMessage))
+    body["messages"] = _turns(messages[head:])
     if system:
         body["system"] = system
     tools, choice = list(request.tools), request.tool_choice
@@ -90,7 +95,7 @@ def _turns(messages: Any) -> list[dict[str, Any]]:
 
 
 def _blocks(message: Message) -> tuple[str, list[dict[str, Any]]]:
-    if isinstance(message, UserMessage):
+    if isinstance(message, UserMessage | SystemMessage):
         return "user", [{"type": "text", "text": message.content}] if message.content else []
     if isinstance(message, ToolMessage):
         result: dict[str, Any] = {

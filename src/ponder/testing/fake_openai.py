@@ -19,7 +19,7 @@ import json
 import sys
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 from ponder.testing._http import HttpReply, HttpRequest, LocalHttpServer
 from ponder.testing.quirks import (
@@ -66,14 +66,14 @@ class FakeOpenAIServer:
         """Every request body received, in order."""
         return self.script.requests
 
-    async def __aenter__(self) -> FakeOpenAIServer:
+    async def __aenter__(self) -> Self:
         await self._http.start()
         return self
 
     async def __aexit__(self, *exc: object) -> None:
         await self._http.stop()
 
-    def __enter__(self) -> FakeOpenAIServer:
+    def __enter__(self) -> Self:
         self._http.start_in_thread()
         return self
 

@@ -11,7 +11,9 @@ same code also finishes a batch that a crash or an approval interrupted:
 - any other unanswered call was running at the crash: it runs again only if its tool is
   ``idempotent``, otherwise the model is told it was interrupted.
 
-``agent_max_tool_calls`` is exact: calls past the limit get an error result, unrun.
+``agent_max_tool_calls`` is exact: calls past the limit get an error result, unrun. A
+call to a known tool that the request did not offer gets an error result, unrun; call ids
+that are missing or repeated within a response are made unique before it is appended.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ if TYPE_CHECKING:
     from ponder.agent.run.context import RunContext
     from ponder.agent.strategies.builtins import Builtins
 
-__all__ = ["act", "answer_open_calls", "call_signature"]
+__all__ = ["act", "answer_open_calls", "call_signature", "unique_call_ids"]
 
 INTERRUPTED = (
     "interrupted: the run stopped while this call was running and its tool is not marked "
@@ -49,6 +51,7 @@ async def act(
     ctx: RunContext, response: ModelResponse, builtins: Builtins, round_no: int
 ) -> tuple[ToolCallPart, ...]:
     """Append ``response`` and answer each of its tool calls; return the calls."""
+    response = unique_call_ids(response)
     ctx.state.ledger.append(response.to_message())
     if not response.tool_calls:
         return ()
@@ -66,12 +69,15 @@ async def answer_open_calls(
     open_ids = state.ledger.open_calls
     calls = message.tool_calls
     answers: dict[str, ToolMessage] = {}
-    saved = ctx.checkpointer.effects if ctx.checkpointer is not None else {}
+    checkpointer = ctx.checkpointer
     for call in calls:
         if call.id not in open_ids:
             continue
-        if call.id in saved:
-            answers[call.id] = saved[call.id]
+        saved = checkpointer.saved(call.id) if checkpointer is not None else None
+        if saved is not None:
+            answers[call.id] = saved
+        elif not _is_offered(ctx, builtins, call.name):
+            answers[call.id] = _not_offered(state.offered_tools or (), call).to_message(call)
         elif call.name in builtins:
             answers[call.id] = (await builtins.handle(call, round_no)).to_message(call)
     pending = [c for c in calls if c.id in open_ids and c.id not in answers]
@@ -88,6 +94,40 @@ async def answer_open_calls(
     if ctx.checkpointer is not None:
         ctx.checkpointer.forget(answers)
     return calls
+
+
+def unique_call_ids(response: ModelResponse) -> ModelResponse:
+    """``response`` with every tool call id present and unique (servers reuse or omit them)."""
+    seen: set[str] = set()
+    parts = list(response.parts)
+    for index, part in enumerate(parts):
+        if not isinstance(part, ToolCallPart):
+            continue
+        if not part.id or part.id in seen:
+            new_id, n = part.id or "call", index
+            while f"{new_id}_{n}" in seen:
+                n += 1
+            parts[index] = part = part.model_copy(update={"id": f"{new_id}_{n}"})
+        seen.add(part.id)
+    if parts == list(response.parts):
+        return response
+    return response.model_copy(update={"parts": tuple(parts)})
+
+
+def _is_offered(ctx: RunContext, builtins: Builtins, name: str) -> bool:
+    """False for a known tool the latest request did not offer (unknown names go on)."""
+    offered = ctx.state.offered_tools
+    if offered is None or name in offered:
+        return True
+    return name not in builtins and ctx.tools.get(name) is None
+
+
+def _not_offered(offered: list[str] | tuple[()], call: ToolCallPart) -> ToolResult:
+    names = ", ".join(offered) or "none"
+    return ToolResult.fail(
+        f"tool {call.name!r} is not available in this request, so it was not run. "
+        f"Available now: {names}."
+    )
 
 
 def _settle_pending(

@@ -97,8 +97,9 @@ def context_messages(state: RunState, minimal: bool) -> list[Message]:
     start = _prompt_index(messages, state.prompt)
     if start < 0:
         return messages
-    system = [m for m in messages[:start] if isinstance(m, SystemMessage)]
-    return [*system, *messages[start:]]
+    # the leading system prompt only: later system messages (reasoning) belong to their turn
+    head = next((i for i, m in enumerate(messages) if not isinstance(m, SystemMessage)), start)
+    return [*messages[: min(head, start)], *messages[start:]]
 
 
 def _prompt_index(messages: Sequence[Message], prompt: str) -> int:
@@ -194,7 +195,6 @@ async def _replace(
     state.ledger.replace(after)
     tokens_after = estimate_messages_tokens(after)
     state.context.estimated_tokens, state.context.estimated_upto = tokens_after, len(after)
-    state.context.compactions += 1
     await ctx.emit(
         Compaction(
             mode=mode, tokens_before=estimate_messages_tokens(before), tokens_after=tokens_after

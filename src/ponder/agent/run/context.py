@@ -51,11 +51,13 @@ if TYPE_CHECKING:
 __all__ = ["EventSink", "RunContext"]
 
 EventSink = Callable[[Event], None]
+EVENT_TEXT_LIMIT = 20_000
+"""At most this much of a tool's error text goes into its event (the ledger keeps it all)."""
 
 
 @dataclass(slots=True, eq=False)
 class RunContext:
-    """Everything a workflow node may use during one run."""
+    """The live side of one run: what strategies and the run machinery use besides its state."""
 
     config: AgentConfig
     model: Model
@@ -75,6 +77,8 @@ class RunContext:
     """Calls that were running when the run stopped (set when it is resumed)."""
     unanswered: Unanswered | None = None
     """Whether the last response (after its one retry) carried no answer, and why."""
+    clock: Callable[[], float] = time.time
+    """Stamps event times; a durable engine gives its deterministic clock."""
     _backlog: list[Event] = field(default_factory=list)
     _degraded: set[str] = field(default_factory=set)
 
@@ -99,7 +103,7 @@ class RunContext:
         state.event_seq += 1
         event.run_id = state.run_id
         event.seq = state.event_seq
-        event.time = time.time()
+        event.time = self.clock()
         if self.sink is not None:
             self.sink(event)
         if self.hooks.has_event_handlers:
@@ -125,7 +129,7 @@ class RunContext:
                 ToolCallFinished(
                     call_id=call.id,
                     name=call.name,
-                    output=result.output,
+                    output=outcome.message.content,  # capped like the model's copy
                     data=result.data,
                     duration=outcome.duration,
                 )
@@ -135,7 +139,7 @@ class RunContext:
                 ToolCallFailed(
                     call_id=call.id,
                     name=call.name,
-                    error=result.error or result.output,
+                    error=(result.error or outcome.message.content)[:EVENT_TEXT_LIMIT],
                     status=outcome.status,
                     duration=outcome.duration,
                 )
@@ -177,21 +181,24 @@ class RunContext:
             call = ModelCall(self.state.run_id, purpose, list(messages), list(tools), tool_choice)
             await self.hooks.before_request(call)
             messages, tools, tool_choice = call.messages, call.tools, call.tool_choice
+        self.state.offered_tools = [t.name for t in tools]
         request = ModelRequest(messages, tools, tool_choice, output, self.settings)
-        response = await self._send(request, call)
+        response = await self._send(request, call, purpose)
         self.unanswered = response.unanswered if output is None else None
         if self.unanswered is not None:
             self.emit_now(ModelUnanswered(reason=self.unanswered, retrying=True))
-            response = await self._send(request, call)
+            response = await self._send(request, call, purpose)
             self.unanswered = response.unanswered
             if self.unanswered is not None:
                 self.emit_now(ModelUnanswered(reason=self.unanswered, retrying=False))
         return response
 
-    async def _send(self, request: ModelRequest, call: ModelCall | None) -> ModelResponse:
+    async def _send(
+        self, request: ModelRequest, call: ModelCall | None, purpose: str
+    ) -> ModelResponse:
         """One model request: streamed or not, hooks, usage, degradation reports."""
         if self.stream_text and self.sink is not None and request.output is None:
-            response = await self._stream(request)
+            response = await self._stream(request, text_is_reasoning=purpose == "reasoning")
         else:
             response = await self.model.request(request)
         if call is not None:
@@ -217,14 +224,15 @@ class RunContext:
         )
         return response
 
-    async def _stream(self, request: ModelRequest) -> ModelResponse:
+    async def _stream(self, request: ModelRequest, *, text_is_reasoning: bool) -> ModelResponse:
+        """Stream the response; text of the forced reasoning request streams as reasoning."""
         final: ModelResponse | None = None
         async for item in self.model.stream(request):
             if isinstance(item, ModelResponse):
                 final = item
-            elif item.kind == "text_delta":
+            elif item.kind == "text_delta" and not text_is_reasoning:
                 self.emit_now(TextDelta(text=item.text))
-            elif item.kind == "reasoning_delta":
+            elif item.kind in ("reasoning_delta", "text_delta"):
                 self.emit_now(ReasoningDelta(text=item.text))
         await self.flush()
         if final is None:

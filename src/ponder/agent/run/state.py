@@ -72,6 +72,12 @@ class RunState(BaseModel):
     """What ``agent_stop`` reported."""
     awaiting_approval: list[str] = Field(default_factory=list)
     """Ids of the calls the run is suspended on, waiting for a decision."""
+    offered_tools: list[str] | None = None
+    """The tools the latest model request offered (None: not known, e.g. an older run)."""
+    text_replies: int = 0
+    """Consecutive text replies in the acting phase before ``agent_stop`` (stop protocol)."""
+    answer_retried: bool = False
+    """The answer was asked for once more because the first one could not be used."""
     done: bool = False
     """The tool loop is over; the next step is the final answer (or none is needed)."""
 

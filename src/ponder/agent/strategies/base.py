@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, ClassVar, Literal
 
 from ponder.agent.strategies import prompts
+from ponder.agent.strategies.answer import answer_problem, gathered_results, strip_markup
 from ponder.events import LimitReached
 from ponder.messages import SystemMessage, ToolCallPart, UserMessage
 from ponder.tools.tool import ToolResult
@@ -48,10 +49,14 @@ class AgentStrategy:
     async def on_init(self) -> None:
         """Put the system prompt and the user's message into the ledger (once per turn)."""
         ledger = self.state.ledger
-        system = prompts.system_prompt(self.ctx.instructions, self.config)
+        system = prompts.system_prompt(self.ctx.instructions, self.protocol())
         if system and not any(isinstance(m, SystemMessage) for m in ledger.messages[:1]):
             ledger.replace([SystemMessage(content=system), *ledger.messages])
         ledger.append(UserMessage(content=self.state.prompt))
+
+    def protocol(self) -> str:
+        """What the system prompt says about the strategy's tools (none by default)."""
+        return ""
 
     async def on_entry(self) -> None:
         """Called once when the strategy starts working on the turn."""
@@ -78,7 +83,8 @@ class AgentStrategy:
         """A limit ended the tool loop: by default, answer without tools."""
         await self.ctx.emit(LimitReached(limit=limit, value=value))
         stop_reason = "round_limit" if limit == "rounds" else "call_limit"
-        await self.final_answer(prompts.limit_instruction(limit, value), stop_reason)
+        gathered = gathered_results(self.state.ledger.messages)
+        await self.final_answer(prompts.limit_instruction(limit, value, gathered), stop_reason)
 
     async def on_exception(self, exc: BaseException) -> None:
         """Called when the turn fails, before the error reaches the caller."""
@@ -103,9 +109,29 @@ class AgentStrategy:
                 refused = ToolResult.fail("tools are off now; answer in plain text")
                 self.state.ledger.append(refused.to_message(call))
             if response.text.strip() or not response.tool_calls:
-                self.finish(response.text, stop_reason)
+                await self.settle_answer(response.text, stop_reason)
                 return
         self.finish(REFUSALS_EXHAUSTED, stop_reason)
+
+    async def settle_answer(self, text: str, stop_reason: str) -> None:
+        """Keep ``text`` as the answer; one more request first if it echoes ponder's markup.
+
+        An answer that still has markup after that is cleaned of it (an empty one was
+        already asked for again by ``RunContext.request``).
+        """
+        problem = answer_problem(text) if text.strip() else None
+        if problem is not None and not self.state.answer_retried:
+            self.state.answer_retried = True
+            await self.final_answer(prompts.answer_correction(problem), stop_reason)
+            return
+        self.finish_cleaned(text, stop_reason)
+
+    def finish_cleaned(self, text: str, stop_reason: str) -> None:
+        """Finish with ``text`` cleaned of markup; nothing left is no answer."""
+        cleaned = strip_markup(text)
+        if text.strip() and not cleaned:
+            stop_reason = "empty_answer"
+        self.finish(cleaned, stop_reason)
 
     def finish(self, output: str, stop_reason: str) -> None:
         """Record the turn's answer and end the loop.

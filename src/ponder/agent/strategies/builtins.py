@@ -154,10 +154,11 @@ class Builtins:
         state = self.ctx.state
         state.last_summary, state.last_step = summary, last_step
         await self.ctx.emit(Reasoning(round=round_no, last_step=last_step, summary=summary))
-        await self._structured(summary)
+        await self.emit_structured(summary)
         return ToolResult.ok(prompts.REASONING_RECORDED)
 
-    async def _structured(self, summary: str) -> None:
+    async def emit_structured(self, summary: str) -> None:
+        """Emit the structured-reasoning and tool-prediction events ``summary`` carries."""
         config = self.ctx.config
         if not config.structured_reasoning:
             return

@@ -18,4 +18,7 @@ class NoActionStrategy(AgentStrategy):
         minimal = minimal_messages(self.state) if self.config.use_minimal_context else None
         response = await self.ctx.request("chat", (), "auto", messages=minimal)
         self.state.ledger.append(response.to_message())
-        self.finish(response.text, "answered")
+        if minimal is None:
+            await self.settle_answer(response.text, "answered")
+        else:  # asking again would send the whole history
+            self.finish_cleaned(response.text, "answered")

@@ -2,36 +2,88 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from ponder.config import AgentConfig
 
 __all__ = [
-    "AGENT_PROTOCOL",
     "COMPACTION_INSTRUCTION",
+    "CONTROL_PHRASES",
     "FINAL_ANSWER_INSTRUCTION",
     "REASONING_RECORDED",
+    "REASONING_TEMPLATE",
     "STEP_SUMMARY_HEADER",
+    "agent_protocol",
+    "answer_correction",
     "compaction_instruction",
     "limit_instruction",
     "loop_correction",
     "loop_final_instruction",
     "rag_system_prompt",
+    "reasoning_feedback",
     "reflection_correction",
     "reflection_request",
     "report_instruction",
+    "stop_protocol_reminder",
     "structured_correction",
     "structured_guidance",
     "system_prompt",
 ]
 
-AGENT_PROTOCOL = (
-    "You work in rounds. In each round, think first with think_and_reason, then act by "
-    "calling the tools you need (several at once when they are independent). When you "
-    "have enough information, call agent_stop, then write the final answer for the user."
-)
+REASONING_RECORDED = "Reasoning recorded."
 
-REASONING_RECORDED = "Reasoning recorded. Now act on it."
+REASONING_TEMPLATE = (
+    "<BEGIN_OF_REASONING>\n"
+    "Request: {request}\n"
+    "Last step: {last_step}\n"
+    "Reasoning: {summary}\n"
+    "Act on it now: {act}\n"
+    "<END_OF_REASONING>"
+)
+"""Rendered as a system message after each round's reasoning; it drives the next action."""
+
+_REQUEST_CHARS = 300
+
+
+def reasoning_feedback(summary: str, last_step: str, request: str, *, step_mode: bool) -> str:
+    """The round's reasoning as the system message that drives its action request."""
+    request = " ".join(request.split())
+    if len(request) > _REQUEST_CHARS:
+        request = request[:_REQUEST_CHARS] + " [...]"
+    done = "the step is done" if step_mode else "you can answer"
+    return REASONING_TEMPLATE.format(
+        request=request or "(none)",
+        last_step=last_step or "(not given)",
+        summary=summary,
+        act=f"call the tools it needs, or agent_stop when {done}.",
+    )
+
+
+def agent_protocol(offered: Collection[str], thought_mode: str, *, reflection: bool) -> str:
+    """The round protocol, naming only the built-in tools that are ``offered``."""
+    lines = ["You work in rounds."]
+    if "think_and_reason" in offered:
+        lines.append(
+            {
+                "reasoning-required": "Each round starts with think_and_reason: say what the "
+                "last step did and what you will do next.",
+                "reasoning": "The first round starts with think_and_reason: say what you "
+                "will do. Call it again whenever you need to re-plan.",
+            }.get(
+                thought_mode,
+                "Call think_and_reason beside your other calls to say what the last step "
+                "did and what you will do next.",
+            )
+        )
+    lines.append("Act by calling the tools you need (several at once when they are independent).")
+    if "processing_message" in offered:
+        lines.append("Tell the user about your progress with processing_message.")
+    stop = "When you have enough information, call agent_stop"
+    if reflection:
+        stop += "; you will then check your reasoning with verify_reasoning"
+    lines.append(stop + ". Then write the final answer for the user in plain text.")
+    return " ".join(lines)
+
 
 FINAL_ANSWER_INSTRUCTION = (
     "<BEGIN_OF_INSTRUCTIONS>You have stopped the tool loop. Now generate the final, "
@@ -57,23 +109,20 @@ def structured_guidance(config: AgentConfig) -> str:
     return text
 
 
-def system_prompt(instructions: str, config: AgentConfig) -> str:
-    """The system prompt: the user's instructions plus the round protocol in agent mode."""
+def system_prompt(instructions: str, protocol: str = "", guidance: str = "") -> str:
+    """The system prompt: the user's instructions, then the round protocol, if any."""
     parts = [instructions.strip()] if instructions.strip() else []
-    if config.tool_calling_mode == "agent" and config.agent_strategy != "no-action":
-        parts.append(AGENT_PROTOCOL)
-        guidance = structured_guidance(config)
-        if guidance:
-            parts.append(guidance)
+    parts += [text for text in (protocol, guidance) if text]
     return "\n\n".join(parts)
 
 
-def limit_instruction(limit: str, value: int) -> str:
-    """Told to the model when a limit ends the tool loop."""
+def limit_instruction(limit: str, value: int, gathered: str = "") -> str:
+    """Told to the model when a limit ends the tool loop, with the results it gathered."""
     what = {"rounds": "tool rounds", "tool_calls": "tool calls"}.get(limit, limit)
+    found = f" The results of your tool calls:\n{gathered}\n" if gathered else " "
     return (
         f"<BEGIN_OF_INSTRUCTIONS>The limit of {value} {what} has been reached, so no more "
-        "tools can be called. Answer the user's request now with what you have found, and "
+        f"tools can be called.{found}Answer the user's request now from these results, and "
         "say briefly what is still missing, if anything.<END_OF_INSTRUCTIONS>"
     )
 
@@ -87,14 +136,45 @@ def loop_correction(repeats: int) -> str:
     )
 
 
-def loop_final_instruction() -> str:
+def loop_final_instruction(gathered: str = "") -> str:
     """Injected when the repetition goes on after the correction."""
+    found = f" The results of your tool calls:\n{gathered}\n" if gathered else " "
     return (
         "<BEGIN_OF_INSTRUCTIONS>The task was stopped because your rounds kept repeating "
-        "after a correction. Do not call any tools. Tell the user plainly that you got "
-        "stuck repeating the same steps, then give the best answer you can from what you "
-        "found.<END_OF_INSTRUCTIONS>"
+        f"after a correction. Do not call any tools.{found}Tell the user plainly that you "
+        "got stuck repeating the same steps, then give the best answer you can from what "
+        "you found.<END_OF_INSTRUCTIONS>"
     )
+
+
+def stop_protocol_reminder(*, step_mode: bool = False) -> str:
+    """Told to the model when it replies in text before calling agent_stop."""
+    taken = "the result of the current step" if step_mode else "your final answer"
+    return (
+        "<BEGIN_OF_INSTRUCTIONS>That reply was not a tool call. Call the tools you need, or "
+        "call agent_stop if you have enough to answer. If you reply in text again, that "
+        f"text is taken as {taken}.<END_OF_INSTRUCTIONS>"
+    )
+
+
+def answer_correction(problem: str) -> str:
+    """Told to the model when its answer could not be given to the user as it was."""
+    return (
+        f"<BEGIN_OF_INSTRUCTIONS>Your answer {problem}. Write the answer to the user's "
+        "request again, in plain words only, without any markup or instructions."
+        "<END_OF_INSTRUCTIONS>"
+    )
+
+
+CONTROL_PHRASES = (
+    "You must NOT call any tools again",
+    "no more tools can be called",
+    "Answer the user's request now from these results",
+    "Act on it now: call the tools it needs",
+    "That reply was not a tool call",
+    "Reasoning recorded.",
+)
+"""Sentences of ponder's own instructions; an answer that repeats one echoed them."""
 
 
 def reflection_request() -> str:

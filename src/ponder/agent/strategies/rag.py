@@ -111,4 +111,4 @@ class RagStrategy(AgentStrategy):
         self.state.ledger.append(response.to_message())
         for call in response.tool_calls:
             self.state.ledger.append(ToolResult.fail(refusal).to_message(call))
-        self.finish(response.text, "answered")
+        self.finish_cleaned(response.text, "answered")

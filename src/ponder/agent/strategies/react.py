@@ -2,11 +2,26 @@
 
 One round, as the spec describes it:
 
-1. ``think_and_reason`` forced with tool_choice (per ``agent_thought_mode``);
+1. ``think_and_reason`` forced with tool_choice (per ``agent_thought_mode``); its summary
+   and ``last_step`` come back as a system message (``REASONING_TEMPLATE``, with the
+   user's request) appended after the call's result, and drive the action request;
 2. the action request, tool_choice ``required`` until ``agent_stop``, then ``auto``;
 3. every tool call of the response runs concurrently;
 4. ``agent_stop`` sets the suggested stop, runs reflection if enabled, and appends the
-   final-answer instruction; a response without tool calls is the answer.
+   final-answer instruction.
+
+The stop protocol, for providers that do not honour every tool_choice:
+
+- a text reply to the forced reasoning request is the round's reasoning, never the answer;
+  the round goes on to act (if that reply called action tools instead, they are its action);
+- after ``agent_stop``, a text reply is the answer;
+- before ``agent_stop``, a text reply is not the answer: the model is reminded of the
+  protocol once, and a second text reply in a row is taken as the answer
+  (stop reason ``answered_without_stop``);
+- an empty reply is never the answer: `RunContext.request` asks once more, then the run
+  ends with stop reason ``empty_answer`` (or ``content_filter``);
+- an answer that echoes ponder's markers or instructions is asked for once more, then
+  cleaned (see `ponder.agent.strategies.answer`).
 
 Rounds are bounded by ``agent_tool_call_limit`` and ``agent_max_tool_calls`` and guarded
 against loops (``loop_reasoning_trigger``); each ends in an answer, never an exception.
@@ -19,18 +34,21 @@ from typing import TYPE_CHECKING, Literal
 from ponder.agent.run.acting import act, answer_open_calls, call_signature
 from ponder.agent.run.compaction import compact_if_needed
 from ponder.agent.strategies import prompts
+from ponder.agent.strategies.answer import gathered_results, strip_markup
 from ponder.agent.strategies.base import AgentStrategy
 from ponder.agent.strategies.builtins import Builtins
 from ponder.agent.strategies.reflection import judge_reflection, reflect
-from ponder.events import LoopDetected, RoundStarted
-from ponder.messages import ToolCallPart
+from ponder.events import LoopDetected, Reasoning, RoundStarted
+from ponder.messages import SystemMessage, ToolCallPart
 from ponder.models.base import ForceTool, ToolChoice, ToolDefinition
-from ponder.tools.builtin import THINK_AND_REASON
+from ponder.tools.builtin import PROCESSING_MESSAGE, THINK_AND_REASON
 
 if TYPE_CHECKING:
     from ponder.agent.run.context import RunContext
 
 __all__ = ["ReActStrategy"]
+
+_TEXT_REASONING_CHARS = 2000
 
 
 class ReActStrategy(AgentStrategy):
@@ -51,9 +69,18 @@ class ReActStrategy(AgentStrategy):
             self._tools = user + list(self.builtins.definitions.values())
         return self._tools
 
+    def protocol(self) -> str:
+        """The round protocol, naming exactly the built-ins this run offers."""
+        offered = self.builtins.definitions
+        protocol = prompts.agent_protocol(
+            offered, self.config.agent_thought_mode, reflection=self.config.enable_reflection
+        )
+        guidance = prompts.structured_guidance(self.config) if THINK_AND_REASON in offered else ""
+        return f"{protocol}\n\n{guidance}" if guidance else protocol
+
     async def single_execute(self) -> bool:
         """One round; False when the loop is over."""
-        state, config = self.state, self.config
+        state = self.state
         if state.done:
             return False
         round_no = state.rounds + 1
@@ -64,45 +91,111 @@ class ReActStrategy(AgentStrategy):
                 judge_reflection(self.ctx)
                 return True
             await self.after_calls(calls)
-            if state.phase != "reasoning":
+            if state.phase != "reasoning" or not self._needs_action(calls):
                 return True
         else:
-            if state.rounds >= config.agent_tool_call_limit:
-                await self._limit_reached("rounds", config.agent_tool_call_limit)
-                return False
-            limit = config.agent_max_tool_calls
-            if limit is not None and state.tool_calls >= limit:
-                await self._limit_reached("tool_calls", limit)
+            if await self._over_limit():
                 return False
             await self.ctx.emit(RoundStarted(round=round_no, tool_choice=self._choice()))
             state.last_summary = ""
-            if self._must_think(round_no) and not await self.ask(
-                "reasoning", ForceTool(THINK_AND_REASON), round_no
-            ):
-                return False
+            if self._must_think(round_no) and not await self.think(round_no):
+                return not state.done
         return await self.ask("action", self._choice(), round_no)
+
+    async def _over_limit(self) -> bool:
+        state, config = self.state, self.config
+        if state.rounds >= config.agent_tool_call_limit:
+            await self._limit_reached("rounds", config.agent_tool_call_limit)
+            return True
+        limit = config.agent_max_tool_calls
+        if limit is not None and state.tool_calls >= limit:
+            await self._limit_reached("tool_calls", limit)
+            return True
+        return False
 
     def _choice(self) -> Literal["auto", "required"]:
         return "auto" if self.state.suggested_stop else "required"
 
+    async def think(self, round_no: int) -> bool:
+        """The forced reasoning request; True when the round still needs its action request."""
+        self.state.phase = "reasoning"
+        response = await self.ctx.request("reasoning", self.tools, ForceTool(THINK_AND_REASON))
+        calls = await act(self.ctx, response, self.builtins, round_no)
+        if not calls:
+            await self.reason_from_text(response.text, round_no)
+            return True
+        await self.after_calls(calls)
+        return not self.state.done and self._needs_action(calls)
+
+    @staticmethod
+    def _needs_action(calls: tuple[ToolCallPart, ...]) -> bool:
+        return all(c.name in (THINK_AND_REASON, PROCESSING_MESSAGE) for c in calls)
+
+    async def reason_from_text(self, text: str, round_no: int) -> None:
+        """A text reply to the forced reasoning request: the round's reasoning, fed back."""
+        summary = strip_markup(text)[:_TEXT_REASONING_CHARS].strip()
+        if not summary:
+            return
+        self.state.last_summary = summary
+        await self.ctx.emit(Reasoning(round=round_no, last_step="", summary=summary, source="text"))
+        await self.builtins.emit_structured(summary)
+        self.feed_back_reasoning()
+
+    def feed_back_reasoning(self) -> None:
+        """Append the round's reasoning as the system message that drives its action."""
+        state = self.state
+        text = prompts.reasoning_feedback(
+            state.last_summary,
+            state.last_step,
+            state.prompt,
+            step_mode=self.get_category() == "step",
+        )
+        state.ledger.append(SystemMessage(content=text))
+
     async def ask(
         self, phase: Literal["reasoning", "action"], choice: ToolChoice, round_no: int
     ) -> bool:
-        """Request, act on the response; False when it was the answer."""
-        self.state.phase = phase
+        """Request, act on the response; False when it ended the loop."""
+        state = self.state
+        state.phase = phase
         response = await self.ctx.request(phase, self.tools, choice)
         calls = await act(self.ctx, response, self.builtins, round_no)
         if not calls:
-            self.finish(response.text, "answered")
-            return False
+            return await self.on_text_reply(response.text)
+        state.text_replies = 0
         await self.after_calls(calls)
         return True
 
+    async def on_text_reply(self, text: str) -> bool:
+        """A reply without tool calls in the acting phase, by the stop protocol."""
+        if self.state.suggested_stop:
+            await self.settle_answer(text, "answered")
+            return False
+        if not text.strip():  # already asked for twice by RunContext.request
+            self.finish("", "answered")
+            return False
+        if self.remind_once():
+            return True
+        await self.settle_answer(text, "answered_without_stop")
+        return False
+
+    def remind_once(self) -> bool:
+        """Remind the model of the stop protocol after its first text reply in a row."""
+        state = self.state
+        state.text_replies += 1
+        if state.text_replies > 1:
+            return False
+        step_mode = self.get_category() == "step"
+        self.ctx.append_user(prompts.stop_protocol_reminder(step_mode=step_mode))
+        return True
+
     async def after_calls(self, calls: tuple[ToolCallPart, ...]) -> None:
-        """After a batch: remember the round's call signature; reflect after a stop."""
+        """After a batch: feed reasoning back, keep the call signature, reflect after a stop."""
         signature = " ".join(sorted(call_signature(c) for c in calls if c.name != THINK_AND_REASON))
         if signature:
             self.state.round_signature = signature
+        if self.state.last_summary and any(c.name == THINK_AND_REASON for c in calls):
+            self.feed_back_reasoning()
         if self.builtins.reflection_pending:
             await self._reflect()
 
@@ -133,7 +226,8 @@ class ReActStrategy(AgentStrategy):
             await self.ctx.emit(
                 LoopDetected(signature=shown, repeats=state.reasoning_pc + 1, action="ended")
             )
-            await self.final_answer(prompts.loop_final_instruction(), "loop")
+            gathered = gathered_results(self.state.ledger.messages)
+            await self.final_answer(prompts.loop_final_instruction(gathered), "loop")
             return
         if state.reasoning_pc > self.config.loop_reasoning_trigger:
             repeats = state.reasoning_pc + 1

@@ -17,10 +17,10 @@ budget or the window trigger was hit. The final answer draws on every step's res
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from ponder.agent.run.acting import act
 from ponder.agent.run.compaction import compact_steps, context_messages, is_over_window
+from ponder.agent.strategies.answer import strip_markup
 from ponder.agent.strategies.base import StrategyCategory
 from ponder.agent.strategies.builtins import Builtins
 from ponder.agent.strategies.react import ReActStrategy
@@ -54,7 +54,6 @@ from ponder.events import (
     StepStarted,
 )
 from ponder.messages import ToolCallPart, UserMessage
-from ponder.models.base import ToolChoice
 from ponder.tools import builtin
 from ponder.tools.arguments import ArgumentIssue
 from ponder.tools.tool import ToolResult
@@ -225,20 +224,13 @@ class StepReActStrategy(ReActStrategy):
             if stall is not None:
                 await self._on_stall(stall)
 
-    async def ask(
-        self, phase: Literal["reasoning", "action"], choice: ToolChoice, round_no: int
-    ) -> bool:
-        """One request of the round; a plain answer ends the step (the task, if simple)."""
-        self.state.phase = phase
-        response = await self.ctx.request(phase, self.tools, choice)
-        calls = await act(self.ctx, response, self.builtins, round_no)
-        if calls:
-            await self.after_calls(calls)
-            return True
+    async def on_text_reply(self, text: str) -> bool:
+        """A text reply ends the step (the task, if simple) by the stop protocol."""
         if self.step.simple_mode:
-            self.finish(response.text, "answered")
-        else:
-            self.step.stop_result = response.text
+            return await super().on_text_reply(text)
+        if text.strip() and self.remind_once():
+            return True
+        self.step.stop_result = strip_markup(text)
         return False
 
     async def after_calls(self, calls: tuple[ToolCallPart, ...]) -> None:

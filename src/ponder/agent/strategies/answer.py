@@ -1,0 +1,91 @@
+"""What may be given to the user as an answer: no echoed control markup, not empty.
+
+ponder talks to the model with its own markers (``<BEGIN_OF_INSTRUCTIONS>`` ...) and local
+servers leak their chat-template tags (``<tool_response>``, ``<|im_end|>`` ...). An answer
+that contains either, or that repeats one of ponder's instruction sentences, is detected
+here (`answer_problem`) so the strategy can ask once more, and cleaned (`strip_markup`)
+if the second answer has it too. `gathered_results` lists what the tools returned, for
+instructions that ask the model to answer from its results.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+
+from ponder.agent.strategies.prompts import CONTROL_PHRASES
+from ponder.messages import AssistantMessage, Message, ToolCallPart, ToolMessage
+from ponder.tools.builtin import CONTROL_TOOLS, PROCESSING_MESSAGE
+
+__all__ = ["answer_problem", "gathered_results", "strip_markup"]
+
+_BLOCK = re.compile(r"<BEGIN_OF_([A-Z_]+)>.*?(?:<END_OF_\1>|\Z)", re.DOTALL)
+_PAIRED = re.compile(
+    r"<(tool_call|function=[^>]*|think|thinking)>.*?(?:</(?:tool_call|function|think|thinking)>|\Z)",
+    re.DOTALL,
+)
+_MARKER = re.compile(r"</?(?:BEGIN|END)_OF_[A-Z_]+>")
+_TAG = re.compile(
+    r"</?(?:tool_response|tool_result|tool_call|think|thinking)>|<function=[^>]*>|</function>"
+    r"|<\|[a-z_]+\|>(?:(?:system|user|assistant|tool)\n)?"
+)
+_PHRASES = tuple(p.lower() for p in CONTROL_PHRASES)
+_SENTENCE = re.compile(r"(?<=[.!?])\s+")
+
+_MAX_RESULTS = 12
+_RESULT_CHARS = 400
+
+
+def answer_problem(text: str) -> str | None:
+    """Why ``text`` cannot be the answer as it is, phrased for the model; None if it can."""
+    if not text.strip():
+        return "was empty"
+    if _MARKER.search(text) or _TAG.search(text):
+        return "contained markup that is not meant for the user"
+    lowered = text.lower()
+    if any(phrase in lowered for phrase in _PHRASES):
+        return "repeated the runtime's instructions instead of answering"
+    return None
+
+
+def strip_markup(text: str) -> str:
+    """``text`` without echoed instruction blocks, tool-call markup, tags and phrases."""
+    text = _BLOCK.sub(" ", text)
+    text = _PAIRED.sub(" ", text)
+    text = _TAG.sub("", _MARKER.sub("", text))
+    return "\n".join(_without_phrases(line) for line in text.splitlines()).strip()
+
+
+def _without_phrases(line: str) -> str:
+    """``line`` without the sentences that repeat one of ponder's instructions."""
+    if not any(phrase in line.lower() for phrase in _PHRASES):
+        return line
+    sentences = _SENTENCE.split(line)
+    return " ".join(s for s in sentences if not any(p in s.lower() for p in _PHRASES)).strip()
+
+
+def _call_text(call: ToolCallPart) -> str:
+    if call.args is None:
+        return f"{call.name}({call.arguments.strip()})"
+    shown = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in call.args.items())
+    return f"{call.name}({shown})"
+
+
+def gathered_results(messages: Sequence[Message]) -> str:
+    """The latest successful action results as ``- call → output`` lines (bounded)."""
+    calls: dict[str, ToolCallPart] = {}
+    lines: list[str] = []
+    skip = CONTROL_TOOLS | {PROCESSING_MESSAGE}
+    for message in messages:
+        if isinstance(message, AssistantMessage):
+            calls.update((c.id, c) for c in message.tool_calls)
+        elif isinstance(message, ToolMessage) and not message.is_error:
+            call = calls.get(message.call_id)
+            if call is None or call.name in skip:
+                continue
+            output = " ".join(message.content.split())
+            if len(output) > _RESULT_CHARS:
+                output = output[:_RESULT_CHARS] + " [...]"
+            lines.append(f"- {_call_text(call)} → {output}")
+    return "\n".join(lines[-_MAX_RESULTS:])
