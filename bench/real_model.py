@@ -135,7 +135,7 @@ async def _one(server: LlamaServer, url: str, workflow: str, mode: str) -> dict[
 async def _measure(python: Path) -> list[list[Any]]:
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        server = LlamaServer(Path(tmp) / "server.log", python=str(python))
+        server = LlamaServer(Path(tmp) / "server.log", python=str(python), n_ctx=4096)
         server.start()
         try:
             for workflow, mode in CASES:
