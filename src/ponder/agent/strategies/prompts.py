@@ -176,6 +176,9 @@ CONTROL_PHRASES = (
     "Act on it now, or call agent_stop when",
     "That reply was not a tool call",
     "Reasoning recorded.",
+    "repeated the runtime's instructions",
+    "contained markup that is not meant for the user",
+    "Write the answer to the user's request again",
 )
 """Sentences of ponder's own instructions; an answer that repeats one echoed them."""
 
