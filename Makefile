@@ -15,8 +15,13 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(VENV)/bin/ponder demo
 
+# Total (branch) coverage of `make test` was 87% when this floor was set; a run over part of
+# the suite passes COV_FLOOR=0.
+COV_FLOOR ?= 85
+
 test: $(STAMP)
-	$(PY) -m pytest --cov=ponder --cov-report=term:skip-covered $(PYTEST_ARGS)
+	$(PY) -m pytest --cov=ponder --cov-report=term:skip-covered --cov-fail-under=$(COV_FLOOR) \
+		$(PYTEST_ARGS)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check src tests bench

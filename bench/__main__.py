@@ -17,6 +17,7 @@ from bench.common import ROOT
 MODULES = ["vm", "models", "tools", "thinking", "agent", "step_react", "store", "mcp", "peers"]
 MODULES += ["concurrency", "imports", "reflection"]
 MODULES += ["real_model"]
+MODULES += ["temporal"]
 
 
 def _header() -> str:

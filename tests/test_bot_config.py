@@ -140,12 +140,12 @@ def test_every_key_maps_or_is_named_in_a_warning(name: str) -> None:
 def test_bot_values_ponder_used_to_refuse_are_accepted_with_their_meaning(tmp_path: Path) -> None:
     path = tmp_path / "config.toml"
     path.write_text(
-        "[core.llm]\nmemory_length_limit = 0\ncompaction_max_tokens = 0\n"
+        "[core.llm]\nmemory_length_limit = 0\ncompaction_max_tokens = 0\nmax_retries = 50\n"
         'session_tokens_windows = 100\n[core.builtin]\nagent_thought_mode = "reasoning-optional"\n'
     )
     config, _ = load_noting(path)
     assert (config.memory_length_limit, config.compaction_max_tokens) == (0, 0)
-    assert config.session_tokens_windows == 100
+    assert config.session_tokens_windows == 100 and config.max_retries == 50
     assert config.agent_thought_mode == "reasoning-optional"
 
 
@@ -221,7 +221,7 @@ async def test_the_current_layout_drives_an_agent_on_the_wire() -> None:
         events = [e async for e in agent.stream("hello")]
         await agent.model.aclose()  # type: ignore[attr-defined]
     kinds = [e.kind for e in events]
-    assert "report_raised" in kinds and events[-1].output == "done"  # type: ignore[attr-defined]
+    assert "report_raised" in kinds and events[-1].output == "done"  # type: ignore[union-attr]
     report, *rest = server.requests
     assert all(b["model"] == "deepseek-chat" and b["temperature"] == 0.3 for b in server.requests)
     assert all(b["max_tokens"] == 1500 for b in server.requests)

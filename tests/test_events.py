@@ -31,7 +31,7 @@ def _snake(name: str) -> str:
 
 
 def test_every_class_is_named_after_its_kind() -> None:
-    assert len(EVENT_TYPES) == 33
+    assert len(EVENT_TYPES) == len(EVENT_KINDS) >= 30
     for kind, cls in EVENT_TYPES.items():
         assert _snake(cls.__name__) == kind
     assert EVENT_KINDS == set(get_args(EventKind))
@@ -60,12 +60,7 @@ async def test_every_event_of_a_real_run_round_trips() -> None:
             call_tools(("add", {"a": 1, "b": 2}), ("processing_message", {"content": "adding"})),
             call_tools(think),
             call_tools(("agent_stop", {"result": "3"})),
-            call_tools(
-                *(
-                    ("verify_reasoning", {"check_type": check, "result": "pass"})
-                    for check in ("self_check", "contradiction_check", "completeness_check")
-                )
-            ),
+            call_tools(("verify_reasoning", {"check_type": "self_check", "result": "pass"})),
             reply("3"),
         ]
     )

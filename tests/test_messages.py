@@ -4,6 +4,7 @@ from ponder.exceptions import LedgerError
 from ponder.messages import (
     AssistantMessage,
     Ledger,
+    Message,
     ReasoningPart,
     SystemMessage,
     TextPart,
@@ -81,7 +82,11 @@ def test_ensure_sendable_checks_plain_lists_and_ledgers() -> None:
         ensure_sendable([UserMessage(content="u"), call])
     with pytest.raises(LedgerError, match="'c8'"):
         ensure_sendable([UserMessage(content="u"), ToolMessage(call_id="c8", name="x", content="")])
-    done = [call, ToolMessage(call_id="c7", name="add", content="1"), UserMessage(content="ok")]
+    done: list[Message] = [
+        call,
+        ToolMessage(call_id="c7", name="add", content="1"),
+        UserMessage(content="ok"),
+    ]
     ensure_sendable(done)
     ensure_sendable(Ledger(done))
 

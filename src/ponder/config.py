@@ -42,18 +42,6 @@ StallAction = Literal["replan", "skip", "abandon"]
 
 _MIN_SUMMARY_TOKENS = 64
 
-_RETIRED_KEYS = {
-    "validate_tool_arguments": (
-        "ponder always checks tool arguments; a malformed call gets an error result naming "
-        "the field"
-    ),
-    "reasoning_aware_tools": (
-        "ponder keeps the tools in a stable order; with tool_prediction the predicted tools "
-        "are reported as tool_prediction events"
-    ),
-}
-"""Keys of the existing bot's config that ponder accepts with a warning and ignores, and why."""
-
 
 class ConfigWarning(UserWarning):
     """A configuration file holds a key ponder does not know."""
@@ -68,6 +56,7 @@ class AgentConfig(BaseModel):
     agent_strategy: StrategyName = "react"
     agent_workflow: WorkflowName = "react"
     model: str | None = None
+    instructions: str = ""
     base_url: str | None = None
     api_key: str | None = None
     max_tokens: int | None = Field(default=None, ge=1)
@@ -78,7 +67,7 @@ class AgentConfig(BaseModel):
     """Seconds one model request may take in total, retries included."""
     model_capabilities: dict[str, bool] = Field(default_factory=dict)
     """Overrides of the provider profile's capabilities, e.g. ``{required_tool_choice = false}``."""
-    max_retries: int = Field(default=3, ge=0, le=20)
+    max_retries: int = Field(default=3, ge=0)
     session_tokens_windows: int = Field(default=65536, ge=1)
     memory_length_limit: int = Field(default=200, ge=0)
     """Messages that trigger compaction; 0 turns the message-count trigger off."""
@@ -174,10 +163,7 @@ class AgentConfig(BaseModel):
         """Validate a flat mapping, turning pydantic errors into ``ConfigError``."""
         known = {k: v for k, v in values.items() if k in cls.model_fields}
         for key in values.keys() - known.keys():
-            why = _RETIRED_KEYS.get(key)
-            text = f"unknown configuration key {key!r} ignored"
-            text = text if why is None else f"configuration key {key!r} ignored: {why}"
-            warnings.warn(text, ConfigWarning, stacklevel=3)
+            warnings.warn(f"unknown configuration key {key!r} ignored", ConfigWarning, stacklevel=3)
         try:
             return cls(**known)
         except ValidationError as exc:

@@ -162,9 +162,11 @@ class StoreError(RunError):
 class RunLeaseError(StoreError):
     """Another process holds the lease on this run."""
 
-    def __init__(self, run_id: str, holder: str | None) -> None:
+    def __init__(self, run_id: str, holder: str | None, detail: str | None = None) -> None:
         super().__init__(
-            f"run {run_id!r} is being run by {holder or 'another process'}; "
+            f"run {run_id!r}: {detail}"
+            if detail
+            else f"run {run_id!r} is being run by {holder or 'another process'}; "
             "wait for it to finish or suspend, or cancel it"
         )
         self.run_id = run_id

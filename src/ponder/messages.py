@@ -9,6 +9,7 @@ before a model request costs O(1), not a scan of the history.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Annotated, Any, Literal
 
@@ -32,6 +33,10 @@ __all__ = [
     "messages_from_json",
     "messages_to_json",
     "parse_arguments",
+    "scrub_parts",
+    "scrub_text",
+    "scrub_value",
+    "unique_call_ids",
 ]
 
 
@@ -60,7 +65,11 @@ class ReasoningPart(_Frozen):
 
 
 class ToolCallPart(_Frozen):
-    """One tool call: the raw argument string as sent, and its parse (or why it failed)."""
+    """One tool call: the raw argument string as sent, and its parse (or why it failed).
+
+    ``id`` is unique within its response; ``provider_id`` keeps the provider's own id
+    when ponder had to renumber a repeated or missing one (see `unique_call_ids`).
+    """
 
     kind: Literal["tool_call"] = "tool_call"
     id: str
@@ -68,6 +77,7 @@ class ToolCallPart(_Frozen):
     arguments: str = "{}"
     args: dict[str, Any] | None = None
     args_error: str | None = None
+    provider_id: str | None = None
 
     @classmethod
     def from_raw(cls, id: str, name: str, arguments: str) -> ToolCallPart:
@@ -82,6 +92,70 @@ class ToolCallPart(_Frozen):
 
 
 AssistantPart = Annotated[TextPart | ReasoningPart | ToolCallPart, Field(discriminator="kind")]
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def scrub_text(text: str) -> str:
+    """``text`` with lone surrogates (which UTF-8 cannot encode) replaced by U+FFFD."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _SURROGATE.sub("\ufffd", text)
+    return text
+
+
+def scrub_value(value: Any) -> Any:
+    """`scrub_text` over every string in a JSON-like value (keys included)."""
+    if isinstance(value, str):
+        return scrub_text(value)
+    if isinstance(value, dict):
+        return {scrub_value(k): scrub_value(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [scrub_value(v) for v in value]
+    return value
+
+
+def scrub_parts(parts: tuple[AssistantPart, ...]) -> tuple[AssistantPart, ...]:
+    """``parts`` without lone surrogates in text, reasoning or calls; as is if clean."""
+    fixed: list[AssistantPart] = []
+    for part in parts:
+        dumped = part.model_dump()
+        clean = scrub_value(dumped)
+        fixed.append(part if clean == dumped else type(part).model_validate(clean))
+    return tuple(fixed)
+
+
+def unique_call_ids(parts: tuple[AssistantPart, ...]) -> tuple[AssistantPart, ...]:
+    """``parts`` with every tool call id unique: a repeated id gets a new one.
+
+    The first call keeps a repeated id; later ones become ``<id>_2``, ``<id>_3``, ...
+    (letters, digits, ``_`` and ``-`` only, as providers require) with ``provider_id``
+    set to what the provider sent. Empty ids (not assigned yet) are left alone.
+    """
+    calls = [p.id for p in parts if isinstance(p, ToolCallPart) and p.id]
+    taken = set(calls)
+    if len(taken) == len(calls):
+        return parts
+    seen: set[str] = set()
+    fixed: list[AssistantPart] = []
+    for part in parts:
+        if isinstance(part, ToolCallPart) and part.id in seen:
+            fresh = _fresh_id(part.id, taken)
+            taken.add(fresh)
+            part = part.model_copy(update={"id": fresh, "provider_id": part.id})
+        if isinstance(part, ToolCallPart) and part.id:
+            seen.add(part.id)
+        fixed.append(part)
+    return tuple(fixed)
+
+
+def _fresh_id(base: str, taken: set[str]) -> str:
+    number = 2
+    while f"{base}_{number}" in taken:
+        number += 1
+    return f"{base}_{number}"
 
 
 class SystemMessage(_Frozen):
@@ -192,11 +266,12 @@ class Ledger:
     latest assistant message, and no other message may be appended while calls are open.
     """
 
-    __slots__ = ("_messages", "_open_calls", "generation")
+    __slots__ = ("_messages", "_open_calls", "_open_index", "generation")
 
     def __init__(self, messages: Iterable[Message] = ()) -> None:
         self._messages: list[Message] = []
         self._open_calls: dict[str, str] = {}
+        self._open_index = -1
         self.generation = 0
         """Incremented whenever the conversation is replaced rather than appended to."""
         self.extend(messages)
@@ -220,6 +295,11 @@ class Ledger:
         """Calls of the latest assistant message that have no result yet (id → name)."""
         return dict(self._open_calls)
 
+    @property
+    def assistant_index(self) -> int:
+        """The index of the latest assistant message (-1 if none): where open calls live."""
+        return self._open_index
+
     def append(self, message: Message) -> None:
         """Append one message, refusing any that would break the pairing."""
         if isinstance(message, ToolMessage):
@@ -229,6 +309,7 @@ class Ledger:
             self._check_no_open_calls(message.kind)
             if isinstance(message, AssistantMessage):
                 self._open_calls = self._calls_of(message)
+                self._open_index = len(self._messages)
         self._messages.append(message)
 
     def extend(self, messages: Iterable[Message]) -> None:
@@ -246,6 +327,7 @@ class Ledger:
         """Replace the whole conversation (compaction); the new one must be valid too."""
         fresh = Ledger(messages)
         self._messages, self._open_calls = fresh._messages, fresh._open_calls
+        self._open_index = fresh._open_index
         self.generation += 1
 
     def to_json(self) -> list[dict[str, Any]]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -33,7 +34,7 @@ def make_agent(model: Any, **config: Any) -> Agent:
     return Agent(model, tools=[multiply], enable_thinking_tool=False, **config)
 
 
-def results(messages: list[Any]) -> list[ToolMessage]:
+def results(messages: Sequence[Any]) -> list[ToolMessage]:
     return [m for m in messages if isinstance(m, ToolMessage)]
 
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from ponder.agent import Agent
 from ponder.agent.strategies.base import REFUSALS_EXHAUSTED
-from ponder.messages import AssistantMessage, TextPart, UserMessage
+from ponder.messages import AssistantMessage, Message, TextPart, UserMessage
 from ponder.testing import FakeOpenAIServer, FakeReply, FakeToolCall
 from ponder.tools import tool
 
@@ -32,7 +32,7 @@ def agent_on(server: FakeOpenAIServer, **config: Any) -> Agent:
     return Agent("openai:fake", base_url=server.base_url, api_key="k", **config)
 
 
-HISTORY = [
+HISTORY: list[Message] = [
     UserMessage(content="earlier question"),
     AssistantMessage(parts=(TextPart(text="earlier answer"),)),
 ]

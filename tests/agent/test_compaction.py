@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from ponder.agent import Agent
 from ponder.exceptions import ModelResponseError
 from ponder.messages import (
@@ -31,7 +33,7 @@ def looks(n: int) -> list[ModelResponse]:
     return [call_tools(("lookup", {"key": f"k{i}"})) for i in range(n)]
 
 
-def react_agent(model: ScriptedModel, **config: object) -> Agent:
+def react_agent(model: ScriptedModel, **config: Any) -> Agent:
     config.setdefault("agent_thought_mode", "chat")
     return Agent(model, tools=[lookup], enable_thinking_tool=False, **config)
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from ponder.agent import Agent
 from ponder.messages import UserMessage
 from ponder.models import ModelResponse, ScriptedModel, call_tools, estimate_tokens, reply
@@ -27,7 +29,7 @@ def looks(n: int) -> list[ModelResponse]:
     return [call_tools(("lookup", {"key": f"k{i}"})) for i in range(n)]
 
 
-async def compacted(**config: object) -> tuple[ScriptedModel, str]:
+async def compacted(**config: Any) -> tuple[ScriptedModel, str]:
     """Run until one compaction with a long summary; the request it went out in, the note."""
     model = ScriptedModel([*looks(3), LONG_SUMMARY, stop(), LONG_SUMMARY, reply("answer")])
     agent = Agent(
@@ -48,9 +50,9 @@ async def compacted(**config: object) -> tuple[ScriptedModel, str]:
 
 
 def instruction(model: ScriptedModel) -> str:
-    content = model.requests[3].messages[-1].content  # the summariser's request
-    assert isinstance(content, str) and "BEGIN_OF_COMPACTION" in content
-    return content
+    request = model.requests[3].messages[-1]  # the summariser's request
+    assert isinstance(request, UserMessage) and "BEGIN_OF_COMPACTION" in request.content
+    return request.content
 
 
 async def test_the_summary_is_asked_for_and_cut_to_compaction_max_tokens() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import pytest
 
@@ -36,7 +37,7 @@ def broken(n: int) -> str:
     raise ValueError(f"broken {n}")
 
 
-def agent_for(model: ScriptedModel, **config: object) -> Agent:
+def agent_for(model: ScriptedModel, **config: Any) -> Agent:
     return Agent(
         model, tools=[ok, broken], agent_thought_mode="chat", enable_thinking_tool=False, **config
     )

@@ -12,11 +12,11 @@ from typing import Any
 import pytest
 
 from ponder.agent import Agent
-from ponder.messages import AssistantMessage, TextPart, UserMessage
+from ponder.messages import AssistantMessage, Message, TextPart, UserMessage
 from ponder.testing import FakeOpenAIServer, FakeReply, FakeToolCall
 from ponder.tools import tool
 
-HISTORY = [
+HISTORY: list[Message] = [
     UserMessage(content="EARLIER-QUESTION"),
     AssistantMessage(parts=(TextPart(text="EARLIER-ANSWER"),)),
 ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -71,7 +72,7 @@ async def test_rag_context_is_minimal_even_with_history(docs: Path) -> None:
     result = await agent.run("How is train travel booked?", message_history=HISTORY)
     assert len(model.requests) == 1
     sent = model.requests[0].messages
-    assert len(sent) == 2 and "second class" in sent[0].content
+    assert len(sent) == 2 and "second class" in sent[0].content  # type: ignore[union-attr]
     assert result.output == "Second class." and result.stop_reason == "answered"
 
 
@@ -80,7 +81,7 @@ async def test_rag_with_no_match_says_so_to_the_model(docs: Path) -> None:
     agent = Agent(model, tool_calling_mode="rag", rag_index_path=str(docs))
     events = [e async for e in agent.stream("zebra migration ???")]
     assert of_kind(events, "retrieval")[0].sources == []
-    assert "no matching documents" in model.requests[0].messages[0].content
+    assert "no matching documents" in model.requests[0].messages[0].content  # type: ignore[union-attr]
 
 
 async def test_a_tool_call_in_rag_mode_gets_an_error_result_and_the_ledger_stays_valid(
@@ -112,7 +113,7 @@ async def test_rag_with_a_missing_folder_is_a_user_error(tmp_path: Path) -> None
     "setting", [{"tool_calling_mode": "none"}, {"agent_strategy": "no-action"}]
 )
 async def test_chat_mode_offers_no_tools_and_sends_the_whole_conversation(
-    setting: dict[str, str],
+    setting: dict[str, Any],
 ) -> None:
     model = ScriptedModel([reply("Hello! Nice to meet you.")])
     agent = Agent(model, tools=[lookup], instructions="Be kind.", **setting)

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
@@ -28,7 +29,7 @@ def search(query: str) -> str:
     return f"found: {query} is 42"
 
 
-def rag_agent(server: FakeOpenAIServer, **config: object) -> Agent:
+def rag_agent(server: FakeOpenAIServer, **config: Any) -> Agent:
     return Agent(
         "openai:fake", tools=[search], base_url=server.base_url, api_key="k",
         instructions="You answer from the knowledge base.", tool_calling_mode="rag", **config,
@@ -36,7 +37,7 @@ def rag_agent(server: FakeOpenAIServer, **config: object) -> Agent:
 
 
 def names(body: dict[str, object]) -> list[str]:
-    return [t["function"]["name"] for t in body.get("tools", [])]  # type: ignore[attr-defined, index]
+    return [t["function"]["name"] for t in body.get("tools", [])]  # type: ignore[attr-defined]
 
 
 async def test_one_round_with_the_agents_tools_then_the_answer() -> None:
@@ -78,11 +79,14 @@ async def test_calls_in_the_answer_are_refused_and_never_loop() -> None:
         result = await agent.run("What is the answer?")
         await agent.model.aclose()  # type: ignore[attr-defined]
     assert result.output == "It is 42." and len(server.requests) == 2
-    assert result.messages[-1].kind == "tool" and result.messages[-1].is_error  # type: ignore[union-attr]
+    assert result.messages[-1].kind == "tool" and result.messages[-1].is_error
 
 
 async def test_a_call_to_an_unknown_tool_gets_an_error_result() -> None:
-    script = [FakeReply(tool_calls=[FakeToolCall(name="agent_stop", id="x", arguments={})]), "ok"]
+    script: list[FakeReply | str] = [
+        FakeReply(tool_calls=[FakeToolCall(name="agent_stop", id="x", arguments={})]),
+        "ok",
+    ]
     async with FakeOpenAIServer(script) as server:
         agent = rag_agent(server)
         result = await agent.run("q")
@@ -100,3 +104,32 @@ async def test_neither_an_index_nor_tools_is_a_user_error() -> None:
             await agent.run("anything")
         await agent.model.aclose()  # type: ignore[attr-defined]
     assert server.requests == []
+
+
+async def test_an_approval_in_the_retrieval_round_suspends_and_resumes() -> None:
+    from ponder.store import open_store
+
+    runs: list[str] = []
+
+    @tool(requires_approval=True)
+    def fetch(url: str) -> str:
+        """Fetch a page.
+
+        Args:
+            url: The page.
+        """
+        runs.append(url)
+        return f"page {url}: 42"
+
+    store = open_store("memory://")
+    first = FakeReply(tool_calls=[FakeToolCall(name="fetch", id="f1", arguments={"url": "u"})])
+    async with FakeOpenAIServer([first, "It is 42."]) as server:
+        agent = Agent("openai:fake", tools=[fetch], base_url=server.base_url, api_key="k",
+                      tool_calling_mode="rag", store=store)  # fmt: skip
+        suspended = await agent.run("What is on the page?")
+        assert suspended.status == "suspended" and runs == []
+        done = await agent.resume(suspended.run_id, "approve")
+        await agent.model.aclose()  # type: ignore[attr-defined]
+    assert (done.status, done.output, runs) == ("completed", "It is 42.", ["u"])
+    assert len(server.requests) == 2  # the retrieval round was not asked again
+    await store.close()

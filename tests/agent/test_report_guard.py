@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 
@@ -78,7 +79,7 @@ async def test_malformed_verdicts_are_retried_then_let_through() -> None:
 @pytest.mark.parametrize(
     "setting", [{"agent_workflow": "step-react"}, {"tool_calling_mode": "none"}]
 )
-async def test_a_report_ends_every_workflow_without_further_calls(setting: dict[str, str]) -> None:
+async def test_a_report_ends_every_workflow_without_further_calls(setting: dict[str, Any]) -> None:
     model = ScriptedModel([verdict(True, "violence", "threat")])
     result = await Agent(model, enable_report=True, **setting).run("threat")
     assert len(model.requests) == 1 and result.stop_reason == "reported"

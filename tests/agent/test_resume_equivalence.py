@@ -11,7 +11,7 @@ from ponder.agent import Agent
 from ponder.agent.hooks import ModelCall
 from ponder.events import Event
 from ponder.models import ScriptedModel, call_tools, reply
-from ponder.store import MemoryStore, SQLiteStore
+from ponder.store import MemoryStore, SQLiteStore, Store
 from ponder.tools import tool
 
 from .scripts import stop
@@ -45,7 +45,7 @@ def script() -> ScriptedModel:
     )
 
 
-def agent(model: ScriptedModel, *, approval: bool, store: MemoryStore) -> Agent:
+def agent(model: ScriptedModel, *, approval: bool, store: Store) -> Agent:
     tools = [tool(measure), tool(requires_approval=approval)(deploy)]
     made = Agent(
         model,
@@ -80,13 +80,13 @@ def vars_of(event: Event) -> dict[str, Any]:
 
 
 async def test_a_run_restored_mid_reflection_matches_the_uninterrupted_run() -> None:
-    plain_model, plain_events = script(), []
+    plain_model, plain_events = script(), list[Event]()
     plain = agent(plain_model, approval=False, store=MemoryStore())
     plain.hooks.on_event()(plain_events.append)
     uninterrupted = await plain.run("measure and deploy")
     assert uninterrupted.status == "completed"
 
-    held_model, held_events = script(), []
+    held_model, held_events = script(), list[Event]()
     held = agent(held_model, approval=True, store=MemoryStore())
     held.hooks.on_event()(held_events.append)
     suspended = await held.run("measure and deploy")

@@ -1,5 +1,6 @@
 """Whole runs against rude servers: degradations reported, empty answers not "answered"."""
 
+import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -39,7 +40,7 @@ def _agent(server: FakeOpenAIServer, model: str = "openai:m", **config: Any) -> 
     )
 
 
-SCRIPT = [
+SCRIPT: list[FakeReply | str] = [
     FakeReply(tool_calls=[FakeToolCall(name="add", arguments={"a": 17, "b": 23})]),
     FakeReply(tool_calls=[FakeToolCall(name="agent_stop", arguments={"result": "40"})]),
     "40",
@@ -101,3 +102,50 @@ async def test_no_answer_once_is_retried() -> None:
         events = [e async for e in _agent(server, agent_strategy="no-action").stream("hi")]
     finished = of_kind(events, "run_finished")[0]
     assert (finished.output, finished.stop_reason) == ("hello", "answered")
+
+
+async def test_a_server_that_ignores_tool_choice_still_ends_the_run_cleanly() -> None:
+    think = FakeToolCall(name="think_and_reason", arguments={"last_step": "", "summary": "x"})
+    script = [FakeReply(tool_calls=[think]), *SCRIPT, "40", "40", "40"]
+    async with FakeOpenAIServer(script, quirks=["ignore_tool_choice"]) as server:
+        agent = Agent("openai:m", tools=[add], base_url=server.base_url, api_key="k", max_retries=0)
+        result = await agent.run("What is 17 + 23?")
+    assert result.status == "completed" and result.stop_reason
+    forced = [r for r in server.requests if isinstance(r.get("tool_choice"), dict)]
+    assert forced  # ponder asked for its reasoning call; the server answered in text
+    assert len(server.requests) <= len(script)
+
+
+def _step_script(body: dict[str, Any]) -> FakeReply | str:
+    last = str(body["messages"][-1].get("content") or "")
+    if "JSON Schema" in last:
+        if "needs_decomposition" in last:
+            step = {"id": "a", "description": "Multiply", "depends_on": []}
+            plan = {"needs_decomposition": True, "reason": "one part", "steps": [step]}
+            return "Here is the plan: " + json.dumps(plan) + " Done."
+        return "```json\n" + json.dumps({"summary": "multiplied", "outputs": ["391"]}) + "\n```"
+    if body.get("tools"):
+        if any(m["role"] == "tool" for m in body["messages"]):
+            return FakeReply(
+                tool_calls=[FakeToolCall(name="agent_stop", arguments={"result": "391"})]
+            )
+        return FakeReply(tool_calls=[FakeToolCall(name="add", arguments={"a": 390, "b": 1})])
+    return "391"
+
+
+async def test_step_react_plans_and_summaries_as_json_in_text() -> None:
+    async with FakeOpenAIServer(_step_script, quirks=["refuse_response_format"]) as server:
+        agent = _agent(
+            server,
+            agent_workflow="step-react",
+            enable_thinking_tool=False,
+            model_capabilities={"forced_tool_choice": False},
+        )
+        events = [e async for e in agent.stream("What is 390 + 1?")]
+    finished = of_kind(events, "run_finished")[0]
+    assert finished.output == "391"
+    assert of_kind(events, "step_finished")[0].summary == "multiplied"
+    degraded = {e.feature: e.source for e in of_kind(events, "model_degraded")}
+    assert degraded["json_schema_output"] == "detected"
+    formats = [(r.get("response_format") or {}).get("type") for r in server.requests]
+    assert formats.count("json_schema") == 1 and "json_object" in formats

@@ -35,14 +35,14 @@ def plan(status: str) -> tuple[str, dict[str, Any]]:
 
 
 STOP = calls(("agent_stop", {}))
-TURN_ONE = [
+TURN_ONE: list[FakeReply | str] = [
     calls(thought(1, "Start from the question.")),
     calls(thought(2, "Try the other angle.", branch_from_thought=1, branch_id="alt"),
           plan("in_progress")),
     STOP,
     "first answer",
 ]  # fmt: skip
-TURN_TWO = [
+TURN_TWO: list[FakeReply | str] = [
     calls(thought(3, "The other angle holds.", branch_from_thought=1, branch_id="alt")),
     calls(plan("completed")),
     STOP,

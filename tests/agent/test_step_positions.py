@@ -46,7 +46,7 @@ DAG = [
 ]
 
 
-async def run(script: list[FakeReply], **config: Any) -> list[Any]:
+async def run(script: list[FakeReply | str], **config: Any) -> list[Any]:
     async with FakeOpenAIServer(script) as server:
         agent = Agent(
             "openai:fake", tools=[lookup], base_url=server.base_url, api_key="k",

@@ -82,7 +82,7 @@ async def test_three_step_dag_runs_in_dependency_order_with_step_events() -> Non
     # the final answer sees every step's result, with tools off
     final = model.requests[-1]
     assert final.tool_choice == "none" and list(final.tools) == []
-    text = final.messages[-1].content
+    text = final.messages[-1].content  # type: ignore[union-attr]
     assert "Fetched the data." in text and "3 rows" in text and "report.md" in text
     done = of_kind(events, "run_finished")[0]
     assert done.output == "The report is in report.md: 3 rows of data."

@@ -39,7 +39,7 @@ async def test_unknown_dependencies_and_duplicate_ids_are_named() -> None:
     bad = plan(("a", "First", ["ghost"]), ("a", "Again", []))
     model = ScriptedModel([bad, no_plan(), stop(), summary("ok"), reply("fine")])
     await step_agent(model).run("task")
-    correction = model.requests[1].messages[-1].content
+    correction = model.requests[1].messages[-1].content  # type: ignore[union-attr]
     assert "'a' is used more than once" in correction
     assert "unknown step 'ghost'" in correction
 
@@ -56,8 +56,8 @@ async def test_malformed_plans_fall_back_to_one_step_after_the_retries() -> None
         ]
     )
     events = [e async for e in step_agent(model, structured_output_retries=2).stream("task")]
-    assert "not valid JSON" in model.requests[1].messages[-1].content
-    assert "the plan has no steps" in model.requests[2].messages[-1].content
+    assert "not valid JSON" in model.requests[1].messages[-1].content  # type: ignore[union-attr]
+    assert "the plan has no steps" in model.requests[2].messages[-1].content  # type: ignore[union-attr]
     plans = of_kind(events, "plan_updated")
     assert plans[0].reason == "no usable plan; running as one step"
     assert [s["id"] for s in plans[0].steps] == ["task"]
@@ -159,7 +159,7 @@ async def test_mark_done_closes_the_current_step_or_another_one() -> None:
     assert started == ["one", "two"]
     finished = [(e.step_id, e.status) for e in of_kind(events, "step_finished")]
     assert finished == [("one", "stopped"), ("two", "done")]
-    final = model.requests[-1].messages[-1].content
+    final = model.requests[-1].messages[-1].content  # type: ignore[union-attr]
     assert "three (done): covered already" in final and "two (done): Two." in final
     assert of_kind(events, "run_finished")[0].output == "answer"
 

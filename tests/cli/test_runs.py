@@ -54,7 +54,7 @@ class Cli:
         }
 
     def __call__(self, *args: str) -> Any:
-        return ponder(*args, **self.env)
+        return ponder(*args, stdin="", timeout=60, **self.env)
 
     def start(self, task: str = "Publish the report") -> tuple[str, Any]:
         """Start a run that suspends for approval; its id and the process result."""

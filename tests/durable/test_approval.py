@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -19,7 +20,7 @@ from .test_crash_resume import worker
 PUBLISH = {"WITH_PUBLISH": "1"}
 
 
-def tool_results(result: dict[str, object]) -> dict[str, dict[str, object]]:
+def tool_results(result: dict[str, object]) -> dict[str, dict[str, Any]]:
     messages = result["messages"]
     assert isinstance(messages, list)
     return {m["call_id"]: m for m in messages if m["kind"] == "tool"}
@@ -163,7 +164,7 @@ async def test_a_session_id_continues_the_sessions_last_turn(tmp_path: Path) -> 
     assert second.output == "Your name is Ada."
     sent = [m.kind for m in model.requests[1].messages]
     assert sent == ["user", "assistant", "user"]
-    assert model.requests[1].messages[0].content == "My name is Ada."
+    assert model.requests[1].messages[0].content == "My name is Ada."  # type: ignore[union-attr]
     fresh = ScriptedModel(["Who are you?"])
     await Agent(fresh, agent_strategy="no-action", store=store).run("Hi", session_id="s2")
     assert [m.kind for m in fresh.requests[0].messages] == ["user"]

@@ -76,7 +76,9 @@ def trial(url: str, tmp_path: Path, index: int, crash_at: int) -> tuple[dict[str
 @pytest.mark.parametrize("backend", ["sqlite", "postgres"])
 def test_killed_runs_resume_to_the_uninterrupted_ledger(backend: str, tmp_path: Path) -> None:
     url = store_url(backend, tmp_path)
-    code, reference = worker(url, "reference", tmp_path / "ref.log", "start")
+    code, reference = worker(
+        url, f"reference-{random.randrange(1 << 30)}", tmp_path / "ref.log", "start"
+    )
     assert code == 0 and reference["status"] == "completed"
     boundaries = reference["writes"]
     assert boundaries >= 10

@@ -3,8 +3,10 @@
     python -m tests.durable.worker STORE_URL RUN_ID LOG_PATH start|resume [CRASH_AT] [VALUE]
 
 ``CRASH_AT=n`` kills the process with SIGKILL right after the n-th durable write
-(checkpoint or tool effect). Tools append ``call_id`` to LOG_PATH when they run. Prints
-the run's result as one JSON line.
+(checkpoint or tool effect); ``CRASH_AT=0`` right after the lease is taken. Tools append
+``call_id`` to LOG_PATH when they run. Prints the run's result as one JSON line.
+``REUSED_IDS=1`` runs a model that reuses one call id in every round (tools then log their
+argument instead).
 """
 
 from __future__ import annotations
@@ -65,12 +67,37 @@ class CrashingStore(Store):
         self, run_id: str, owner: str, ttl: float, *, takeover: str | None = None
     ) -> None:
         await self.inner.acquire(run_id, owner, ttl, takeover=takeover)
+        if self.crash_at == 0:  # between the lease row and the first checkpoint
+            os.kill(os.getpid(), signal.SIGKILL)
 
     async def release(self, run_id: str, owner: str) -> None:
         await self.inner.release(run_id, owner)
 
 
+def reused_script(request: ModelRequest) -> ModelResponse:
+    """Every call of every round is ``call_0``; round three calls twice in one response."""
+    done = sum(isinstance(m, ToolMessage) for m in request.messages)
+    if done == 0:
+        return call_tools(("measure", {"item": "a0"}, "call_0"))
+    if done == 1:
+        return call_tools(("publish", {"text": "report"}, "call_0"))
+    if done == 2:
+        return call_tools(
+            ("measure", {"item": "a2"}, "call_0"), ("measure", {"item": "bb2"}, "call_0")
+        )
+    if done == 4:
+        return call_tools(("agent_stop", {"result": "measured"}, "call_0"))
+    return reply("measured everything")
+
+
+def log_entry(call_id: str, argument: str) -> str:
+    """What a tool logs: its call id, or its argument when ids are reused."""
+    return argument if os.environ.get("REUSED_IDS") else call_id
+
+
 def script(request: ModelRequest) -> ModelResponse:
+    if os.environ.get("REUSED_IDS"):
+        return reused_script(request)
     results = [m for m in request.messages if isinstance(m, ToolMessage)]
     if os.environ.get("INTERRUPT_TEST") and not results:
         return call_tools(("slow_write", {"text": "x"}, "s1"), ("measure", {"item": "quick"}, "q1"))
@@ -100,7 +127,7 @@ def build(log_path: str) -> Agent:
             item: What to measure.
         """
         with open(log_path, "a") as log:
-            log.write(ctx.call_id + "\n")
+            log.write(log_entry(ctx.call_id, item) + "\n")
         return f"{item}: {len(item)}"
 
     @tool(requires_approval=True)
@@ -111,7 +138,7 @@ def build(log_path: str) -> Agent:
             text: The text.
         """
         with open(log_path, "a") as log:
-            log.write(ctx.call_id + "\n")
+            log.write(log_entry(ctx.call_id, text) + "\n")
         return f"published {text!r}"
 
     @tool

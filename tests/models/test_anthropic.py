@@ -14,6 +14,7 @@ from ponder.exceptions import (
 )
 from ponder.messages import (
     AssistantMessage,
+    Message,
     ReasoningPart,
     SystemMessage,
     TextPart,
@@ -47,7 +48,7 @@ def _model(server: FakeAnthropicServer, **kwargs: Any) -> AnthropicModel:
 
 
 def _ask(**kwargs: Any) -> ModelRequest:
-    messages = [SystemMessage(content="Be brief."), UserMessage(content="hi")]
+    messages: list[Message] = [SystemMessage(content="Be brief."), UserMessage(content="hi")]
     return ModelRequest(messages=messages, **kwargs)
 
 
@@ -116,7 +117,7 @@ async def test_unsigned_reasoning_from_another_provider_is_not_sent() -> None:
     assistant = AssistantMessage(
         parts=(ReasoningPart(text="deepseek thoughts"), TextPart(text="x"))
     )
-    messages = [UserMessage(content="a"), assistant, UserMessage(content="b")]
+    messages: list[Message] = [UserMessage(content="a"), assistant, UserMessage(content="b")]
     async with FakeAnthropicServer(["ok"]) as server:
         await _model(server).request(ModelRequest(messages=messages))
     sent = server.requests[0]["messages"][1]

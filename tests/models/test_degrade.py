@@ -198,7 +198,7 @@ def test_unknown_capabilities_and_quirks_are_refused() -> None:
 
 
 async def test_a_stream_opened_and_left_empty_turns_the_riskiest_feature_off() -> None:
-    # The stock llama.cpp server answers a streamed "required" with 200 and no events.
+    # The stock llama.cpp server answers a streamed "required" with 200, then breaks off.
     def script(body: dict[str, Any]) -> FakeReply:
         if body.get("tool_choice") == "required":
             return FakeReply(empty_choices=True)
@@ -208,7 +208,7 @@ async def test_a_stream_opened_and_left_empty_turns_the_riskiest_feature_off() -
         events = [e async for e in _model(server).stream(ModelRequest(ASK, [ADD], "required"))]
     response = events[-1]
     assert isinstance(response, ModelResponse) and response.tool_calls[0].name == "add"
-    assert [r["tool_choice"] for r in server.requests] == ["required", "auto"]
+    assert [r["tool_choice"] for r in server.requests] == ["required", "required", "auto"]
     assert _features(response) == {"required_tool_choice": "detected"}
 
 
@@ -226,3 +226,19 @@ async def test_llamacpp_tool_schemas_lose_their_length_limits() -> None:
     sent = [r["tools"][0]["function"]["parameters"]["properties"]["text"] for r in server.requests]
     assert sent == [{"type": "string"}, {"type": "string", "minLength": 1, "maxLength": 2000}]
     assert "length_limits" in _features(stripped)
+
+
+def test_capability_overrides_from_toml_reach_the_model(tmp_path: Any) -> None:
+    from ponder import Agent
+    from ponder.config import load_config
+
+    path = tmp_path / "ponder.toml"
+    path.write_text("[llm]\nmodel_capabilities = { required_tool_choice = false }\n")
+    config = load_config(path, environ={})
+    assert config.model_capabilities == {"required_tool_choice": False}
+    model = Agent("openai:m", api_key="k", config=config).model
+    assert isinstance(model, OpenAIModel)
+    assert model.effective_capabilities.required_tool_choice is False
+    bad = Agent("openai:m", api_key="k", model_capabilities={"required": False})
+    with pytest.raises(UserError, match="unknown model capability 'required'"):
+        _ = bad.model

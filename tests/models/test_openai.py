@@ -14,6 +14,7 @@ from ponder.exceptions import (
 )
 from ponder.messages import (
     AssistantMessage,
+    Message,
     SystemMessage,
     ToolCallPart,
     ToolMessage,
@@ -185,7 +186,7 @@ async def test_structured_output_as_forced_tool_where_not_native() -> None:
 
 async def test_reasoning_content_is_streamed_and_replayed_for_deepseek() -> None:
     call = FakeToolCall(name="add", arguments={"a": 1, "b": 2}, id="c1")
-    script = [FakeReply(reasoning="Let me add.", tool_calls=[call]), "3"] * 2
+    script: list[FakeReply | str] = [FakeReply(reasoning="Let me add.", tool_calls=[call]), "3"] * 2
     for provider, replays in (("deepseek", True), ("openai", False)):
         async with FakeOpenAIServer(script[:2]) as server:
             model = _model(server, provider=provider)
@@ -209,7 +210,7 @@ async def test_reasoning_content_is_streamed_and_replayed_for_deepseek() -> None
 
 async def test_a_broken_ledger_is_never_sent() -> None:
     call = ToolCallPart.from_args("call_42", "add", {"a": 1})
-    messages = [UserMessage(content="x"), AssistantMessage(parts=(call,))]
+    messages: list[Message] = [UserMessage(content="x"), AssistantMessage(parts=(call,))]
     async with FakeOpenAIServer(["never"]) as server:
         model = _model(server)
         with pytest.raises(LedgerError, match="call_42"):

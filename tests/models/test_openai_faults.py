@@ -45,7 +45,10 @@ async def _stream(model: OpenAIModel, request: ModelRequest = ASK) -> list[Any]:
 async def test_429_honours_retry_after_then_succeeds(streamed: bool) -> None:
     # The backoff alone would outlast the total timeout: success proves Retry-After was used.
     patient = RetryPolicy(max_retries=2, backoff_base=100.0, backoff_cap=100.0)
-    script = [FakeReply(status=429, retry_after=0.01, error_message="slow down"), "ok"]
+    script: list[FakeReply | str] = [
+        FakeReply(status=429, retry_after=0.01, error_message="slow down"),
+        "ok",
+    ]
     async with FakeOpenAIServer(script) as server:
         model = _model(server, patient, settings=ModelSettings(timeout=10))
         if streamed:
@@ -101,7 +104,10 @@ async def test_connection_dropped_before_anything_is_retried() -> None:
 
 async def test_connection_dropped_mid_stream_is_typed_and_yields_no_response() -> None:
     call = FakeToolCall(name="add", arguments={"a": 1, "b": 2})
-    script = [FakeReply(content="partial text", tool_calls=[call], drop_after=6), "unused"]
+    script: list[FakeReply | str] = [
+        FakeReply(content="partial text", tool_calls=[call], drop_after=6),
+        "unused",
+    ]
     seen: list[Any] = []
     async with FakeOpenAIServer(script) as server:
         with pytest.raises(ModelConnectionError):
@@ -124,7 +130,7 @@ async def test_malformed_chunk_and_body_are_typed_errors() -> None:
 
 
 async def test_empty_choices_is_a_typed_error() -> None:
-    script = [FakeReply(content="x", empty_choices=True)] * 2
+    script = [FakeReply(content="x", empty_choices=True)] * 4  # a stream left empty is retried
     async with FakeOpenAIServer(script) as server:
         model = _model(server)
         with pytest.raises(ModelResponseError, match="no choices"):

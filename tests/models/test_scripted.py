@@ -137,7 +137,7 @@ async def test_structured_output_round_trip_and_typed_errors() -> None:
 
 def test_malformed_script_input_is_a_user_error() -> None:
     with pytest.raises(UserError):
-        ScriptedModel("just a string")  # type: ignore[arg-type]
+        ScriptedModel("just a string")
     with pytest.raises(UserError):
         call_tools()
     with pytest.raises(UserError):

@@ -80,32 +80,35 @@ async def test_malformed_arguments_in_markup_stay_a_call_with_its_raw_arguments(
 
 
 async def test_a_slow_stream_that_keeps_talking_is_not_cut_off() -> None:
-    reply = FakeReply(content="a long and slow answer", chunk_delay=0.2)
-    async with FakeOpenAIServer([reply]) as server:
-        model = _model(server, settings=ModelSettings(idle_timeout=0.6, timeout=30))
+    reply = FakeReply(content="a long and slow answer", chunk_delay=0.5)
+    async with FakeOpenAIServer([reply]) as server:  # 2 s in all, never 2 s silent
+        model = _model(server, settings=ModelSettings(idle_timeout=2.0, timeout=60))
         events = [e async for e in model.stream(ModelRequest([UserMessage(content="hi")]))]
     assert events[-1].text == "a long and slow answer"  # type: ignore[union-attr]
 
 
 async def test_a_silent_stream_hits_the_idle_bound_and_a_long_one_the_total() -> None:
     ask = ModelRequest([UserMessage(content="hi")])
-    async with FakeOpenAIServer([FakeReply(content="abc", chunk_delay=3)]) as server:
-        model = _model(server, settings=ModelSettings(idle_timeout=0.3, timeout=30))
-        with pytest.raises(ModelTimeoutError, match=r"silent for 0\.3 s"):
+    async with FakeOpenAIServer([FakeReply(content="abc", chunk_delay=20)]) as server:
+        model = _model(server, settings=ModelSettings(idle_timeout=1.0, timeout=60))
+        with pytest.raises(ModelTimeoutError, match=r"silent for 1 s"):
             _ = [e async for e in model.stream(ask)]
-    async with FakeOpenAIServer([FakeReply(content="late", delay=3)] * 2) as server:
-        model = _model(server, settings=ModelSettings(idle_timeout=0.3, timeout=30))
+    async with FakeOpenAIServer([FakeReply(content="late", delay=20)] * 2) as server:
+        model = _model(server, settings=ModelSettings(idle_timeout=1.0, timeout=60))
         with pytest.raises(ModelTimeoutError, match="attempt timed out"):
             await model.request(ask)  # silent before the answer: retried, then typed
     assert len(server.requests) == 2
-    async with FakeOpenAIServer([FakeReply(content="abcdef", chunk_delay=0.2)]) as server:
-        model = _model(server, settings=ModelSettings(idle_timeout=5, timeout=0.5))
-        with pytest.raises(ModelTimeoutError, match=r"total timeout of 0\.5 s"):
+    async with FakeOpenAIServer([FakeReply(content="abcdef", chunk_delay=1.0)]) as server:
+        model = _model(server, settings=ModelSettings(idle_timeout=10, timeout=2))
+        with pytest.raises(ModelTimeoutError, match=r"total timeout of 2 s"):
             _ = [e async for e in model.stream(ask)]
 
 
 async def test_a_retry_after_beyond_the_budget_says_so() -> None:
-    script = [FakeReply(status=429, retry_after=30, error_message="busy"), "never"]
+    script: list[FakeReply | str] = [
+        FakeReply(status=429, retry_after=30, error_message="busy"),
+        "never",
+    ]
     async with FakeOpenAIServer(script) as server:
         model = _model(server, settings=ModelSettings(timeout=2))
         with pytest.raises(ModelTimeoutError, match=r"asked to retry after 30 s, longer than"):

@@ -1,4 +1,4 @@
-from ponder.messages import AssistantMessage, TextPart, ToolCallPart, UserMessage
+from ponder.messages import AssistantMessage, Message, TextPart, ToolCallPart, UserMessage
 from ponder.models import estimate_messages_tokens, estimate_tokens
 
 
@@ -19,7 +19,7 @@ def test_cjk_counts_one_token_per_character() -> None:
 
 def test_messages_include_tool_calls_and_overhead() -> None:
     plain = [UserMessage(content="hello world")]
-    with_call = [
+    with_call: list[Message] = [
         *plain,
         AssistantMessage(
             parts=(TextPart(text="ok"), ToolCallPart.from_args("c1", "add", {"a": 1, "b": 2}))

@@ -58,7 +58,7 @@ def test_the_right_token_is_accepted(protected: LiveServer) -> None:
     assert events.status_code == 200 and "event: run_finished" in events.text
     client = openai.OpenAI(base_url=protected.url + "/v1", api_key=TOKEN, max_retries=0)
     answer = client.chat.completions.create(model="m", messages=[{"role": "user", "content": "x"}])
-    assert answer.choices[0].message.content.startswith("echo:")
+    assert answer.choices[0].message.content.startswith("echo:")  # type: ignore[union-attr]
     wrong = openai.OpenAI(base_url=protected.url + "/v1", api_key="nope", max_retries=0)
     with pytest.raises(openai.AuthenticationError):
         wrong.chat.completions.create(model="m", messages=[{"role": "user", "content": "x"}])

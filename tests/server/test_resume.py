@@ -230,7 +230,7 @@ def test_unknown_runs_and_held_leases(server: LiveServer, store: SQLiteStore) ->
 def test_cancel_a_suspended_run(server: LiveServer, store: SQLiteStore) -> None:
     with httpx.Client(base_url=server.url, timeout=30) as client:
         run_id = wait_suspended(client)
-        cancelled = client.post(f"/v1/runs/{run_id}/cancel").json()
+        cancelled = client.post(f"/v1/runs/{run_id}/cancel", json={}).json()
         assert cancelled["status"] == "cancelled" and cancelled["suspension"] is None
         refused = client.post(f"/v1/runs/{run_id}/resume", json={"decision": "approve"})
         assert refused.status_code == 409

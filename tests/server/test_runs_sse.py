@@ -111,13 +111,13 @@ def test_cancel_stops_a_running_run(server: LiveServer) -> None:
         while client.get(f"/v1/runs/{run_id}").json()["event_count"] < 20:
             assert time.monotonic() < deadline, "the run never reached its gated tool call"
             time.sleep(0.02)
-        cancelled = client.post(f"/v1/runs/{run_id}/cancel")
+        cancelled = client.post(f"/v1/runs/{run_id}/cancel", json={})
         assert cancelled.status_code == 200
         assert cancelled.json()["status"] == "cancelled"
         events = follow(client, run_id)
         assert events[-1]["kind"] == "run_failed" and events[-1]["error_type"] == "Cancelled"
         assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
-        again = client.post(f"/v1/runs/{run_id}/cancel")
+        again = client.post(f"/v1/runs/{run_id}/cancel", json={})
         assert again.status_code == 200 and again.json()["status"] == "cancelled"
 
 
@@ -126,7 +126,8 @@ def test_cancel_stops_a_running_run(server: LiveServer) -> None:
     [
         ("GET", "/v1/runs/nope", {}, 404),
         ("GET", "/v1/runs/nope/events", {}, 404),
-        ("POST", "/v1/runs/nope/cancel", {}, 404),
+        ("POST", "/v1/runs/nope/cancel", {"json": {}}, 404),
+        ("POST", "/v1/runs/nope/cancel", {}, 403),
         (
             "POST",
             "/v1/runs",

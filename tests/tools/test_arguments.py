@@ -99,7 +99,7 @@ def conform(value: dict[str, object], **options: bool) -> object:
 
 
 def test_strings_are_coerced_only_where_the_schema_asks() -> None:
-    value = {
+    value: dict[str, object] = {
         "count": " 2 ",
         "ratio": "2.5",
         "flag": "TRUE",

@@ -2,6 +2,7 @@
 
 import asyncio
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -239,11 +240,12 @@ def test_unusable_signatures_are_user_errors() -> None:
     def unresolved(a: "NoSuchType") -> None:  # type: ignore[name-defined]  # noqa: F821
         """Bad."""
 
-    for fn, fragment in [
+    cases: list[tuple[Callable[..., Any], str]] = [
         (star, "named parameter"),
         (late, "must come first"),
         (unresolved, "type hints"),
-    ]:
+    ]
+    for fn, fragment in cases:
         with pytest.raises(UserError, match=fragment):
             tool(fn)
 
@@ -284,3 +286,24 @@ def test_stateful_tools_declare_plain_data_state() -> None:
     assert bump.new_state() == Tally()
     assert add.new_state() is None
     assert bump.parameters["properties"] == {}
+
+
+def test_a_parameter_without_a_json_schema_is_named() -> None:
+    class Socketish:
+        pass
+
+    def connect(host: str, conn: Socketish) -> str:
+        """Connect somewhere."""
+        return host
+
+    with pytest.raises(UserError, match=r"parameter 'conn' has type Socketish"):
+        tool(connect)
+
+
+def test_a_tool_without_a_docstring_warns() -> None:
+    def undocumented(a: int) -> int:
+        return a
+
+    with pytest.warns(UserWarning, match="no docstring"):
+        tool(undocumented)
+    tool(description="Returns a.")(undocumented)  # a description is enough

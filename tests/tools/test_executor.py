@@ -246,7 +246,9 @@ async def test_stateful_calls_in_one_run_take_turns_on_one_state() -> None:
     assert sorted(int(o.message.content) for o in outcomes) == [1, 2, 3, 4, 5]
     assert states["bump"] == Counter(count=5, seen=["0", "1", "2", "3", "4"])
 
-    restored = {"bump": Counter.model_validate_json(states["bump"].model_dump_json())}
+    restored: dict[str, BaseModel] = {
+        "bump": Counter.model_validate_json(states["bump"].model_dump_json())
+    }
     await executor.run_batch([call("5", "bump", "{}")], run_id="r", states=restored)
     assert restored["bump"].count == 6  # type: ignore[attr-defined]
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Callable
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
@@ -70,7 +71,7 @@ def statements(draw: Any, depth: int, in_loop: bool, in_handler: bool, subs: int
         parts = draw(st.lists(statements(depth - 1, loop, handler, subs), min_size=1, max_size=3))
         return ("seq", parts)
 
-    leaves = {
+    leaves: dict[str, Callable[[], Tree]] = {
         "act": lambda: ("act", f"a{draw(st.integers(0, 5))}"),
         "raise": lambda: (
             "raise",

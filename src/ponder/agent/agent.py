@@ -7,10 +7,9 @@ pooled MCP sessions. Every run gets its own `RunState` (plain data) and `RunCont
 
 from __future__ import annotations
 
-import asyncio
 import uuid
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from types import TracebackType
 from typing import Any
 
@@ -26,8 +25,10 @@ from ponder.agent.strategies.base import AgentStrategy
 from ponder.agent.strategies.chat import NoActionStrategy
 from ponder.agent.strategies.react import ReActStrategy
 from ponder.agent.stream import RunStream
+from ponder.agent.sync import close_at_exit, iterate_sync, run_coroutine_sync
 from ponder.agent.toolbox import Toolbox
 from ponder.config import AgentConfig, ConfigWarning
+from ponder.events import Event
 from ponder.exceptions import StoreError, UserError
 from ponder.messages import Ledger, Message, messages_from_json
 from ponder.models.base import Model, ModelSettings
@@ -76,7 +77,7 @@ class Agent:
     ) -> None:
         base = config or AgentConfig()
         self.config = base.replace(**config_overrides) if config_overrides else base
-        self.instructions = instructions
+        self.instructions = instructions or self.config.instructions
         self.store = store
         self.hooks = Hooks()
         self.on_event = self.hooks.on_event
@@ -154,6 +155,11 @@ class Agent:
                 capabilities=config.model_capabilities or None,
             )
         return self._model
+
+    @property
+    def strategy_type(self) -> type[AgentStrategy]:
+        """The strategy class every run of this agent uses."""
+        return self._strategy
 
     @property
     def program(self) -> Program:
@@ -245,8 +251,21 @@ class Agent:
         return await start_run(ctx, self._strategy, self.program, store)
 
     def run_sync(self, prompt: str, **options: Any) -> RunResult:
-        """`run` for code without an event loop."""
-        return asyncio.run(self.run(prompt, **options))
+        """`run` for code without an event loop (raises `UserError` inside a running one).
+
+        Calls on one thread share one event loop, so the model's client and MCP sessions
+        stay usable from call to call.
+        """
+        close_at_exit(self._close_owned)
+        return run_coroutine_sync(self.run(prompt, **options))
+
+    def stream_sync(self, prompt: str, **options: Any) -> Iterator[Event]:
+        """`stream` for scripts: the run's events as a plain iterator.
+
+        Leaving the loop early cancels the run, as with `stream`.
+        """
+        close_at_exit(self._close_owned)
+        return iterate_sync(self.stream(prompt, **options))
 
     def stream(
         self,
@@ -282,6 +301,13 @@ class Agent:
     async def aclose(self) -> None:
         """Release what the agent holds (MCP sessions)."""
         await self.toolbox.close()
+
+    async def _close_owned(self) -> None:
+        """Close the toolbox and the model this agent built from its model string."""
+        await self.aclose()
+        close = getattr(self._model, "aclose", None)
+        if isinstance(self._model_spec, str) and close is not None:
+            await close()
 
     async def __aenter__(self) -> Agent:
         return self

@@ -12,9 +12,9 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
-from ponder.events import Event
+from ponder.events import Event, EventKind
 from ponder.messages import Message
 from ponder.models.base import ModelResponse, ToolChoice, ToolDefinition
 
@@ -76,7 +76,7 @@ class Hooks:
         return _Handler(priority, self._count, block, fn)
 
     def on_event(
-        self, kind: str = "*", *, priority: int = 10, block: bool = False
+        self, kind: EventKind | Literal["*"] = "*", *, priority: int = 10, block: bool = False
     ) -> Callable[[F], F]:
         """Register ``fn(event)`` for events of ``kind`` (``"*"`` = all)."""
 

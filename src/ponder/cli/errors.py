@@ -66,6 +66,8 @@ def _store_failure(error: RunError) -> Failure | None:
     if isinstance(error, RunLeaseError):
         hint = "wait for the other process, or stop it with `ponder runs cancel`"
         return Failure(_with_hint(message, hint), EXIT_RUN_FAILED)
+    if isinstance(error, StoreError) and "before its first checkpoint" in message:
+        return Failure(_with_hint(message, "start the task again with `ponder run`"), 1)
     if isinstance(error, StoreError) and message.startswith("no stored run"):
         hint = "see `ponder runs list` for the runs in this store"
         return Failure(_with_hint(message, hint), EXIT_USAGE)

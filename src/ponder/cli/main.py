@@ -7,11 +7,12 @@ Every command prints failures as one line with a hint on stderr and exits non-ze
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import json
 import sys
 from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import Annotated, Any
+from typing import IO, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -19,6 +20,7 @@ from rich.console import Console
 from ponder.cli.errors import EXIT_USAGE
 from ponder.cli.options import (
     ConfigOption,
+    InstructionsOption,
     JsonOption,
     ModelOption,
     StoreOption,
@@ -33,7 +35,17 @@ from ponder.cli.session import (
     ChatSession,
     RunOutcome,
     build_agent,
+    json_stdout,
     run_with_display,
+)
+from ponder.cli.temporal import (
+    DetachOption,
+    NamespaceOption,
+    TaskQueueOption,
+    TemporalOption,
+    exit_after_temporal,
+    run_remote,
+    worker,
 )
 from ponder.config import AgentConfig
 from ponder.exceptions import UserError
@@ -50,10 +62,34 @@ app = typer.Typer(
 mcp_app = typer.Typer(help="MCP servers that ship with ponder.", no_args_is_help=True)
 app.add_typer(mcp_app, name="mcp")
 app.add_typer(runs_app, name="runs")
+app.command()(worker)
 RagOption = Annotated[
     Path | None,
     typer.Option("--rag", help="Answer from this folder of documents (RAG mode, no tools)."),
 ]
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from ponder import __version__
+
+        typer.echo(f"ponder {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            callback=_print_version,
+            is_eager=True,
+            help="Print ponder's version and exit.",
+        ),
+    ] = False,
+) -> None:
+    """Run ponder agents from the terminal, serve them over HTTP, and watch them think."""
 
 
 def _run_async(make: Callable[[], Coroutine[Any, Any, Any]]) -> Any:
@@ -74,22 +110,36 @@ def run(
     store: StoreOption = None,
     tools: ToolsOption = None,
     rag: RagOption = None,
+    temporal: TemporalOption = None,
+    task_queue: TaskQueueOption = None,
+    namespace: NamespaceOption = "default",
+    detach: DetachOption = False,
+    instructions: InstructionsOption = None,
 ) -> None:
-    """Run an agent on TASK and show it working; with --store, checkpoint it."""
+    """Run an agent on TASK and show it working; with --store, checkpoint it.
+
+    With --temporal HOST:PORT --task-queue Q the run goes to the workers of Q instead.
+    """
+    if temporal:
+        run_remote(task, temporal, task_queue, namespace, as_json, detach)
+        return
     loaded: list[AgentConfig] = []
-    options = AgentOptions(model, config, workflow, tools=tools, rag=rag)
+    options = AgentOptions(model, config, workflow, instructions or "", tools=tools, rag=rag)
     with reported(loaded):
         agent, agent_config = build_agent(options)
         loaded.append(agent_config)
-        outcome = _run_async(lambda: _run_stored(agent, task, store, as_json))
+        with json_stdout(as_json) as out:
+            outcome = _run_async(lambda: _run_stored(agent, task, store, as_json, out))
     report_outcome(outcome, store_label(store) if store else None, options, as_json=as_json)
 
 
-async def _run_stored(agent: Any, task: str, url: str | None, as_json: bool) -> RunOutcome:
+async def _run_stored(
+    agent: Any, task: str, url: str | None, as_json: bool, out: IO[str]
+) -> RunOutcome:
     store = open_cli_store(url) if url else None
     try:
         return await run_with_display(
-            agent, task, _console(), as_json=as_json, out=sys.stdout, store=store
+            agent, task, _console(), as_json=as_json, out=out, store=store
         )
     finally:
         if store is not None:
@@ -112,12 +162,13 @@ def chat(
     config: ConfigOption = None,
     workflow: WorkflowOption = None,
     as_json: JsonOption = False,
+    instructions: InstructionsOption = None,
 ) -> None:
     """Talk to an agent; each turn remembers the conversation. Empty line or EOF ends it."""
     loaded: list[AgentConfig] = []
     console = _console()
     with reported(loaded):
-        agent, agent_config = build_agent(AgentOptions(model, config, workflow))
+        agent, agent_config = build_agent(AgentOptions(model, config, workflow, instructions or ""))
         loaded.append(agent_config)
         session = ChatSession(agent, console, as_json=as_json, out=sys.stdout)
         interactive = sys.stdin.isatty()
@@ -194,8 +245,38 @@ def dis(
             typer.echo(program.dis())
 
 
+def _announcer(host: str, port: int, token: str | None) -> Callable[[], None]:
+    """What ``ponder serve`` prints once it listens: where the API and the viewer are."""
+    shown = f"[{host}]" if ":" in host else host
+
+    def announce() -> None:
+        base = f"http://{shown}:{port}"
+        typer.echo(f"ponder serve: the API at {base}/v1, the viewer at {base}/")
+        if token:
+            typer.echo("clients send 'Authorization: Bearer <token>'; the viewer asks for it")
+        typer.echo("Ctrl-C stops the server")
+
+    return announce
+
+
 def _is_loopback(host: str) -> bool:
-    return host in ("127.0.0.1", "::1", "localhost") or host.startswith("127.")
+    """A loopback address or ``localhost``; a name that merely starts with ``127.`` is not."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def _allowed_hosts(host: str, extra: list[str] | None) -> list[str]:
+    """The ``Host`` names to serve: the bound address (and localhost names) plus ``extra``."""
+    if host in ("0.0.0.0", "::", ""):
+        return ["*"]
+    names = {host, f"[{host}]"} if ":" in host else {host}
+    if _is_loopback(host):
+        names |= {"localhost", "127.0.0.1", "[::1]"}
+    return sorted(names | set(extra or ()))
 
 
 @app.command()
@@ -211,10 +292,16 @@ def serve(
     workflow: WorkflowOption = None,
     store: StoreOption = None,
     tools: ToolsOption = None,
+    allowed_host: Annotated[
+        list[str] | None,
+        typer.Option(help="Another Host name to serve (a proxy's); repeat it; '*': any."),
+    ] = None,
+    instructions: InstructionsOption = None,
 ) -> None:
     """Serve the HTTP API, the OpenAI-compatible endpoint and the viewer.
 
     With --store, runs are checkpointed and suspended runs can be approved over HTTP.
+    Only the bound address's Host names are served, unless --allowed-host adds some.
     """
     if not _is_loopback(host) and not token:
         hint = "pass --token <secret> or set PONDER_SERVER_TOKEN"
@@ -225,10 +312,13 @@ def serve(
     with reported(loaded):
         from ponder.server.app import create_app, serve_app
 
-        agent, agent_config = build_agent(AgentOptions(model, config, workflow, tools=tools))
+        options = AgentOptions(model, config, workflow, instructions or "", tools=tools)
+        agent, agent_config = build_agent(options)
         loaded.append(agent_config)
         chosen = open_cli_store(store) if store else None
-        serve_app(create_app(agent, token=token, store=chosen), host=host, port=port)
+        hosts = _allowed_hosts(host, allowed_host)
+        app = create_app(agent, token=token, store=chosen, allowed_hosts=hosts)
+        serve_app(app, host=host, port=port, on_ready=_announcer(host, port, token))
 
 
 @app.command()
@@ -268,7 +358,11 @@ def mcp_thinking(ctx: typer.Context) -> None:
 
 def main() -> None:
     """Entry point of the ``ponder`` script."""
-    app()
+    try:
+        app()
+    except SystemExit as done:
+        exit_after_temporal(done.code if isinstance(done.code, int) else 1)
+        raise
 
 
 if __name__ == "__main__":

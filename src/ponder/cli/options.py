@@ -16,6 +16,7 @@ from ponder.exceptions import UserError
 
 __all__ = [
     "ConfigOption",
+    "InstructionsOption",
     "JsonOption",
     "ModelOption",
     "StoreOption",
@@ -35,6 +36,14 @@ ConfigOption = Annotated[
 ]
 WorkflowOption = Annotated[
     str | None, typer.Option("--workflow", "-w", help="Workflow: react or step-react.")
+]
+InstructionsOption = Annotated[
+    str | None,
+    typer.Option(
+        "--instructions",
+        "--system",
+        help="The agent's instructions (its system prompt); overrides 'instructions' in TOML.",
+    ),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of the view.")]
 ToolsOption = Annotated[

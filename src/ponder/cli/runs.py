@@ -11,7 +11,7 @@ import asyncio
 import json
 import sys
 from collections.abc import Awaitable, Callable
-from typing import Annotated, Any, TypeVar
+from typing import IO, Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
@@ -30,7 +30,14 @@ from ponder.cli.options import (
 )
 from ponder.cli.render import LiveDisplay
 from ponder.cli.reporting import reported
-from ponder.cli.session import AgentOptions, RunOutcome, build_agent, write_json_event
+from ponder.cli.session import (
+    AgentOptions,
+    RunOutcome,
+    build_agent,
+    json_stdout,
+    write_json_event,
+)
+from ponder.cli.temporal import NamespaceOption, TemporalOption, decide_remote, show_remote
 from ponder.cli.transcript import (
     conversation,
     pending_approval,
@@ -41,13 +48,16 @@ from ponder.cli.transcript import (
 from ponder.config import AgentConfig
 from ponder.events import Event
 from ponder.exceptions import StoreError, UserError
-from ponder.messages import messages_from_json
 from ponder.server.stored import pending_calls, record_summary, suspension_of
 from ponder.store import Store, StoredRun, open_store
 
 __all__ = ["open_cli_store", "report_outcome", "runs_app", "store_label"]
 
 T = TypeVar("T")
+NO_CHECKPOINT = (
+    "no checkpoint: the process stopped before the run's first one "
+    "(`ponder runs resume` marks it failed; start the task again)"
+)
 STATUSES = ("running", "completed", "suspended", "failed", "cancelled")
 
 runs_app = typer.Typer(
@@ -127,16 +137,27 @@ def _show_json(stored: StoredRun) -> dict[str, Any]:
 
 
 @runs_app.command()
-def show(run_id: RunIdArgument, store: StoreOption = None, as_json: JsonOption = False) -> None:
+def show(
+    run_id: RunIdArgument,
+    store: StoreOption = None,
+    as_json: JsonOption = False,
+    temporal: TemporalOption = None,
+    namespace: NamespaceOption = "default",
+) -> None:
     """A stored run: status, task, the conversation, and any calls awaiting approval."""
+    if temporal:
+        show_remote(run_id, temporal, namespace, as_json)
+        return
     with reported():
         stored = _with_store(store, lambda s: s.load(run_id))
-        messages = messages_from_json(stored.messages)
+        messages = stored.ledger_messages()
     if as_json:
         _echo_json(_show_json(stored))
         return
     console = _console()
     console.print(run_header(stored.record))
+    if not stored.has_checkpoint:
+        console.print(NO_CHECKPOINT, markup=False)
     console.print(conversation(messages))
     calls = pending_calls(suspension_of(stored))
     if calls:
@@ -180,9 +201,10 @@ def _value_for(stored: StoredRun, decision: Any) -> Any:
 class ResumeDisplay:
     """Shows a resumed run's events (live view or JSON lines) and records its outcome."""
 
-    def __init__(self, run_id: str, as_json: bool) -> None:
+    def __init__(self, run_id: str, as_json: bool, out: IO[str] | None = None) -> None:
         self.outcome = RunOutcome(run_id=run_id, status="completed")
         self.as_json = as_json
+        self.out = out or sys.stdout
         self.display = None if as_json else LiveDisplay(_console())
 
     def show(self, event: Event) -> None:
@@ -191,15 +213,15 @@ class ResumeDisplay:
             return
         self.outcome.observe(event)
         if self.display is None:
-            write_json_event(event, sys.stdout)
+            write_json_event(event, self.out)
         else:
             self.display.update(event)
 
 
 async def _resume(
-    agent: Agent, url: str | None, run_id: str, decision: Any, as_json: bool
+    agent: Agent, url: str | None, run_id: str, decision: Any, as_json: bool, out: IO[str]
 ) -> RunOutcome:
-    display = ResumeDisplay(run_id, as_json)
+    display = ResumeDisplay(run_id, as_json, out)
     store = open_cli_store(url)
     try:
         stored = await store.load(run_id)
@@ -236,15 +258,26 @@ def resume(
     workflow: WorkflowOption = None,
     tools: ToolsOption = None,
     as_json: JsonOption = False,
+    temporal: TemporalOption = None,
+    namespace: NamespaceOption = "default",
 ) -> None:
-    """Continue a suspended or crashed run, with the agent rebuilt from the options."""
+    """Continue a suspended or crashed run, with the agent rebuilt from the options.
+
+    With --temporal HOST:PORT the decision goes to the run on Temporal (no agent needed).
+    """
+    if temporal:
+        with reported():
+            value = _decision_flags(approve, reject, reason, decision)
+        decide_remote(run_id, temporal, namespace, value, as_json)
+        return
     loaded: list[AgentConfig] = []
     options = AgentOptions(model, config, workflow, tools=tools)
     with reported(loaded):
         value = _decision_flags(approve, reject, reason, decision)
         agent, agent_config = build_agent(options)
         loaded.append(agent_config)
-        outcome = asyncio.run(_resume(agent, store, run_id, value, as_json))
+        with json_stdout(as_json) as out:
+            outcome = asyncio.run(_resume(agent, store, run_id, value, as_json, out))
     report_outcome(outcome, store_label(store), options, as_json=as_json)
 
 

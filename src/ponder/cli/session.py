@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager, redirect_stdout
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, assert_never
@@ -60,6 +63,7 @@ __all__ = [
     "ChatSession",
     "RunOutcome",
     "build_agent",
+    "json_stdout",
     "model_base_url",
     "run_with_display",
     "write_json_event",
@@ -93,6 +97,8 @@ class AgentOptions:
             overrides["model"] = self.model
         if self.workflow:
             overrides["agent_workflow"] = self.workflow
+        if self.instructions:
+            overrides["instructions"] = self.instructions
         if self.rag is not None:
             if not self.rag.is_dir():
                 raise UserError(f"--rag {str(self.rag)!r} is not a folder of documents")
@@ -106,6 +112,7 @@ class AgentOptions:
             ("--model", self.model),
             ("--config", str(self.config_path) if self.config_path else None),
             ("--workflow", self.workflow),
+            ("--instructions", self.instructions or None),
             ("--tools", self.tools),
             ("--rag", str(self.rag) if self.rag else None),
         ]
@@ -130,6 +137,20 @@ def model_base_url(config: AgentConfig | None) -> str | None:
     if profile is None:
         return config.base_url
     return profile.base_url(config.base_url) or "https://api.openai.com/v1"
+
+
+@contextmanager
+def json_stdout(as_json: bool) -> Iterator[IO[str]]:
+    """The stream for JSON lines; with ``as_json``, anything else printed goes to stderr.
+
+    A tool's ``print()`` would otherwise land between the JSON lines and break them.
+    """
+    out = sys.stdout
+    if not as_json:
+        yield out
+        return
+    with redirect_stdout(sys.stderr):
+        yield out
 
 
 def write_json_event(event: Event, out: IO[str]) -> None:

@@ -17,7 +17,12 @@ from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any, Generic, Protocol, TypeVar
 
-from ponder.exceptions import EmptyStreamError, ModelError, ModelTimeoutError
+from ponder.exceptions import (
+    EmptyStreamError,
+    ModelConnectionError,
+    ModelError,
+    ModelTimeoutError,
+)
 from ponder.messages import ensure_sendable
 from ponder.models.base import ModelDelta, ModelRequest, ModelResponse, ModelSettings, StreamEvent
 from ponder.models.clients import LoopClient
@@ -216,16 +221,31 @@ class SDKModel(ABC, Generic[C]):
                 first = assembler.feed(event)
                 if first:
                     return stream, events, assembler, first
+        except Exception as exc:
+            await stream.close()
+            failure = self._translate(exc)
+            if failure is not None and isinstance(failure.error, ModelConnectionError):
+                raise await self._empty(f"it broke the connection: {exc}") from exc
+            raise
         except BaseException:
             await stream.close()
             raise
         await stream.close()
         if assembler.finish_reason is None:
-            raise EmptyStreamError(
-                "the stream ended before the provider finished the response (it sent nothing)",
-                model_name=self.name,
-            )
+            raise await self._empty("it sent nothing")
         return stream, events, assembler, []
+
+    async def _empty(self, why: str) -> EmptyStreamError:
+        """The error for a stream left empty; the SDK client is replaced.
+
+        A server that breaks a stream off tends to close that connection too, and the next
+        request on it would fail.
+        """
+        await self._clients.aclose()
+        return EmptyStreamError(
+            f"{self.name}: the stream ended before the provider finished the response ({why})",
+            model_name=self.name,
+        )
 
     async def _rest(
         self, events: AsyncIterator[Any], assembler: Assembler, deadline: Deadline

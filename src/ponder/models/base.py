@@ -11,13 +11,15 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ponder.messages import (
     AssistantMessage,
     AssistantPart,
     Message,
     PartsView,
+    scrub_parts,
+    unique_call_ids,
 )
 from ponder.models.capabilities import Feature
 from ponder.tools.definition import ForceTool, ToolChoice, ToolDefinition
@@ -151,6 +153,12 @@ class ModelResponse(PartsView, BaseModel):
         if not self.text.strip() and not self.tool_calls:
             return "empty"
         return None
+
+    @model_validator(mode="after")
+    def _unique_call_ids(self) -> ModelResponse:
+        """Renumber repeated call ids; replace lone surrogates (no store can encode them)."""
+        self.parts = unique_call_ids(scrub_parts(self.parts))
+        return self
 
     def to_message(self) -> AssistantMessage:
         """The assistant message to append to the ledger."""

@@ -13,6 +13,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ponder.exceptions import (
+    EmptyStreamError,
     ModelConnectionError,
     ModelHTTPError,
     ModelResponseError,
@@ -27,6 +28,8 @@ def translate_sdk_error(exc: BaseException, model_name: str, sdk: ModuleType) ->
     """A `Failure` for an exception from ``sdk`` or its transport; ``None`` if not one."""
     import httpx2
 
+    if isinstance(exc, EmptyStreamError):  # opened, then nothing: maybe a cut, maybe a refusal
+        return Failure(exc, is_retryable=True)
     if isinstance(exc, ModelResponseError):
         return Failure(exc, is_retryable=False)
     if isinstance(exc, sdk.APIStatusError):

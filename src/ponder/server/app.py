@@ -11,7 +11,7 @@ Errors are JSON ``{"error": {"message", "type", "param"}}``: 4xx for bad input (
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from importlib.resources import files
 from pathlib import Path
@@ -26,7 +26,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 import ponder
 from ponder.exceptions import RunLeaseError, UserError
 from ponder.server import openai_compat, routes
-from ponder.server.guards import BearerTokenGuard, BodySizeLimit
+from ponder.server.guards import BearerTokenGuard, BodySizeLimit, RequestOriginGuard
 from ponder.server.launcher import AgentSource, RunConflict, RunLauncher
 from ponder.server.runs import MemoryRunRegistry, RunRegistry
 from ponder.store.base import Store
@@ -91,8 +91,12 @@ def create_app(
     registry: RunRegistry | None = None,
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     store: Store | None = None,
+    allowed_hosts: list[str] | None = None,
 ) -> FastAPI:
     """The server for ``agent`` (an `Agent`, or a function returning one per run).
+
+    Every state-changing request needs a JSON body or the ``X-Ponder-Request`` header
+    (no cross-site requests); with ``allowed_hosts``, only those ``Host`` names are served.
 
     With ``token`` every ``/v1/`` request needs ``Authorization: Bearer <token>``. With a
     ``store`` every run is checkpointed, stored runs are listed, and suspended runs can be
@@ -121,12 +125,39 @@ def create_app(
 
     if token:
         app.add_middleware(BearerTokenGuard, token=token)
+    app.add_middleware(RequestOriginGuard, allowed_hosts=allowed_hosts or ["*"])
     app.add_middleware(BodySizeLimit, max_bytes=max_body_bytes)
     return app
 
 
-def serve_app(app: FastAPI, *, host: str = "127.0.0.1", port: int = 8000) -> None:
-    """Serve ``app`` with uvicorn until interrupted."""
+def serve_app(
+    app: FastAPI,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    on_ready: Callable[[], None] | None = None,
+    access_log: bool = True,
+) -> None:
+    """Serve ``app`` with uvicorn until interrupted; ``on_ready`` runs once it listens.
+
+    Uvicorn's own chatter stays at warnings; with ``access_log`` each request is one line.
+    """
+    import logging
+
     import uvicorn
 
-    uvicorn.run(app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=5)
+    class Server(uvicorn.Server):
+        async def startup(self, sockets: Any = None) -> None:
+            await super().startup(sockets)
+            if self.started and on_ready is not None:
+                on_ready()
+
+    config = uvicorn.Config(
+        app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=5
+    )
+    if access_log:
+        logging.getLogger("uvicorn.access").setLevel(logging.INFO)
+    try:
+        Server(config).run()
+    except KeyboardInterrupt:  # uvicorn re-raises the Ctrl-C it handled, once shut down
+        pass

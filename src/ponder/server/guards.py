@@ -1,6 +1,6 @@
-"""ASGI guards in front of the API: request size limit and bearer-token check.
+"""ASGI guards in front of the API: request size, bearer token, and where a request is from.
 
-Both answer with the API's JSON error shape, before any route runs.
+Each answers with the API's JSON error shape, before any route runs.
 """
 
 from __future__ import annotations
@@ -12,7 +12,11 @@ from urllib.parse import parse_qs
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-__all__ = ["BearerTokenGuard", "BodySizeLimit", "send_error"]
+__all__ = ["CUSTOM_HEADER", "BearerTokenGuard", "BodySizeLimit", "RequestOriginGuard", "send_error"]
+
+CUSTOM_HEADER = "x-ponder-request"
+"""A header a browser page of another origin cannot send without the server's consent."""
+_STATE_CHANGING = {"POST", "PUT", "PATCH", "DELETE"}
 
 
 async def send_error(send: Send, status: int, message: str, error_type: str) -> None:
@@ -101,5 +105,51 @@ class BearerTokenGuard:
         presented = self._presented(scope)
         if presented is None or not hmac.compare_digest(presented, self.token):
             await send_error(send, 401, "missing or wrong bearer token", "authentication_error")
+            return
+        await self.app(scope, receive, send)
+
+
+class RequestOriginGuard:
+    """Refuses requests a web page of another origin could make on a user's behalf.
+
+    - ``Host`` must be one of ``allowed_hosts`` (the port is ignored; ``"*"`` allows
+      any): a DNS-rebinding page reaches a loopback server under its own host name.
+    - A state-changing request (POST, PUT, PATCH, DELETE) needs a JSON content type or
+      the ``X-Ponder-Request`` header: a cross-origin form or ``fetch`` cannot send
+      either without a CORS preflight, which this server never grants.
+    """
+
+    def __init__(self, app: ASGIApp, allowed_hosts: list[str]) -> None:
+        self.app = app
+        self.allowed = {h.lower() for h in allowed_hosts}
+
+    def _host_allowed(self, headers: dict[bytes, bytes]) -> bool:
+        if "*" in self.allowed:
+            return True
+        host = headers.get(b"host", b"").decode("latin-1").lower()
+        name = host.rsplit("]", 1)[0] + "]" if host.startswith("[") else host.rsplit(":", 1)[0]
+        return name in self.allowed
+
+    @staticmethod
+    def _is_deliberate(headers: dict[bytes, bytes]) -> bool:
+        media = headers.get(b"content-type", b"").split(b";")[0].strip().lower()
+        return media == b"application/json" or CUSTOM_HEADER.encode() in headers
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Pass the request on, or answer 403."""
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = dict(scope["headers"])
+        if not self._host_allowed(headers):
+            message = "this Host is not served here (see ponder serve --allowed-host)"
+            await send_error(send, 403, message, "host_not_allowed")
+            return
+        if scope["method"] in _STATE_CHANGING and not self._is_deliberate(headers):
+            message = (
+                "state-changing requests need Content-Type: application/json "
+                f"or an {CUSTOM_HEADER} header"
+            )
+            await send_error(send, 403, message, "cross_site_request")
             return
         await self.app(scope, receive, send)

@@ -38,6 +38,11 @@ def open_store(url: str | Path | None = None) -> Store:
         return PostgresStore(text)
     if text.startswith("sqlite:///"):
         return SQLiteStore(text.removeprefix("sqlite:///"))
+    if text.startswith("sqlite:"):
+        raise UserError(
+            f"store URL {text!r} needs three slashes: sqlite:///relative/path.db or "
+            "sqlite:////absolute/path.db (or give a plain file path)"
+        )
     if "://" in text:
         raise UserError(
             f"unknown store URL {text!r}: use memory://, sqlite:///PATH, a file path, "

@@ -9,7 +9,8 @@ A run is stored as three kinds of rows, all JSON text (never pickle):
   checkpoint writes only the messages added since the last one (compaction, which
   replaces the ledger, bumps the generation and rewrites them);
 - **effect rows**: the result of each completed tool call, written the moment the call
-  finishes, so a resumed run never executes a completed call again.
+  finishes, so a resumed run never executes a completed call again; deleted by the
+  checkpoint whose messages hold them, so a result is kept once.
 
 ``FORMAT`` is the header's version; a store refuses headers of another format.
 """
@@ -21,7 +22,10 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from pydantic import ValidationError
+
 from ponder.exceptions import StoreError
+from ponder.messages import Message, messages_from_json
 
 __all__ = ["FORMAT", "Checkpoint", "RunRecord", "Store", "StoredRun", "check_header"]
 
@@ -61,6 +65,10 @@ class Checkpoint:
     """True when the ledger was replaced: drop the stored messages first."""
     prompt: str = ""
     session_id: str | None = None
+    owner: str | None = None
+    """The writer's lease: the write fails with `RunLeaseError` if another holds the run."""
+    drop_effects: bool = False
+    """True when these messages hold every saved tool result: delete the effect rows."""
 
 
 @dataclass(slots=True)
@@ -72,9 +80,41 @@ class StoredRun:
     messages: list[dict[str, Any]]
     effects: dict[str, dict[str, Any]] = field(default_factory=dict)
 
+    def ledger_messages(self) -> list[Message]:
+        """The stored messages, typed; `StoreError` if one has the wrong shape."""
+        try:
+            return messages_from_json(self.messages)
+        except ValidationError as exc:
+            where = ".".join(str(p) for p in exc.errors()[0]["loc"][:1])
+            raise StoreError(
+                f"run {self.record.run_id!r}: stored message {where} has the wrong shape "
+                f"({exc.error_count()} problem(s), first: {exc.errors()[0]['msg']}); "
+                "the store was changed by something other than ponder"
+            ) from None
+
+    def vm_snapshot(self) -> dict[str, Any]:
+        """The header's VM snapshot; `StoreError` if the header has none."""
+        found = self.header.get("vm")
+        if not isinstance(found, dict):
+            raise StoreError(
+                f"run {self.record.run_id!r}: the stored header has no VM snapshot; "
+                "the store was changed by something other than ponder"
+            )
+        return found
+
+    @property
+    def has_checkpoint(self) -> bool:
+        """False for a run whose process died between taking the lease and checkpointing."""
+        return bool(self.header)
+
 
 def check_header(run_id: str, header: Any) -> dict[str, Any]:
-    """Return ``header`` if it is a checkpoint header of this format, else raise."""
+    """Return ``header`` if it is a checkpoint header of this format (or ``{}``), else raise.
+
+    ``{}`` is the header of a run that has no checkpoint yet (see `StoredRun.has_checkpoint`).
+    """
+    if header == {}:
+        return {}
     if not isinstance(header, dict) or header.get("format") != FORMAT:
         found = header.get("format") if isinstance(header, dict) else type(header).__name__
         raise StoreError(
@@ -86,13 +126,24 @@ def check_header(run_id: str, header: Any) -> dict[str, Any]:
 class Store(ABC):
     """Where runs are checkpointed. Implementations must be safe for concurrent runs."""
 
+    lease_seconds: float = 600.0
+    """How long a lease lasts unless renewed; a driven run renews it every third of this."""
+
     @abstractmethod
     async def write(self, checkpoint: Checkpoint) -> int:
-        """Write a checkpoint atomically; return the bytes written."""
+        """Write a checkpoint atomically; return the bytes written.
+
+        ``RunLeaseError`` if ``checkpoint.owner`` is set and another process holds the run,
+        or the stored messages conflict with it (another writer); nothing is written then.
+        """
 
     @abstractmethod
     async def write_effect(self, run_id: str, call_id: str, message: dict[str, Any]) -> int:
-        """Record a completed tool call's result; return the bytes written."""
+        """Record a completed tool call's result; return the bytes written.
+
+        ``call_id`` is the call's effect key, unique within the run; the first write of
+        a key wins.
+        """
 
     @abstractmethod
     async def load(self, run_id: str) -> StoredRun:

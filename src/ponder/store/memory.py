@@ -14,6 +14,7 @@ from typing import Any
 
 from ponder.exceptions import RunLeaseError, StoreError
 from ponder.store.base import Checkpoint, RunRecord, Store, StoredRun, check_header
+from ponder.store.sql import CONFLICT
 
 __all__ = ["MemoryStore"]
 
@@ -52,13 +53,23 @@ class MemoryStore(Store):
     async def write(self, checkpoint: Checkpoint) -> int:
         """Store the header and append the new messages."""
         run = self._ensure(checkpoint.run_id, checkpoint.prompt)
+        holder = run.record.lease_owner
+        if checkpoint.owner is not None and holder not in (None, checkpoint.owner):
+            raise RunLeaseError(checkpoint.run_id, holder)
+        if (
+            checkpoint.messages
+            and not checkpoint.rewrite
+            and checkpoint.first_index < len(run.messages)
+        ):
+            raise RunLeaseError(checkpoint.run_id, None, CONFLICT)
         run.session_id = checkpoint.session_id
         header = _dump(checkpoint.header)
         bodies = [_dump(m) for m in checkpoint.messages]
         if checkpoint.rewrite:
             run.messages.clear()
-        del run.messages[checkpoint.first_index :]
         run.messages.extend(bodies)
+        if checkpoint.drop_effects:
+            run.effects.clear()
         run.header = json.loads(header)
         record = run.record
         run.record = replace(

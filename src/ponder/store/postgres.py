@@ -1,7 +1,10 @@
 """`PostgresStore`: checkpoints in PostgreSQL through psycopg 3 (async).
 
 The schema is created (and later migrated) by the store itself. A small pool of
-connections serves concurrent runs; each checkpoint is one transaction.
+connections serves concurrent runs; each checkpoint is one transaction. A connection the
+server dropped (a restart, a failover, ``pg_terminate_backend``) is discarded and the
+operation retried once on a new one; connecting gives up after ``connect_timeout``
+seconds. Every failure is a `StoreError` (or `RunLeaseError`), never a raw psycopg error.
 """
 
 from __future__ import annotations
@@ -9,15 +12,21 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
 
 from ponder.exceptions import RunLeaseError, StoreError
 from ponder.store import sql
 from ponder.store.base import Checkpoint, RunRecord, Store, StoredRun
 
 __all__ = ["PostgresStore"]
+
+T = TypeVar("T")
+Work = Callable[[Any], Awaitable[T]]
+
+
+class _Fenced(Exception):
+    """The checkpoint's writer does not hold the run's lease (rolls the transaction back)."""
 
 
 def _pg(statement: str) -> str:
@@ -27,28 +36,41 @@ def _pg(statement: str) -> str:
 class PostgresStore(Store):
     """Checkpoints in a PostgreSQL database given by a libpq connection string."""
 
-    def __init__(self, dsn: str, *, pool_size: int = 4) -> None:
+    def __init__(self, dsn: str, *, pool_size: int = 4, connect_timeout: float = 10.0) -> None:
         self.dsn = dsn
+        self.connect_timeout = connect_timeout
         self._size = pool_size
         self._pool: asyncio.Queue[Any] | None = None
-        self._all: list[Any] = []
         self._opening = asyncio.Lock()
+
+    async def _connect(self) -> Any:
+        import psycopg
+
+        try:
+            return await asyncio.wait_for(
+                psycopg.AsyncConnection.connect(
+                    self.dsn, autocommit=True, connect_timeout=max(1, int(self.connect_timeout))
+                ),
+                self.connect_timeout,
+            )
+        except TimeoutError:
+            raise StoreError(
+                f"cannot open the PostgreSQL store: no answer within {self.connect_timeout:g} s "
+                "(check the host and port in the connection string)"
+            ) from None
+        except psycopg.Error as exc:
+            raise sql.store_error(exc, "cannot open the PostgreSQL store") from None
 
     async def _open(self) -> asyncio.Queue[Any]:
         async with self._opening:
             if self._pool is not None:
                 return self._pool
-            import psycopg
-
             pool: asyncio.Queue[Any] = asyncio.Queue()
-            try:
-                for _ in range(self._size):
-                    conn = await psycopg.AsyncConnection.connect(self.dsn, autocommit=True)
-                    self._all.append(conn)
-                    pool.put_nowait(conn)
-                await self._migrate(self._all[0])
-            except psycopg.Error as exc:
-                raise StoreError(f"cannot open the PostgreSQL store: {exc}") from None
+            first = await self._connect()
+            pool.put_nowait(first)
+            await self._guarded("cannot create the schema", first, self._migrate)
+            for _ in range(self._size - 1):
+                pool.put_nowait(await self._connect())
             self._pool = pool
             return pool
 
@@ -63,38 +85,90 @@ class PostgresStore(Store):
                 await conn.execute(statement)
             await conn.execute(_pg(sql.SET_VERSION), (str(sql.SCHEMA_VERSION),))
 
-    @asynccontextmanager
-    async def _connection(self) -> AsyncIterator[Any]:
+    async def _use(self, where: str, work: Work[T]) -> T:
+        """Run ``work`` on a pooled connection; a dropped one is replaced and retried once."""
+        import psycopg
+
         pool = self._pool or await self._open()
         conn = await pool.get()
         try:
-            yield conn
+            for attempt in (1, 2):
+                if conn.closed or conn.broken:
+                    conn = await self._replace(conn)
+                try:
+                    return await work(conn)
+                except psycopg.OperationalError as exc:
+                    if attempt == 2 or not (conn.closed or conn.broken):
+                        raise sql.store_error(exc, where) from None
+            raise AssertionError("unreachable")  # pragma: no cover
+        except psycopg.Error as exc:
+            raise sql.store_error(exc, where) from None
         finally:
             pool.put_nowait(conn)
 
+    async def _replace(self, conn: Any) -> Any:
+        """A new connection for a dropped one (the dropped one if none can be made)."""
+        await conn.close()
+        try:
+            return await self._connect()
+        except StoreError:
+            return conn
+
+    async def _guarded(self, where: str, conn: Any, work: Work[T]) -> T:
+        import psycopg
+
+        try:
+            return await work(conn)
+        except psycopg.Error as exc:
+            raise sql.store_error(exc, where) from None
+
     async def write(self, checkpoint: Checkpoint) -> int:
         """Write the header and the new messages in one transaction."""
+        import psycopg
+
         run_row, message_rows, size = sql.checkpoint_rows(checkpoint, time.time())
-        async with self._connection() as conn, conn.transaction():
-            cursor = conn.cursor()
-            if checkpoint.rewrite:
-                await cursor.execute(_pg(sql.DELETE_MESSAGES), (checkpoint.run_id,))
-            if message_rows:
-                await cursor.executemany(_pg(sql.INSERT_MESSAGE), message_rows)
-            await cursor.execute(_pg(sql.UPSERT_RUN), run_row)
+        run_id = checkpoint.run_id
+
+        async def work(conn: Any) -> None:
+            async with conn.transaction():
+                cursor = conn.cursor()
+                await cursor.execute(_pg(sql.UPSERT_RUN), run_row)
+                if cursor.rowcount == 0:
+                    raise _Fenced
+                if checkpoint.rewrite:
+                    await cursor.execute(_pg(sql.DELETE_MESSAGES), (run_id,))
+                if message_rows:
+                    await cursor.executemany(_pg(sql.INSERT_MESSAGE), message_rows)
+                if checkpoint.drop_effects:
+                    await cursor.execute(_pg(sql.DELETE_EFFECTS), (run_id,))
+
+        try:
+            await self._use(f"cannot write run {run_id!r}", work)
+        except _Fenced:
+            rows = await self._fetch(sql.SELECT_OWNER, (run_id,))
+            raise RunLeaseError(run_id, rows[0][0] if rows else None) from None
+        except StoreError as exc:
+            if isinstance(exc.__context__, psycopg.errors.IntegrityError):
+                raise RunLeaseError(run_id, None, sql.CONFLICT) from None
+            raise
         return size
 
     async def write_effect(self, run_id: str, call_id: str, message: dict[str, Any]) -> int:
         """Record one completed call."""
         body = json.dumps(message, ensure_ascii=False, separators=(",", ":"))
-        async with self._connection() as conn:
+
+        async def work(conn: Any) -> None:
             await conn.execute(_pg(sql.INSERT_EFFECT), (run_id, call_id, body))
+
+        await self._use(f"cannot record a tool result of run {run_id!r}", work)
         return len(body)
 
     async def _fetch(self, statement: str, args: tuple[Any, ...]) -> list[tuple[Any, ...]]:
-        async with self._connection() as conn:
+        async def work(conn: Any) -> list[tuple[Any, ...]]:
             cursor = await conn.execute(_pg(statement), args)
             return list(await cursor.fetchall())
+
+        return await self._use("cannot read the store", work)
 
     async def load(self, run_id: str) -> StoredRun:
         """Read a run back."""
@@ -118,16 +192,23 @@ class PostgresStore(Store):
 
     async def set_status(self, run_id: str, status: str) -> None:
         """Change a run's status."""
-        async with self._connection() as conn:
+
+        async def work(conn: Any) -> int:
             cursor = await conn.execute(_pg(sql.SET_STATUS), (status, time.time(), run_id))
-            if cursor.rowcount == 0:
-                raise StoreError(f"no stored run with id {run_id!r}")
+            return int(cursor.rowcount)
+
+        if await self._use(f"cannot change the status of run {run_id!r}", work) == 0:
+            raise StoreError(f"no stored run with id {run_id!r}")
 
     async def delete(self, run_id: str) -> None:
         """Remove a run."""
-        async with self._connection() as conn, conn.transaction():
-            for statement in (sql.DELETE_MESSAGES, sql.DELETE_EFFECTS, sql.DELETE_RUN):
-                await conn.execute(_pg(statement), (run_id,))
+
+        async def work(conn: Any) -> None:
+            async with conn.transaction():
+                for statement in (sql.DELETE_MESSAGES, sql.DELETE_EFFECTS, sql.DELETE_RUN):
+                    await conn.execute(_pg(statement), (run_id,))
+
+        await self._use(f"cannot delete run {run_id!r}", work)
 
     async def acquire(
         self, run_id: str, owner: str, ttl: float, *, takeover: str | None = None
@@ -135,19 +216,26 @@ class PostgresStore(Store):
         """Take the lease or raise `RunLeaseError`."""
         now = time.time()
         args = (run_id, now, now, owner, now + ttl, now, takeover)
-        async with self._connection() as conn:
-            if (await conn.execute(_pg(sql.ACQUIRE), args)).rowcount == 0:
-                rows = await (await conn.execute(_pg(sql.SELECT_OWNER), (run_id,))).fetchall()
-                raise RunLeaseError(run_id, rows[0][0] if rows else None)
+
+        async def work(conn: Any) -> list[tuple[Any, ...]] | None:
+            if (await conn.execute(_pg(sql.ACQUIRE), args)).rowcount != 0:
+                return None
+            return list(await (await conn.execute(_pg(sql.SELECT_OWNER), (run_id,))).fetchall())
+
+        busy = await self._use(f"cannot take the lease of run {run_id!r}", work)
+        if busy is not None:
+            raise RunLeaseError(run_id, busy[0][0] if busy else None)
 
     async def release(self, run_id: str, owner: str) -> None:
         """Give the lease back."""
-        async with self._connection() as conn:
+
+        async def work(conn: Any) -> None:
             await conn.execute(_pg(sql.RELEASE), (run_id, owner))
+
+        await self._use(f"cannot release the lease of run {run_id!r}", work)
 
     async def close(self) -> None:
         """Close every connection."""
-        for conn in self._all:
-            await conn.close()
-        self._all.clear()
-        self._pool = None
+        pool, self._pool = self._pool, None
+        while pool is not None and not pool.empty():
+            await pool.get_nowait().close()

@@ -14,6 +14,7 @@ from ponder.store.base import Checkpoint, RunRecord, StoredRun, check_header
 
 __all__ = [
     "ACQUIRE",
+    "CONFLICT",
     "DELETE_EFFECTS",
     "DELETE_MESSAGES",
     "DELETE_RUN",
@@ -40,6 +41,7 @@ __all__ = [
     "migration_plan",
     "pending_migrations",
     "record_from_row",
+    "store_error",
 ]
 
 SCHEMA_VERSION = 2
@@ -99,7 +101,10 @@ UPSERT_RUN = (
     " updated = excluded.updated, header = excluded.header, messages = excluded.messages,"
     " prompt = CASE WHEN ponder_runs.prompt = '' THEN excluded.prompt"
     " ELSE ponder_runs.prompt END, session_id = excluded.session_id"
+    " WHERE CAST(? AS TEXT) IS NULL OR ponder_runs.lease_owner IS NULL"
+    " OR ponder_runs.lease_owner = ?"
 )
+"""Arguments: the run row, then the writer's lease owner twice (None: no fence)."""
 INSERT_MESSAGE = "INSERT INTO ponder_messages (run_id, idx, body) VALUES (?, ?, ?)"
 DELETE_MESSAGES = "DELETE FROM ponder_messages WHERE run_id = ?"
 INSERT_EFFECT = (
@@ -135,6 +140,10 @@ ACQUIRE = (
     " OR ponder_runs.lease_owner = excluded.lease_owner OR ponder_runs.lease_owner = ?"
 )
 SELECT_OWNER = "SELECT lease_owner FROM ponder_runs WHERE run_id = ?"
+CONFLICT = (
+    "its stored messages conflict with this checkpoint: another process wrote the run, "
+    "or the run id was used before; resume the run or pick a new id"
+)
 RELEASE = (
     "UPDATE ponder_runs SET lease_owner = NULL, lease_until = NULL"
     " WHERE run_id = ? AND lease_owner = ?"
@@ -157,6 +166,8 @@ def checkpoint_rows(
         header,
         count,
         checkpoint.session_id,
+        checkpoint.owner,
+        checkpoint.owner,
     )
     message_rows = [
         (checkpoint.run_id, checkpoint.first_index + i, body) for i, body in enumerate(bodies)
@@ -165,7 +176,14 @@ def checkpoint_rows(
 
 
 def record_from_row(row: tuple[Any, ...]) -> RunRecord:
-    """A `RunRecord` from the first eight columns of a runs row."""
+    """A `RunRecord` from the first eight columns of a runs row (`StoreError` if malformed)."""
+    try:
+        return _record(row)
+    except (TypeError, ValueError) as exc:
+        raise StoreError(f"a stored run row has the wrong shape ({exc}): {row[:1]!r}") from None
+
+
+def _record(row: tuple[Any, ...]) -> RunRecord:
     run_id, status, created, updated, prompt, messages, owner, until = row[:8]
     return RunRecord(
         str(run_id),
@@ -195,6 +213,18 @@ def decode_run(
     """Turn raw rows into a `StoredRun`, checking the header and the message indices."""
     if row is None:
         raise StoreError(f"no stored run with id {run_id!r}")
+    try:
+        return _decode(run_id, row, messages, effects)
+    except (TypeError, ValueError) as exc:
+        raise StoreError(f"run {run_id!r}: a stored row has the wrong shape ({exc})") from None
+
+
+def _decode(
+    run_id: str,
+    row: tuple[Any, ...],
+    messages: list[tuple[Any, ...]],
+    effects: list[tuple[Any, ...]],
+) -> StoredRun:
     header = check_header(run_id, _json(run_id, row[8], "header"))
     bodies = []
     for expected, (idx, body) in enumerate(messages):
@@ -203,3 +233,31 @@ def decode_run(
         bodies.append(_json(run_id, body, f"message {idx}"))
     found = {str(c): _json(run_id, b, f"effect {c}") for c, b in effects}
     return StoredRun(record_from_row(row), header, bodies, found)
+
+
+_ADVICE = (
+    (
+        ("full", "disk i/o error"),
+        "the disk is full or failing: free some space (or check the disk), then resume the run",
+    ),
+    (
+        ("readonly", "read-only", "read only"),
+        "the store is read-only: runs can be listed and shown, not written; "
+        "make it writable or use another store",
+    ),
+    (
+        ("not a database", "malformed", "corrupt"),
+        "the store is damaged: restore it from a backup, or use another store",
+    ),
+    (("locked", "busy"), "another process holds the store: retry in a moment"),
+)
+
+
+def store_error(exc: Exception, where: str) -> StoreError:
+    """A `StoreError` for a database driver's error: what happened and what to do."""
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    lowered = text.lower()
+    for words, advice in _ADVICE:
+        if any(word in lowered for word in words):
+            return StoreError(f"{where}: {text} ({advice})")
+    return StoreError(f"{where}: {text} (check that the store is reachable and healthy)")

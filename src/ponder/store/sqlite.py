@@ -2,7 +2,9 @@
 
 Writes are small transactions run inline (no thread hop): a checkpoint costs one upsert
 and one insert per new message. Several processes may share a file; leases keep two of
-them from resuming the same run.
+them from resuming the same run. Every SQLite failure (a damaged file, a full disk, a
+read-only file) is a `StoreError` that says what to do; a read-only file is opened
+read-only, so its runs can still be listed and shown.
 """
 
 from __future__ import annotations
@@ -10,6 +12,8 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -34,16 +38,35 @@ class SQLiteStore(Store):
         target = Path(path) if path is not None else default_path()
         if str(target) != ":memory:":
             target.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            self._db = sqlite3.connect(
-                str(target), isolation_level=None, check_same_thread=False, timeout=10.0
-            )
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=NORMAL")
-            self._migrate()
-        except sqlite3.DatabaseError as exc:
-            raise StoreError(f"cannot open the SQLite store at {target}: {exc}") from None
         self.path = target
+        self.is_read_only = False
+        with _translated(f"cannot open the SQLite store at {target}"):
+            try:
+                self._db = self._connect(str(target), uri=False)
+                self._db.execute("PRAGMA journal_mode=WAL")
+                self._db.execute("PRAGMA synchronous=NORMAL")
+                self._migrate()
+            except sqlite3.OperationalError as exc:
+                if "readonly" not in str(exc):
+                    raise
+                self._open_read_only(target)
+
+    @staticmethod
+    def _connect(target: str, *, uri: bool) -> sqlite3.Connection:
+        return sqlite3.connect(
+            target, isolation_level=None, check_same_thread=False, timeout=10.0, uri=uri
+        )
+
+    def _open_read_only(self, target: Path) -> None:
+        """Open a file this process may not write: reading works if the schema is current."""
+        self._db.close()
+        self._db = self._connect(f"{target.resolve().as_uri()}?mode=ro", uri=True)
+        self.is_read_only = True
+        found = self._db.execute(sql.SELECT_VERSION).fetchone()
+        if found is None or int(found[0]) != sql.SCHEMA_VERSION:
+            raise sqlite3.OperationalError(
+                "readonly database whose schema needs an upgrade that cannot be written"
+            )
 
     def _migrate(self) -> None:
         with self._transaction() as db:
@@ -58,72 +81,100 @@ class SQLiteStore(Store):
 
     async def write(self, checkpoint: Checkpoint) -> int:
         """Write the header and the new messages in one transaction."""
-        run_row, message_rows, size = sql.checkpoint_rows(checkpoint, time.time())
-        with self._transaction() as db:
-            if checkpoint.rewrite:
-                db.execute(sql.DELETE_MESSAGES, (checkpoint.run_id,))
-            db.executemany(sql.INSERT_MESSAGE, message_rows)
-            db.execute(sql.UPSERT_RUN, run_row)
-        return size
+        with _translated(f"cannot write run {checkpoint.run_id!r}"):
+            run_row, message_rows, size = sql.checkpoint_rows(checkpoint, time.time())
+            run_id = checkpoint.run_id
+            try:
+                with self._transaction() as db:
+                    if db.execute(sql.UPSERT_RUN, run_row).rowcount == 0:
+                        raise RunLeaseError(run_id, self._owner_of(run_id))
+                    if checkpoint.rewrite:
+                        db.execute(sql.DELETE_MESSAGES, (run_id,))
+                    db.executemany(sql.INSERT_MESSAGE, message_rows)
+                    if checkpoint.drop_effects:
+                        db.execute(sql.DELETE_EFFECTS, (run_id,))
+            except sqlite3.IntegrityError:
+                raise RunLeaseError(run_id, None, sql.CONFLICT) from None
+            return size
+
+    def _owner_of(self, run_id: str) -> str | None:
+        row = self._db.execute(sql.SELECT_OWNER, (run_id,)).fetchone()
+        return None if row is None else row[0]
 
     async def write_effect(self, run_id: str, call_id: str, message: dict[str, Any]) -> int:
         """Record one completed call."""
-        body = json.dumps(message, ensure_ascii=False, separators=(",", ":"))
-        self._db.execute(sql.INSERT_EFFECT, (run_id, call_id, body))  # one statement: atomic
-        return len(body)
+        with _translated(f"cannot record a tool result of run {run_id!r}"):
+            body = json.dumps(message, ensure_ascii=False, separators=(",", ":"))
+            self._db.execute(sql.INSERT_EFFECT, (run_id, call_id, body))  # one statement: atomic
+            return len(body)
 
     async def load(self, run_id: str) -> StoredRun:
         """Read a run back."""
-        db = self._db
-        row = db.execute(sql.SELECT_RUN, (run_id,)).fetchone()
-        messages = db.execute(sql.SELECT_MESSAGES, (run_id,)).fetchall()
-        effects = db.execute(sql.SELECT_EFFECTS, (run_id,)).fetchall()
-        return sql.decode_run(run_id, row, messages, effects)
+        with _translated(f"cannot read run {run_id!r}"):
+            db = self._db
+            row = db.execute(sql.SELECT_RUN, (run_id,)).fetchone()
+            messages = db.execute(sql.SELECT_MESSAGES, (run_id,)).fetchall()
+            effects = db.execute(sql.SELECT_EFFECTS, (run_id,)).fetchall()
+            return sql.decode_run(run_id, row, messages, effects)
 
     async def list_runs(self, *, status: str | None = None, limit: int = 100) -> list[RunRecord]:
         """Runs, newest first."""
-        if status is None:
-            rows = self._db.execute(sql.LIST_RUNS, (limit,)).fetchall()
-        else:
-            rows = self._db.execute(sql.LIST_RUNS_BY_STATUS, (status, limit)).fetchall()
-        return [sql.record_from_row(r) for r in rows]
+        with _translated("cannot list the runs"):
+            if status is None:
+                rows = self._db.execute(sql.LIST_RUNS, (limit,)).fetchall()
+            else:
+                rows = self._db.execute(sql.LIST_RUNS_BY_STATUS, (status, limit)).fetchall()
+            return [sql.record_from_row(r) for r in rows]
 
     async def latest_in_session(self, session_id: str) -> str | None:
         """The session's most recently completed run."""
-        row = self._db.execute(sql.LATEST_IN_SESSION, (session_id,)).fetchone()
-        return None if row is None else str(row[0])
+        with _translated("cannot read the session"):
+            row = self._db.execute(sql.LATEST_IN_SESSION, (session_id,)).fetchone()
+            return None if row is None else str(row[0])
 
     async def set_status(self, run_id: str, status: str) -> None:
         """Change a run's status."""
-        with self._transaction() as db:
-            if db.execute(sql.SET_STATUS, (status, time.time(), run_id)).rowcount == 0:
-                raise StoreError(f"no stored run with id {run_id!r}")
+        with _translated(f"cannot change the status of run {run_id!r}"):
+            with self._transaction() as db:
+                if db.execute(sql.SET_STATUS, (status, time.time(), run_id)).rowcount == 0:
+                    raise StoreError(f"no stored run with id {run_id!r}")
 
     async def delete(self, run_id: str) -> None:
         """Remove a run."""
-        with self._transaction() as db:
-            for statement in (sql.DELETE_MESSAGES, sql.DELETE_EFFECTS, sql.DELETE_RUN):
-                db.execute(statement, (run_id,))
+        with _translated(f"cannot delete run {run_id!r}"):
+            with self._transaction() as db:
+                for statement in (sql.DELETE_MESSAGES, sql.DELETE_EFFECTS, sql.DELETE_RUN):
+                    db.execute(statement, (run_id,))
 
     async def acquire(
         self, run_id: str, owner: str, ttl: float, *, takeover: str | None = None
     ) -> None:
         """Take the lease or raise `RunLeaseError`."""
-        now = time.time()
-        with self._transaction() as db:
-            args = (run_id, now, now, owner, now + ttl, now, takeover)
-            if db.execute(sql.ACQUIRE, args).rowcount == 0:
-                row = db.execute(sql.SELECT_OWNER, (run_id,)).fetchone()
-                raise RunLeaseError(run_id, row[0] if row else None)
+        with _translated(f"cannot take the lease of run {run_id!r}"):
+            now = time.time()
+            with self._transaction() as db:
+                args = (run_id, now, now, owner, now + ttl, now, takeover)
+                if db.execute(sql.ACQUIRE, args).rowcount == 0:
+                    raise RunLeaseError(run_id, self._owner_of(run_id))
 
     async def release(self, run_id: str, owner: str) -> None:
         """Give the lease back."""
-        with self._transaction() as db:
-            db.execute(sql.RELEASE, (run_id, owner))
+        with _translated(f"cannot release the lease of run {run_id!r}"):
+            with self._transaction() as db:
+                db.execute(sql.RELEASE, (run_id, owner))
 
     async def close(self) -> None:
         """Close the file."""
         self._db.close()
+
+
+@contextmanager
+def _translated(where: str) -> Iterator[None]:
+    """Turn SQLite's errors into `StoreError` (lease conflicts pass through)."""
+    try:
+        yield
+    except sqlite3.Error as exc:
+        raise sql.store_error(exc, where) from None
 
 
 class _Transaction:
@@ -137,4 +188,10 @@ class _Transaction:
         return self.db
 
     def __exit__(self, kind: object, exc: object, tb: object) -> None:
-        self.db.execute("COMMIT" if kind is None else "ROLLBACK")
+        if kind is None:
+            self.db.execute("COMMIT")
+            return
+        try:
+            self.db.execute("ROLLBACK")
+        except sqlite3.Error:
+            pass  # SQLite rolled back already (a full disk, a lost file): the cause is raised

@@ -19,10 +19,17 @@ import json
 import sys
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 from ponder.testing._http import HttpReply, HttpRequest, LocalHttpServer
-from ponder.testing.quirks import QUIRKS, check_quirks, refusal, rewrite_reply, visible_body
+from ponder.testing.quirks import (
+    QUIRKS,
+    breaks_stream,
+    check_quirks,
+    refusal,
+    rewrite_reply,
+    visible_body,
+)
 from ponder.testing.script import FakeReply, FakeScript, ScriptSource, load_script, split_text
 
 __all__ = ["FakeOpenAIServer", "main"]
@@ -59,14 +66,14 @@ class FakeOpenAIServer:
         """Every request body received, in order."""
         return self.script.requests
 
-    async def __aenter__(self) -> FakeOpenAIServer:
+    async def __aenter__(self) -> Self:
         await self._http.start()
         return self
 
     async def __aexit__(self, *exc: object) -> None:
         await self._http.stop()
 
-    def __enter__(self) -> FakeOpenAIServer:
+    def __enter__(self) -> Self:
         self._http.start_in_thread()
         return self
 
@@ -81,6 +88,12 @@ class FakeOpenAIServer:
             body = request.json()
         except ValueError:
             await reply.send_json(400, self.error_body("request body is not JSON"))
+            return
+        if breaks_stream(body, self.quirks):
+            self.script.record(body)
+            await reply.start_stream()
+            await reply.end_stream()
+            reply.drop()
             return
         refused = refusal(body, self.quirks)
         if refused is not None:

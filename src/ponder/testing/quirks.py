@@ -4,7 +4,8 @@ Each quirk is modelled on a server seen in the wild (most on the stock llama-cpp
 server with ``--chat_format chatml-function-calling``):
 
 - ``ignore_tool_choice``: a forced or required request is answered with text;
-- ``error_on_required``: ``tool_choice: "required"`` → HTTP 500 with an empty message;
+- ``error_on_required``: ``tool_choice: "required"`` → HTTP 500 with an empty message; a
+  streamed one → 200, an empty stream, and the connection closed;
 - ``error_on_null_content``: an assistant message with ``content: null`` → HTTP 500, a
   validation error naming ``content``;
 - ``drop_tool_messages``: ``role: tool`` messages never reach the model (the script);
@@ -23,7 +24,15 @@ from typing import Any, Literal, get_args
 
 from ponder.testing.script import FakeReply
 
-__all__ = ["QUIRKS", "Quirk", "check_quirks", "refusal", "rewrite_reply", "visible_body"]
+__all__ = [
+    "QUIRKS",
+    "Quirk",
+    "breaks_stream",
+    "check_quirks",
+    "refusal",
+    "rewrite_reply",
+    "visible_body",
+]
 
 Quirk = Literal[
     "ignore_tool_choice",
@@ -54,6 +63,12 @@ def check_quirks(quirks: Iterable[str]) -> frozenset[str]:
     if unknown:
         raise ValueError(f"unknown quirk {unknown[0]!r}; known: {', '.join(QUIRKS)}")
     return found
+
+
+def breaks_stream(body: dict[str, Any], quirks: frozenset[str]) -> bool:
+    """Whether this server answers ``body`` with 200, no events, and a closed connection."""
+    required = body.get("tool_choice") == "required"
+    return bool(body.get("stream")) and required and "error_on_required" in quirks
 
 
 def refusal(body: dict[str, Any], quirks: frozenset[str]) -> tuple[int, str] | None:

@@ -8,11 +8,12 @@ anything else as JSON text with the value kept in ``data``.
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import inspect
 import json
 import re
+import sys
+import warnings
 from collections.abc import Callable, Mapping
 from typing import Any, TypedDict, Unpack, overload
 
@@ -23,6 +24,7 @@ from ponder.exceptions import UserError
 from ponder.tools.arguments import ArgumentError, issues_from_validation_error
 from ponder.tools.conform import SchemaConformer
 from ponder.tools.schema import FunctionShape, describe_function
+from ponder.tools.threads import run_in_daemon_thread
 from ponder.tools.tool import Tool, ToolContext, ToolFunction, ToolResult, ToolValidator
 
 __all__ = ["ToolOptions", "make_tool", "to_tool_result", "tool"]
@@ -82,9 +84,12 @@ def tool(
         tool_name = name or function.__name__
         _check_name(tool_name)
         shape = describe_function(function, name=tool_name)
+        chosen = description if description is not None else shape.description
+        if not chosen.strip():
+            _warn_undescribed(tool_name)
         return _build_tool(
             tool_name,
-            description if description is not None else shape.description,
+            chosen,
             shape.parameters,
             _function_caller(function, shape, options.get("run_in_thread", True)),
             _signature_validator(shape),
@@ -92,6 +97,25 @@ def tool(
         )
 
     return build if fn is None else build(fn)
+
+
+def _warn_undescribed(name: str) -> None:
+    warnings.warn(
+        f"tool {name!r} has no docstring or description: the model is told nothing about "
+        "what it does (add a docstring, or pass description=...)",
+        UserWarning,
+        stacklevel=_outside_ponder(),
+    )
+
+
+def _outside_ponder() -> int:
+    """The ``stacklevel`` that points a warning at the first frame outside ``ponder.tools``."""
+    frame, level = sys._getframe(1), 1
+    while frame.f_back is not None and frame.f_globals.get("__name__", "").startswith(
+        "ponder.tools"
+    ):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def make_tool(
@@ -177,11 +201,13 @@ def _signature_validator(shape: FunctionShape) -> ToolValidator:
     return validate
 
 
-async def _invoke(call: Callable[[], Any], is_async: bool, run_in_thread: bool) -> ToolResult:
+async def _invoke(
+    call: Callable[[], Any], is_async: bool, run_in_thread: bool, ctx: ToolContext
+) -> ToolResult:
     if is_async or not run_in_thread:
         value = call()
     else:
-        value = await asyncio.to_thread(call)
+        value = await run_in_daemon_thread(call, ctx)
     if inspect.isawaitable(value):
         value = await value
     return to_tool_result(value)
@@ -198,7 +224,7 @@ def _function_caller(
             if shape.takes_context
             else functools.partial(fn, **args)
         )
-        return await _invoke(bound, is_async, run_in_thread)
+        return await _invoke(bound, is_async, run_in_thread, ctx)
 
     return call
 
@@ -212,7 +238,7 @@ def _handler_caller(handler: Callable[..., Any], run_in_thread: bool) -> ToolFun
             bound = functools.partial(handler, ctx, args)
         else:
             bound = functools.partial(handler, **args)
-        return await _invoke(bound, is_async, run_in_thread)
+        return await _invoke(bound, is_async, run_in_thread, ctx)
 
     return call
 

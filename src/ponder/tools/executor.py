@@ -1,10 +1,11 @@
 """Running a batch of tool calls: concurrently, isolated, in order, with timeouts.
 
-Every call ends in exactly one `ToolOutcome`: a tool that raises, hangs past its timeout,
-is unknown or gets bad arguments produces an error result for that call only, and its
-siblings run on. Outcomes come back in call order. Cancelling ``run_batch`` cancels the
-calls still running. Calls of one stateful tool within one run take turns on a lock; other
-runs never wait on it.
+Every call ends in exactly one `ToolOutcome`: a tool that raises (even ``SystemExit``,
+``KeyboardInterrupt`` or ``GeneratorExit``), hangs past its timeout, is unknown or gets
+bad arguments produces an error result for that call only, and its siblings run on.
+Outcomes come back in call order. Cancelling ``run_batch`` cancels the calls still
+running. Calls of one stateful tool within one run take turns on a lock; other runs never
+wait on it.
 """
 
 from __future__ import annotations
@@ -12,23 +13,25 @@ from __future__ import annotations
 import asyncio
 import difflib
 import inspect
+import json
 import time
 import weakref
 from collections.abc import Callable, MutableMapping, Sequence
-from contextlib import AbstractAsyncContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
+from pydantic_core import PydanticSerializationError, to_jsonable_python
 
 from ponder.exceptions import UserError
-from ponder.messages import ToolCallPart, ToolMessage
+from ponder.messages import ToolCallPart, ToolMessage, scrub_text, scrub_value
 from ponder.tools.arguments import (
     ArgumentError,
     issues_from_validation_error,
     parse_arguments_lenient,
 )
 from ponder.tools.decorator import to_tool_result
+from ponder.tools.redact import redact
 from ponder.tools.registry import ToolRegistry
 from ponder.tools.tool import Tool, ToolContext, ToolResult
 
@@ -104,6 +107,7 @@ class ToolExecutor:
         self._locks: weakref.WeakValueDictionary[tuple[str, str], asyncio.Lock] = (
             weakref.WeakValueDictionary()
         )
+        self._background: set[asyncio.Future[None]] = set()
         self._limits: weakref.WeakKeyDictionary[
             asyncio.AbstractEventLoop, dict[str, asyncio.Semaphore]
         ] = weakref.WeakKeyDictionary()
@@ -181,21 +185,44 @@ class ToolExecutor:
         limit = self._limit_for(found)
         if ctx.lock is None and limit is None:
             return await self._invoke(found, ctx, args)
-        async with _maybe(ctx.lock), _maybe(limit):
+        held: list[asyncio.Lock | asyncio.Semaphore] = []
+        try:
+            for guard in (ctx.lock, limit):
+                if guard is not None:
+                    await guard.acquire()
+                    held.append(guard)
             return await self._invoke(found, ctx, args)
+        finally:
+            self._release(ctx, held)
+
+    def _release(self, ctx: ToolContext, held: list[asyncio.Lock | asyncio.Semaphore]) -> None:
+        """Release ``held`` now, or once the call's thread ends if it outlived the call."""
+        worker = ctx.worker
+        if worker is None or worker.done():
+            for guard in reversed(held):
+                guard.release()
+            return
+        task = asyncio.ensure_future(_release_after(worker, held))
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
 
     async def _invoke(
         self, found: Tool, ctx: ToolContext, args: dict[str, Any]
     ) -> tuple[ToolResult, ToolStatus]:
         timeout = found.timeout if found.timeout is not None else self.default_timeout
         deadline = asyncio.timeout(timeout)
+        start = time.perf_counter()
         try:
             async with deadline:
-                return to_tool_result(await found.function(ctx, args)), "ok"
+                result = to_tool_result(await found.function(ctx, args))
+            if timeout is not None and time.perf_counter() - start > timeout:
+                return _blocked(found.name, timeout, time.perf_counter() - start), "timeout"
+            return result, "ok"
         except TimeoutError as exc:
             if not deadline.expired():
                 return ToolResult.fail(_describe(exc)), "error"
-            return _timed_out(found.name, timeout), "timeout"
+            still_running = ctx.worker is not None and not ctx.worker.done()
+            return _timed_out(found.name, timeout, still_running), "timeout"
         except ArgumentError as exc:
             return _invalid(found.name, exc), "invalid_arguments"
         except asyncio.CancelledError:
@@ -205,10 +232,15 @@ class ToolExecutor:
             return ToolResult.fail("the tool cancelled itself before it finished"), "cancelled"
         except Exception as exc:
             return ToolResult.fail(_describe(exc)), "error"
+        except (SystemExit, KeyboardInterrupt, GeneratorExit) as exc:
+            return _escaped(exc), "error"
 
     def _outcome(
         self, call: ToolCallPart, result: ToolResult, status: ToolStatus, start: float
     ) -> ToolOutcome:
+        result = _scrubbed(result)
+        if result.data is not None:
+            result, status = _jsonable(call.name, result, status)
         if result.success != (status == "ok"):
             result = result.model_copy(update={"success": status == "ok"})
         content, cut = truncate_output(result.output, self.max_output_chars)
@@ -244,10 +276,16 @@ class ToolExecutor:
         return limit
 
 
-def _maybe(
-    manager: AbstractAsyncContextManager[Any] | None,
-) -> AbstractAsyncContextManager[Any]:
-    return manager if manager is not None else nullcontext()
+async def _release_after(
+    worker: asyncio.Future[Any], held: list[asyncio.Lock | asyncio.Semaphore]
+) -> None:
+    try:
+        await asyncio.wait([worker])
+        if not worker.cancelled():
+            worker.exception()  # retrieved: the call's result was reported already
+    finally:
+        for guard in reversed(held):
+            guard.release()
 
 
 async def _notify(callback: Callable[[Any], Any], value: Any) -> None:
@@ -283,16 +321,59 @@ def _invalid(name: str, error: ArgumentError) -> ToolResult:
     return ToolResult.fail(error.for_model(name), data={"issues": issues})
 
 
-def _timed_out(name: str, timeout: float | None) -> ToolResult:
+def _timed_out(name: str, timeout: float | None, still_running: bool) -> ToolResult:
+    if still_running:  # a thread cannot be stopped: say so
+        error = (
+            f"tool {name!r} did not finish within {timeout:g} seconds; it is still running "
+            "in the background and what it does may still happen"
+        )
+    else:
+        error = f"tool {name!r} did not finish within {timeout:g} seconds and was stopped"
     return ToolResult.fail(
-        f"tool {name!r} did not finish within {timeout:g} seconds and was stopped",
-        output=(
-            f"Error: tool {name!r} did not finish within {timeout:g} seconds and was stopped. "
-            "Try a smaller request or another approach."
-        ),
+        error, output=f"Error: {error}. Try a smaller request or another approach."
+    )
+
+
+def _blocked(name: str, timeout: float, seconds: float) -> ToolResult:
+    """A call that returned past its timeout without yielding blocked the event loop."""
+    error = (
+        f"tool {name!r} blocked the event loop for {seconds:.1f} seconds, past its timeout "
+        f"of {timeout:g}, so the timeout could not stop it; its result was dropped "
+        "(make it async, or let it run in a thread)"
+    )
+    return ToolResult.fail(error)
+
+
+def _jsonable(name: str, result: ToolResult, status: ToolStatus) -> tuple[ToolResult, ToolStatus]:
+    """``result`` with JSON-able ``data`` (sets, dates, models converted), else an error."""
+    try:
+        data = scrub_value(to_jsonable_python(result.data))
+        json.dumps(data)
+    except (PydanticSerializationError, TypeError, ValueError) as exc:
+        return ToolResult.fail(
+            f"tool {name!r} returned data that cannot be stored as JSON ({_describe(exc)}); "
+            "return plain values: strings, numbers, lists, dicts"
+        ), "error"
+    return result.model_copy(update={"data": data}), status
+
+
+def _scrubbed(result: ToolResult) -> ToolResult:
+    """``result`` without lone surrogates, which no store or wire can encode."""
+    output, error = scrub_text(result.output), scrub_text(result.error or "")
+    data = scrub_value(result.data)
+    if output is result.output and error == (result.error or "") and data == result.data:
+        return result
+    update = {"output": output, "error": error if result.error else None, "data": data}
+    return result.model_copy(update=update)
+
+
+def _escaped(exc: BaseException) -> ToolResult:
+    """A tool tried to end the process (``sys.exit``, an interrupt): only its call ends."""
+    return ToolResult.fail(
+        f"the tool raised {_describe(exc)}; the call ended there and the process goes on"
     )
 
 
 def _describe(exc: BaseException) -> str:
-    text = str(exc)
+    text = redact(str(exc))
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, get_type_hints
 
-from pydantic import BaseModel, ConfigDict, Field, create_model
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, create_model
 
 from ponder.exceptions import UserError
 from ponder.tools.tool import ToolContext
@@ -108,6 +108,8 @@ def describe_function(fn: Callable[..., Any], *, name: str) -> FunctionShape:
     try:
         schema = strip_titles(model.model_json_schema())
     except Exception as exc:
+        if model_parameter is None:
+            _name_unschemable(name, params, hints)
         raise UserError(f"tool {name!r}: its parameters have no JSON Schema ({exc})") from exc
     schema.setdefault("properties", {})
     return FunctionShape(description, schema, model, takes_context, model_parameter)
@@ -159,4 +161,20 @@ def _arguments_model(
             **fields,
         )
     except Exception as exc:
+        _name_unschemable(name, params, hints)
         raise UserError(f"tool {name!r}: its parameters have no JSON Schema ({exc})") from exc
+
+
+def _name_unschemable(name: str, params: list[inspect.Parameter], hints: Mapping[str, Any]) -> None:
+    """Raise a `UserError` naming the first parameter whose type has no JSON Schema."""
+    for param in params:
+        hint = hints.get(param.name, Any)
+        try:
+            TypeAdapter(hint).json_schema()
+        except Exception:
+            shown = getattr(hint, "__name__", None) or repr(hint)
+            raise UserError(
+                f"tool {name!r}: parameter {param.name!r} has type {shown}, which has no JSON "
+                "Schema (use str, int, float, bool, lists, dicts, enums, dataclasses or "
+                "pydantic models)"
+            ) from None

@@ -69,6 +69,8 @@ class ToolContext:
     """Whatever the caller passed as ``deps`` to the run."""
     lock: asyncio.Lock | None = None
     """Held by the executor around calls of a stateful tool within one run."""
+    worker: asyncio.Future[Any] | None = None
+    """A sync tool's thread, as a future: the executor holds the slot until it is done."""
 
 
 ToolFunction = Callable[[ToolContext, dict[str, Any]], Awaitable[ToolResult]]

@@ -69,12 +69,13 @@ async def answer_open_calls(
     open_ids = state.ledger.open_calls
     calls = message.tool_calls
     answers: dict[str, ToolMessage] = {}
-    saved = ctx.checkpointer.effects if ctx.checkpointer is not None else {}
+    checkpointer = ctx.checkpointer
     for call in calls:
         if call.id not in open_ids:
             continue
-        if call.id in saved:
-            answers[call.id] = saved[call.id]
+        saved = checkpointer.saved(call.id) if checkpointer is not None else None
+        if saved is not None:
+            answers[call.id] = saved
         elif not _is_offered(ctx, builtins, call.name):
             answers[call.id] = _not_offered(state.offered_tools or (), call).to_message(call)
         elif call.name in builtins:

@@ -57,7 +57,7 @@ async def hold_for_approval(
     checkpointer = ctx.checkpointer
     if checkpointer is not None:
         for call_id, answer in answers.items():
-            if call_id not in checkpointer.effects:
+            if checkpointer.saved(call_id) is None:
                 await checkpointer.save(answer)
     ctx.state.awaiting_approval = [c.id for c in waiting]
     raise Suspend("approval", approval_payload(waiting))

@@ -4,6 +4,10 @@ Boundaries: after every VM node (the interpreter's ``after`` hook), after every 
 response that calls tools (before any of them runs), and after every tool call (its
 result, as an effect row). A checkpoint writes a small header — the VM snapshot with
 the `RunState` minus its ledger — and only the messages added since the last one.
+
+An effect is keyed by where its call lives — the ledger generation, the index of the
+assistant message, and the call id (unique within that message) — so a provider that
+reuses ids across rounds never gets one round's result for another round's call.
 """
 
 from __future__ import annotations
@@ -11,8 +15,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+from pydantic import ValidationError
+
 from ponder.events import CheckpointWritten
-from ponder.messages import Ledger, ToolMessage, messages_from_json
+from ponder.exceptions import LedgerError, StoreError
+from ponder.messages import Ledger, ToolMessage
 from ponder.store.base import FORMAT, Checkpoint, Store, StoredRun
 from ponder.tools.executor import ToolOutcome
 
@@ -20,7 +27,15 @@ if TYPE_CHECKING:
     from ponder.agent.run.context import RunContext
     from ponder.vm import Interpreter
 
-__all__ = ["Checkpointer"]
+__all__ = ["Checkpointer", "effect_key"]
+
+POSITION_KEYS = "position"
+"""The header's ``ledger.keys`` value for effects keyed by `effect_key` (else: bare ids)."""
+
+
+def effect_key(generation: int, index: int, call_id: str) -> str:
+    """The store key of a call's result: ``<generation>.<message index>:<call id>``."""
+    return f"{generation}.{index}:{call_id}"
 
 
 class Checkpointer:
@@ -30,11 +45,16 @@ class Checkpointer:
         self.store = store
         self.run = run
         self.vm: Interpreter | None = None
+        self.owner: str | None = None
+        """The lease holder; checkpoints are written only while it holds the run."""
         self.effects: dict[str, ToolMessage] = {}
-        self.bytes_written = 0
-        self.checkpoints = 0
+        """Saved results of the open assistant message's calls, by call id."""
+        self._effects_at: tuple[int, int] | None = None
         self._written = 0
-        self._generation = -1
+        self._has_effects = False
+        """True while effect rows exist that the stored messages do not hold yet."""
+        self._generation: int | None = None
+        """The generation last written; None before the first write of a fresh run."""
 
     async def after_node(self, vm: Interpreter, pc: int) -> None:
         """The interpreter's ``after`` hook: checkpoint after nodes marked ``durable``.
@@ -51,12 +71,17 @@ class Checkpointer:
         assert self.vm is not None
         state = self.run.state
         ledger = state.ledger
-        rewrite = ledger.generation != self._generation
+        # a fresh run's first write appends, so a used run id conflicts instead of rewriting
+        rewrite = self._generation is not None and ledger.generation != self._generation
         first = 0 if rewrite else self._written
         header = {
             "format": FORMAT,
             "vm": self.vm.snapshot(),
-            "ledger": {"length": len(ledger), "generation": ledger.generation},
+            "ledger": {
+                "length": len(ledger),
+                "generation": ledger.generation,
+                "keys": POSITION_KEYS,
+            },
         }
         checkpoint = Checkpoint(
             run_id=state.run_id,
@@ -67,11 +92,12 @@ class Checkpointer:
             rewrite=rewrite,
             prompt=state.prompt,
             session_id=state.session_id,
+            owner=self.owner,
+            drop_effects=self._has_effects and not ledger.open_calls,
         )
         size = await self.store.write(checkpoint)
         self._written, self._generation = len(ledger), ledger.generation
-        self.bytes_written += size
-        self.checkpoints += 1
+        self._has_effects = self._has_effects and not checkpoint.drop_effects
         self.run.emit_now(CheckpointWritten(pc=self.vm.pc, bytes_written=size))
         return size
 
@@ -82,25 +108,61 @@ class Checkpointer:
 
     async def save(self, message: ToolMessage) -> None:
         """Save one call's answer as an effect: a resumed run uses it instead of redoing it."""
-        self.effects[message.call_id] = message
-        self.bytes_written += await self.store.write_effect(
-            self.run.state.run_id, message.call_id, message.model_dump(mode="json")
-        )
+        generation, index = self._position()
+        self._current_effects()[message.call_id] = message
+        key = effect_key(generation, index, message.call_id)
+        self._has_effects = True
+        await self.store.write_effect(self.run.state.run_id, key, message.model_dump(mode="json"))
+
+    def saved(self, call_id: str) -> ToolMessage | None:
+        """The saved result of the open assistant message's call ``call_id``, if any."""
+        return self._current_effects().get(call_id)
 
     def forget(self, call_ids: Iterable[str]) -> None:
-        """Drop saved results once they are in the ledger (ids may be reused later)."""
+        """Drop saved results once they are in the ledger."""
         for call_id in call_ids:
             self.effects.pop(call_id, None)
 
+    def _position(self) -> tuple[int, int]:
+        ledger = self.run.state.ledger
+        return ledger.generation, ledger.assistant_index
+
+    def _current_effects(self) -> dict[str, ToolMessage]:
+        """``effects``, emptied first if they belong to an earlier assistant message."""
+        position = self._position()
+        if self._effects_at != position:
+            self.effects.clear()
+            self._effects_at = position
+        return self.effects
+
     def load(self, stored: StoredRun) -> tuple[dict[str, Any], Ledger]:
-        """The VM snapshot and the ledger of a stored run; remembers what is stored."""
-        ledger = Ledger(messages_from_json(stored.messages))
-        info = stored.header.get("ledger", {})
-        ledger.generation = int(info.get("generation", 0))
+        """The VM snapshot and the ledger of a stored run; remembers what is stored.
+
+        ``StoreError`` if what is stored has the wrong shape (valid JSON, wrong fields).
+        """
+        try:
+            ledger = Ledger(stored.ledger_messages())
+            info = stored.header.get("ledger", {})
+            ledger.generation = int(info.get("generation", 0))
+            effects = _open_effects(stored, ledger, info.get("keys") == POSITION_KEYS)
+        except (LedgerError, ValidationError, TypeError, ValueError, AttributeError) as exc:
+            raise StoreError(
+                f"run {stored.record.run_id!r}: what is stored has the wrong shape "
+                f"({type(exc).__name__}: {' '.join(str(exc).split())[:300]})"
+            ) from None
         self._written, self._generation = len(ledger), ledger.generation
-        open_calls = ledger.open_calls
-        for call_id, body in stored.effects.items():
-            if call_id in open_calls:  # results already in the ledger are history
-                self.effects[call_id] = ToolMessage.model_validate(body)
-        vm_snapshot: dict[str, Any] = stored.header["vm"]
-        return vm_snapshot, ledger
+        self.effects, self._effects_at = effects, (ledger.generation, ledger.assistant_index)
+        self._has_effects = bool(stored.effects)
+        return stored.vm_snapshot(), ledger
+
+
+def _open_effects(stored: StoredRun, ledger: Ledger, by_position: bool) -> dict[str, ToolMessage]:
+    """The stored results of the open calls; a run stored before position keys uses ids."""
+    open_calls = ledger.open_calls
+    prefix = effect_key(ledger.generation, ledger.assistant_index, "") if by_position else ""
+    found: dict[str, ToolMessage] = {}
+    for key, body in stored.effects.items():
+        call_id = key.removeprefix(prefix)
+        if key.startswith(prefix) and call_id in open_calls:  # answered ones are history
+            found[call_id] = ToolMessage.model_validate(body)
+    return found

@@ -195,7 +195,6 @@ async def _replace(
     state.ledger.replace(after)
     tokens_after = estimate_messages_tokens(after)
     state.context.estimated_tokens, state.context.estimated_upto = tokens_after, len(after)
-    state.context.compactions += 1
     await ctx.emit(
         Compaction(
             mode=mode, tokens_before=estimate_messages_tokens(before), tokens_after=tokens_after

@@ -51,11 +51,13 @@ if TYPE_CHECKING:
 __all__ = ["EventSink", "RunContext"]
 
 EventSink = Callable[[Event], None]
+EVENT_TEXT_LIMIT = 20_000
+"""At most this much of a tool's error text goes into its event (the ledger keeps it all)."""
 
 
 @dataclass(slots=True, eq=False)
 class RunContext:
-    """Everything a workflow node may use during one run."""
+    """The live side of one run: what strategies and the run machinery use besides its state."""
 
     config: AgentConfig
     model: Model
@@ -75,6 +77,8 @@ class RunContext:
     """Calls that were running when the run stopped (set when it is resumed)."""
     unanswered: Unanswered | None = None
     """Whether the last response (after its one retry) carried no answer, and why."""
+    clock: Callable[[], float] = time.time
+    """Stamps event times; a durable engine gives its deterministic clock."""
     _backlog: list[Event] = field(default_factory=list)
     _degraded: set[str] = field(default_factory=set)
 
@@ -99,7 +103,7 @@ class RunContext:
         state.event_seq += 1
         event.run_id = state.run_id
         event.seq = state.event_seq
-        event.time = time.time()
+        event.time = self.clock()
         if self.sink is not None:
             self.sink(event)
         if self.hooks.has_event_handlers:
@@ -125,7 +129,7 @@ class RunContext:
                 ToolCallFinished(
                     call_id=call.id,
                     name=call.name,
-                    output=result.output,
+                    output=outcome.message.content,  # capped like the model's copy
                     data=result.data,
                     duration=outcome.duration,
                 )
@@ -135,7 +139,7 @@ class RunContext:
                 ToolCallFailed(
                     call_id=call.id,
                     name=call.name,
-                    error=result.error or result.output,
+                    error=(result.error or outcome.message.content)[:EVENT_TEXT_LIMIT],
                     status=outcome.status,
                     duration=outcome.duration,
                 )

@@ -1,9 +1,11 @@
 """Driving one run on the VM to its end: finished, suspended, failed or cancelled.
 
 The driver builds what a run needs around its `RunContext`: the checkpointer (with a
-store), the strategy, and the `RunDeps` the nodes get. With a store, the run holds a lease
-for as long as it is driven, the durable boundaries are checkpointed, and the run's final
-status is written before the lease is released.
+store), the strategy, and the `RunDeps` the nodes get. With a store, the run's lease is
+taken before anything is loaded, renewed while the run is driven (every third of
+``Store.lease_seconds``), and released after the final status is written. Checkpoints are
+fenced by the lease: a process that lost it cannot overwrite the run, and gets
+`RunLeaseError`.
 """
 
 from __future__ import annotations
@@ -23,13 +25,11 @@ from ponder.agent.run.nodes import RunDeps
 from ponder.agent.run.state import RunState
 from ponder.agent.strategies.base import AgentStrategy
 from ponder.events import RunCancelled, RunFailed, RunFinished, RunResumed, RunStarted, RunSuspended
-from ponder.exceptions import RunLeaseError, UserError, VMError
+from ponder.exceptions import RunLeaseError, StoreError, UserError, VMError
 from ponder.store.base import Store
 from ponder.vm import Finished, Interpreter, Outcome, Program
 
-__all__ = ["LEASE_SECONDS", "resume_run", "start_run"]
-
-LEASE_SECONDS = 600.0
+__all__ = ["resume_run", "start_run"]
 
 
 def _owner() -> str:
@@ -44,11 +44,13 @@ async def start_run(
     deps = RunDeps(ctx, strategy_type(ctx))
     after = checkpointer.after_node if checkpointer is not None else None
     vm = Interpreter(program, ctx.state, deps=deps, after=after)
-    state = ctx.state
+    state, owner = ctx.state, _owner()
+    if store is not None:
+        await _acquire(store, state.run_id, owner)
     await ctx.emit(
         RunStarted(prompt=state.prompt, workflow=ctx.config.agent_workflow, model=ctx.model.name)
     )
-    return await _drive(deps, vm, store, vm.run)
+    return await _drive(deps, vm, store, vm.run, owner)
 
 
 async def resume_run(
@@ -59,10 +61,46 @@ async def resume_run(
     run_id: str,
     value: Any,
 ) -> RunResult:
-    """Continue a stored run after a crash or a suspension; ``ctx`` gets its restored state."""
+    """Continue a stored run after a crash or a suspension; ``ctx`` gets its restored state.
+
+    The lease is taken first, so what is loaded cannot change under the run.
+    """
+    owner = _owner()
+    await _acquire(store, run_id, owner)
+    try:
+        restored = await _restore(ctx, strategy_type, program, store, run_id, value)
+    except BaseException:
+        await store.release(run_id, owner)
+        raise
+    if restored is None:
+        await store.release(run_id, owner)
+        return RunResult.from_state(ctx.state)
+    deps, vm = restored
+    await ctx.emit(RunResumed(pc=vm.pc))
+    start: Callable[[], Awaitable[Outcome]] = (
+        (lambda: vm.resume(value)) if vm.status == "suspended" else vm.run
+    )
+    return await _drive(deps, vm, store, start, owner)
+
+
+async def _restore(
+    ctx: RunContext,
+    strategy_type: type[AgentStrategy],
+    program: Program,
+    store: Store,
+    run_id: str,
+    value: Any,
+) -> tuple[RunDeps[AgentStrategy], Interpreter] | None:
+    """Load the run into ``ctx``: its deps and VM, or None if it is over already."""
     stored = await store.load(run_id)
     if stored.record.status == "cancelled":
         raise UserError(f"run {run_id!r} was cancelled and cannot be resumed")
+    if not stored.has_checkpoint:
+        await store.set_status(run_id, "failed")
+        raise StoreError(
+            f"run {run_id!r} stopped before its first checkpoint, so there is nothing to "
+            "resume; it is now marked failed: start the task again as a new run"
+        )
     checkpointer = Checkpointer(store, ctx)
     snapshot, ledger = checkpointer.load(stored)
     vm = Interpreter.restore(program, snapshot, state_type=RunState, after=checkpointer.after_node)
@@ -71,22 +109,18 @@ async def resume_run(
     state.ledger = ledger
     ctx.state, ctx.checkpointer = state, checkpointer
     if stored.record.status == "completed" or vm.is_finished:
-        return RunResult.from_state(state)
+        return None
     accept_decision(ctx, value, suspended=vm.status == "suspended")
     ctx.interrupted = {
         c
         for c in ledger.open_calls
-        if c not in checkpointer.effects and c not in state.awaiting_approval
+        if checkpointer.saved(c) is None and c not in state.awaiting_approval
     }
     # the strategy is built from the restored state, so the nodes get their deps only now
     deps = RunDeps(ctx, strategy_type(ctx))
     vm.deps = vm.ctx.deps = deps
     state.status = "running"
-    await ctx.emit(RunResumed(pc=vm.pc))
-    start: Callable[[], Awaitable[Outcome]] = (
-        (lambda: vm.resume(value)) if vm.status == "suspended" else vm.run
-    )
-    return await _drive(deps, vm, store, start)
+    return deps, vm
 
 
 async def _drive(
@@ -94,19 +128,23 @@ async def _drive(
     vm: Interpreter,
     store: Store | None,
     start: Callable[[], Awaitable[Outcome]],
+    owner: str,
 ) -> RunResult:
     ctx = deps.run
-    state, owner = ctx.state, _owner()
+    state = ctx.state
+    renewing: asyncio.Task[None] | None = None
     if ctx.checkpointer is not None:
-        ctx.checkpointer.vm = vm
+        ctx.checkpointer.vm, ctx.checkpointer.owner = vm, owner
     if store is not None:
-        await _acquire(store, state.run_id, owner)
+        renewing = asyncio.create_task(_renew(store, state.run_id, owner))
     try:
         outcome = await _outcome(deps, vm, start)
         if ctx.checkpointer is not None:
             await ctx.checkpointer.checkpoint(state.status)
         return _result(ctx, outcome)
     finally:
+        if renewing is not None:
+            renewing.cancel()
         if store is not None:
             await store.release(state.run_id, owner)
         vm.close()
@@ -115,12 +153,25 @@ async def _drive(
 
 async def _acquire(store: Store, run_id: str, owner: str) -> None:
     """Take the run's lease, also from a process on this host that has died."""
+    ttl = store.lease_seconds
     try:
-        await store.acquire(run_id, owner, LEASE_SECONDS)
+        await store.acquire(run_id, owner, ttl)
     except RunLeaseError as busy:
         if busy.holder is None or not _is_dead_here(busy.holder):
             raise
-        await store.acquire(run_id, owner, LEASE_SECONDS, takeover=busy.holder)
+        await store.acquire(run_id, owner, ttl, takeover=busy.holder)
+
+
+async def _renew(store: Store, run_id: str, owner: str) -> None:
+    """Extend the lease while the run is driven; stop once another process holds it."""
+    while True:
+        await asyncio.sleep(store.lease_seconds / 3)
+        try:
+            await store.acquire(run_id, owner, store.lease_seconds)
+        except RunLeaseError:
+            return  # the fenced checkpoints now fail: the run stops at its next boundary
+        except StoreError:
+            continue  # the store is unreachable for now: the lease may still be renewed
 
 
 def _is_dead_here(holder: str) -> bool:
@@ -173,7 +224,10 @@ async def _outcome(
 
 async def _save(ctx: RunContext, status: str) -> None:
     if ctx.checkpointer is not None:
-        await ctx.checkpointer.checkpoint(status)
+        try:
+            await ctx.checkpointer.checkpoint(status)
+        except RunLeaseError:
+            pass  # another process holds the run now: what it stores stands
 
 
 def _result(ctx: RunContext, outcome: Outcome) -> RunResult:

@@ -68,4 +68,3 @@ class ContextTracking(BaseModel):
 
     estimated_tokens: int = 0
     estimated_upto: int = 0
-    compactions: int = 0

@@ -1,0 +1,134 @@
+"""ponder on Temporal: throughput with 1, 2 and 4 worker processes, and per-step overhead.
+
+A local dev server (``TemporalDevServer``, SQLite-backed) runs the bench agent of
+``bench.agent`` (one ``add`` call per step, chat mode) with a 20 ms model latency. The
+throughput rows start ``RUNS`` runs at once against ``W`` worker processes; the overhead
+rows time one ``STEPS``-step run on Temporal (one in-process worker, no model latency)
+against the same run locally with the SQLite checkpoint store.
+
+Run it alone with ``python -m bench temporal`` (worker processes are
+``python -m bench.temporal worker ADDRESS QUEUE``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+from bench.agent import check, ponder_agent
+from bench.common import ROOT, table
+from ponder.store import SQLiteStore
+
+__all__ = ["run"]
+
+RUNS = 40
+RUN_STEPS = 3
+LATENCY = 0.02
+STEPS = 20
+REPEAT = 3
+WORKERS = (1, 2, 4)
+
+
+async def _throughput(address: str, workers: int) -> float:
+    from ponder.temporal import TemporalAgent, connect
+
+    queue = f"bench-{uuid.uuid4().hex}"
+    command = [sys.executable, "-m", "bench.temporal", "worker", address, queue]
+    procs = [subprocess.Popen(command, cwd=ROOT) for _ in range(workers)]
+    try:
+        remote = TemporalAgent(await connect(address), queue)
+        async with asyncio.timeout(120):
+            while not await remote.has_worker():
+                await asyncio.sleep(0.2)
+        await asyncio.sleep(1.0)  # let every process start polling
+        await remote.run("warm up")
+        start = time.perf_counter()
+        results = await asyncio.gather(*(remote.run(f"count {n}") for n in range(RUNS)))
+        elapsed = time.perf_counter() - start
+    finally:
+        for proc in procs:
+            proc.terminate()
+        for proc in procs:
+            proc.wait(timeout=30)
+    for result in results:
+        check(result, RUN_STEPS)
+    return RUNS / elapsed
+
+
+async def _per_step(address: str) -> tuple[float, float]:
+    from ponder.temporal import TemporalAgent, build_worker, connect
+
+    client = await connect(address)
+    queue = f"bench-{uuid.uuid4().hex}"
+    agent = ponder_agent(STEPS)
+    temporal_times, local_times = [], []
+    with tempfile.TemporaryDirectory() as folder:
+        local = ponder_agent(STEPS, store=SQLiteStore(Path(folder) / "runs.db"))
+        async with build_worker(client, queue, agent):
+            remote = TemporalAgent(client, queue)
+            check(await remote.run("warm up"), STEPS)
+            for _ in range(REPEAT):
+                start = time.perf_counter()
+                check(await remote.run("count"), STEPS)
+                temporal_times.append(time.perf_counter() - start)
+                start = time.perf_counter()
+                check(await local.run("count"), STEPS)
+                local_times.append(time.perf_counter() - start)
+    return statistics.median(temporal_times) / STEPS, statistics.median(local_times) / STEPS
+
+
+async def _measure(address: str) -> str:
+    rates = {w: await _throughput(address, w) for w in WORKERS}
+    on_temporal, on_sqlite = await _per_step(address)
+    rows = [
+        (f"{w} worker process(es)", f"{rates[w]:.1f} runs/s", f"{rates[w] / rates[1]:.2f}×")
+        for w in WORKERS
+    ]
+    steps = [
+        ("local, SQLite checkpoint store", f"{on_sqlite * 1e3:.2f} ms", "1.0×"),
+        ("Temporal (1 worker, dev server)", f"{on_temporal * 1e3:.2f} ms",
+         f"{on_temporal / on_sqlite:.1f}×"),
+    ]  # fmt: skip
+    return (
+        "## Temporal\n\n"
+        f"{RUNS} concurrent runs of {RUN_STEPS} steps, {LATENCY * 1e3:.0f} ms model latency, "
+        "against a local dev server (SQLite):\n\n"
+        + table(["workers", "throughput", "vs 1 worker"], rows)
+        + f"\n\nTime per step of one {STEPS}-step run (no model latency), median of "
+        f"{REPEAT}:\n\n"
+        + table(["where", "per step", "ratio"], steps)
+        + "\n\nOn Temporal every step is two activities (model, tool) and their workflow "
+        "tasks, each a round trip through the server; the dev server's SQLite file is the "
+        "shared bottleneck here, so the worker scaling is a lower bound.\n"
+    )
+
+
+def run() -> str:
+    """The Markdown section."""
+    from ponder.testing import TemporalDevServer
+
+    with TemporalDevServer() as server:
+        return asyncio.run(_measure(server.address))
+
+
+def _serve(address: str, queue: str) -> None:
+    from ponder.temporal import build_worker, connect
+
+    async def serve() -> None:
+        client = await connect(address)
+        agent = ponder_agent(RUN_STEPS, latency=LATENCY)
+        async with build_worker(client, queue, agent):
+            await asyncio.Event().wait()
+
+    asyncio.run(serve())
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["worker"]:
+        _serve(sys.argv[2], sys.argv[3])

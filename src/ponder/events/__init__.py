@@ -1,0 +1,147 @@
+"""The typed event stream of a run.
+
+Every event carries ``kind`` (its discriminator, equal to its class name in snake case),
+``run_id``, a per-run sequence number ``seq`` and a wall-clock ``time``; the runtime fills
+those in when it emits. The CLI, the SSE endpoint, the viewer and hooks all read this one
+stream. ``Event`` is the discriminated union of the event classes (an exhaustive ``match``
+ends in ``assert_never``); `EVENT_TYPES`, `EVENT_KINDS` and the `EventKind` check derive
+from it. Events are slotted dataclasses (cheap to create on the hot path);
+``event_to_dict``/``event_from_dict`` convert them for the wire, validating on the way in.
+
+The classes live in `base` (the shared fields and closed value sets), `run`, `rounds` and
+`steps`; import them from here. Six keep their older names as aliases: ``UsageUpdated``,
+``ReasoningStep``, ``ThinkingRecorded``, ``TodoUpdated``, ``CompactionApplied``,
+``RetrievalDone``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from functools import cache
+from typing import Annotated, Any, Literal, TypeAlias, get_args
+
+from pydantic import Field, TypeAdapter
+
+from ponder.events.base import (
+    CallStatus,
+    CheckType,
+    EventBase,
+    ReasoningPhase,
+    ReplanTrigger,
+    StepEnd,
+    Verdict,
+)
+from ponder.events.rounds import (
+    Compaction,
+    LimitReached,
+    LoopDetected,
+    MiddleMessage,
+    Reasoning,
+    Reflection,
+    ReportRaised,
+    Retrieval,
+    RoundStarted,
+    StructuredReasoning,
+    Thinking,
+    Todo,
+    ToolCallFailed,
+    ToolCallFinished,
+    ToolCallStarted,
+    ToolPrediction,
+)
+from ponder.events.run import (
+    CheckpointWritten,
+    ModelDegraded,
+    ModelUnanswered,
+    ReasoningDelta,
+    RunCancelled,
+    RunFailed,
+    RunFinished,
+    RunResumed,
+    RunStarted,
+    RunSuspended,
+    TextDelta,
+    Usage,
+)
+from ponder.events.steps import (
+    PlanReplanned,
+    PlanUpdated,
+    StallDetected,
+    StepFinished,
+    StepStarted,
+)
+
+__all__ = [
+    "EVENT_KINDS", "EVENT_TYPES", "CallStatus", "CheckType", "CheckpointWritten", "Compaction",
+    "CompactionApplied", "Event", "EventBase", "EventKind", "LimitReached", "LoopDetected",
+    "MiddleMessage", "ModelDegraded", "ModelUnanswered", "PlanReplanned", "PlanUpdated",
+    "Reasoning", "ReasoningDelta", "ReasoningPhase", "ReasoningStep", "Reflection",
+    "ReplanTrigger", "ReportRaised", "Retrieval", "RetrievalDone", "RoundStarted", "RunCancelled",
+    "RunFailed", "RunFinished", "RunResumed", "RunStarted", "RunSuspended", "StallDetected",
+    "StepEnd", "StepFinished", "StepStarted", "StructuredReasoning", "TextDelta", "Thinking",
+    "ThinkingRecorded", "Todo", "TodoUpdated", "ToolCallFailed", "ToolCallFinished",
+    "ToolCallStarted", "ToolPrediction", "Usage", "UsageUpdated", "Verdict", "event_from_dict",
+    "event_to_dict", "kind_of",
+]  # fmt: skip
+
+Event: TypeAlias = Annotated[
+    RunStarted | RunFinished | RunFailed | RunCancelled | RunSuspended | RunResumed
+    | RoundStarted | Usage | Reasoning | StructuredReasoning | ToolPrediction
+    | ToolCallStarted | ToolCallFinished | ToolCallFailed | MiddleMessage | Reflection
+    | LimitReached | LoopDetected | StallDetected | TextDelta | ReasoningDelta | Thinking
+    | Todo | PlanUpdated | PlanReplanned | StepStarted | StepFinished | Compaction | Retrieval
+    | ReportRaised | CheckpointWritten | ModelDegraded | ModelUnanswered,
+    Field(discriminator="kind"),
+]  # fmt: skip
+
+EventKind: TypeAlias = Literal[
+    "run_started", "run_finished", "run_failed", "run_cancelled", "run_suspended",
+    "run_resumed", "round_started", "usage", "reasoning", "structured_reasoning",
+    "tool_prediction", "tool_call_started", "tool_call_finished", "tool_call_failed",
+    "middle_message", "reflection", "limit_reached", "loop_detected", "stall_detected",
+    "text_delta", "reasoning_delta", "thinking", "todo", "plan_updated", "plan_replanned",
+    "step_started", "step_finished", "compaction", "retrieval", "report_raised",
+    "checkpoint_written", "model_degraded", "model_unanswered",
+]  # fmt: skip
+
+EVENT_TYPES: dict[str, type[EventBase]] = {
+    cls.__dataclass_fields__["kind"].default: cls for cls in get_args(get_args(Event)[0])
+}
+EVENT_KINDS: frozenset[str] = frozenset(EVENT_TYPES)
+if EVENT_KINDS != frozenset(get_args(EventKind)):  # pragma: no cover - a programming error
+    raise TypeError(f"EventKind and Event disagree: {EVENT_KINDS ^ set(get_args(EventKind))}")
+
+UsageUpdated: TypeAlias = Usage
+ReasoningStep: TypeAlias = Reasoning
+ThinkingRecorded: TypeAlias = Thinking
+TodoUpdated: TypeAlias = Todo
+CompactionApplied: TypeAlias = Compaction
+RetrievalDone: TypeAlias = Retrieval
+
+
+def kind_of(data: Mapping[str, Any]) -> EventKind:
+    """The ``kind`` of an event dict; ``ValueError`` when it names no event."""
+    kind = data.get("kind")
+    if kind not in EVENT_KINDS:
+        raise ValueError(f"unknown event kind {kind!r}")
+    found: EventKind = kind
+    return found
+
+
+def event_to_dict(event: Event) -> dict[str, Any]:
+    """The event as a JSON-able dict, ``kind`` last."""
+    data = {f.name: getattr(event, f.name) for f in dataclasses.fields(event) if f.name != "kind"}
+    data["kind"] = event.kind
+    return data
+
+
+@cache
+def _adapter() -> TypeAdapter[Event]:
+    return TypeAdapter(Event)
+
+
+def event_from_dict(data: Mapping[str, Any]) -> Event:
+    """Rebuild an event from ``event_to_dict`` output; ``ValueError`` when it is no event."""
+    kind_of(data)
+    return _adapter().validate_python(dict(data))

@@ -1,0 +1,52 @@
+"""ponder on Temporal: runs as durable workflows, model and tool calls as activities.
+
+```python
+from ponder.temporal import TemporalAgent, build_worker, connect
+
+client = await connect("localhost:7233")
+worker = build_worker(client, "agents", agent)         # on each worker machine
+async with worker:
+    remote = TemporalAgent(client, "agents")             # anywhere
+    result = await remote.run("What is 2+3?")
+```
+
+Needs the ``temporal`` extra: ``pip install 'ponder[temporal]'``.
+"""
+
+from __future__ import annotations
+
+try:
+    import temporalio  # noqa: F401
+except ImportError as error:  # pragma: no cover - depends on the environment
+    raise ImportError(
+        "ponder.temporal needs the Temporal SDK: pip install 'ponder[temporal]'"
+    ) from error
+
+from ponder.temporal.activities import PonderActivities
+from ponder.temporal.client import (
+    TemporalAgent,
+    TemporalRunError,
+    TemporalUnreachableError,
+    WorkerUnavailableError,
+    connect,
+    result_from_data,
+)
+from ponder.temporal.patching import patched
+from ponder.temporal.worker import build_replayer, build_worker, sandbox_runner
+from ponder.temporal.workflow import WORKFLOW_NAME, PonderWorkflow
+
+__all__ = [
+    "WORKFLOW_NAME",
+    "PonderActivities",
+    "PonderWorkflow",
+    "TemporalAgent",
+    "TemporalRunError",
+    "TemporalUnreachableError",
+    "WorkerUnavailableError",
+    "build_replayer",
+    "build_worker",
+    "connect",
+    "patched",
+    "result_from_data",
+    "sandbox_runner",
+]

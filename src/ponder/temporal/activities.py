@@ -1,0 +1,197 @@
+"""The activities a ponder workflow runs: every step of a run that touches the world.
+
+``prepare`` describes the worker's agent (config, strategy, tools) once per run, so the
+history holds what the run was offered; ``model_request`` sends one request (the model
+adapter keeps its own retries); ``tool_call`` runs one call through ponder's executor, so a
+failing, hung or unknown call still ends in that call's error result; ``retrieve`` feeds RAG
+mode. Each heartbeats while it works, so a lost worker is noticed in a heartbeat timeout.
+Errors that another attempt cannot fix are raised as non-retryable ``ApplicationError``
+whose ``type`` names the ponder exception.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib
+from collections.abc import AsyncIterator, Mapping
+from typing import Any
+
+from temporalio import activity
+from temporalio.exceptions import ApplicationError
+
+from ponder.agent import Agent, AgentStrategy
+from ponder.exceptions import PonderError
+from ponder.messages import ToolCallPart
+from ponder.retrieval import Retriever, index_folder
+from ponder.temporal.payloads import (
+    outcome_to_data,
+    request_from_data,
+    response_to_data,
+    tool_spec,
+)
+from ponder.tools.executor import ToolExecutor
+from ponder.tools.registry import ToolRegistry
+
+__all__ = ["TOOL_UNAVAILABLE", "UNKNOWN_AGENT", "PonderActivities", "strategy_path"]
+
+TOOL_UNAVAILABLE = "ToolUnavailable"
+"""The error type of a call whose tool the run was offered but this worker lacks."""
+UNKNOWN_AGENT = "UnknownAgent"
+
+
+def strategy_path(strategy: type[AgentStrategy]) -> str:
+    """``module:qualname`` of the first class in ``strategy``'s MRO that can be imported."""
+    for cls in strategy.__mro__:
+        path = f"{cls.__module__}:{cls.__qualname__}"
+        module = importlib.import_module(cls.__module__)
+        if getattr(module, cls.__qualname__, None) is cls:
+            return path
+    raise PonderError(f"strategy {strategy!r} has no importable class")  # pragma: no cover
+
+
+@contextlib.asynccontextmanager
+async def _heartbeating() -> AsyncIterator[None]:
+    """Heartbeat in the background, a few times per heartbeat timeout, while the body runs."""
+    timeout = activity.info().heartbeat_timeout
+    if timeout is None:
+        yield
+        return
+    interval = max(timeout.total_seconds() / 4, 0.05)
+
+    async def beat() -> None:
+        while True:
+            activity.heartbeat()
+            await asyncio.sleep(interval)
+
+    task = asyncio.ensure_future(beat())
+    try:
+        yield
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+
+def _fatal(error: BaseException) -> ApplicationError:
+    return ApplicationError(str(error), type=type(error).__name__, non_retryable=True)
+
+
+class PonderActivities:
+    """The activities of one worker, over the agents it serves (by name)."""
+
+    def __init__(self, agents: Mapping[str, Agent], *, deps: Any = None) -> None:
+        self.agents = dict(agents)
+        self.deps = deps
+        self._executors: dict[tuple[str, int], ToolExecutor] = {}
+
+    def _agent(self, name: str) -> Agent:
+        agent = self.agents.get(name)
+        if agent is None:
+            raise ApplicationError(
+                f"this worker has no agent {name!r} (it serves: {', '.join(self.agents)})",
+                type=UNKNOWN_AGENT,
+                non_retryable=True,
+            )
+        return agent
+
+    def _executor(self, name: str, agent: Agent, registry: ToolRegistry) -> ToolExecutor:
+        key = (name, id(registry))
+        executor = self._executors.get(key)
+        if executor is None:
+            config = agent.config
+            executor = self._executors[key] = ToolExecutor(
+                registry,
+                default_timeout=config.tool_timeout,
+                max_output_chars=config.tool_output_max_chars,
+            )
+        return executor
+
+    @activity.defn(name="ponder.prepare")
+    async def prepare(self, data: dict[str, Any]) -> dict[str, Any]:
+        """The agent a run uses: config (no secrets), instructions, strategy and tools."""
+        agent = self._agent(data["agent"])
+        registry = await agent.toolbox.refresh()
+        missing = [n for n in data.get("require_tools", ()) if registry.get(n) is None]
+        if missing:
+            raise ApplicationError(
+                f"the worker on task queue {activity.info().task_queue!r} has no tool "
+                f"{', '.join(map(repr, missing))} (it has: {', '.join(registry.names)})",
+                type=TOOL_UNAVAILABLE,
+                non_retryable=True,
+            )
+        try:
+            model_name = agent.model.name
+        except PonderError as error:
+            raise _fatal(error) from error
+        strategy = agent.strategy_type
+        return {
+            "config": agent.config.model_dump(mode="json", exclude={"api_key"}),
+            "instructions": agent.instructions,
+            "model": model_name,
+            "strategy": strategy_path(strategy),
+            "tools": [tool_spec(t) for t in registry],
+        }
+
+    @activity.defn(name="ponder.model_request")
+    async def model_request(self, data: dict[str, Any]) -> dict[str, Any]:
+        """One model request; provider errors left after the adapter's retries are final."""
+        agent = self._agent(data["agent"])
+        request = request_from_data(data["request"])
+        async with _heartbeating():
+            try:
+                response = await agent.model.request(request)
+            except PonderError as error:
+                raise _fatal(error) from error
+        return response_to_data(response)
+
+    @activity.defn(name="ponder.tool_call")
+    async def tool_call(self, data: dict[str, Any]) -> dict[str, Any]:
+        """One tool call through ponder's executor; returns its outcome and the tool's state."""
+        agent = self._agent(data["agent"])
+        registry = await agent.toolbox.refresh()
+        call = ToolCallPart.model_validate(data["call"])
+        found = registry.get(call.name)
+        if found is None and data.get("offered", False):
+            raise ApplicationError(
+                f"the worker on task queue {activity.info().task_queue!r} has no tool "
+                f"{call.name!r}, which the run was offered (it has: {', '.join(registry.names)})",
+                type=TOOL_UNAVAILABLE,
+                non_retryable=True,
+            )
+        states: dict[str, Any] = {}
+        if found is not None and found.state_type is not None and data.get("state") is not None:
+            states[call.name] = found.state_type.model_validate(data["state"])
+        executor = self._executor(data["agent"], agent, registry)
+        async with _heartbeating():
+            outcome = await executor.run_call(
+                call, run_id=data["run_id"], states=states, deps=self.deps
+            )
+        state = states.get(call.name)
+        return {
+            **outcome_to_data(outcome),
+            "state": None if state is None else state.model_dump(mode="json"),
+        }
+
+    @activity.defn(name="ponder.retrieve")
+    async def retrieve(self, data: dict[str, Any]) -> list[dict[str, Any]]:
+        """Passages for RAG mode from the agent's retriever (or its ``rag_index_path``)."""
+        agent = self._agent(data["agent"])
+        retriever: Retriever | None = getattr(agent.strategy_type, "retriever", None)
+        try:
+            if retriever is None:
+                if not agent.config.rag_index_path:
+                    raise PonderError("RAG mode needs 'rag_index_path' or a bound retriever")
+                retriever = index_folder(agent.config.rag_index_path)
+            async with _heartbeating():
+                passages = await retriever.retrieve(data["query"], int(data["limit"]))
+        except PonderError as error:
+            raise _fatal(error) from error
+        return [
+            {"source": p.source, "text": p.text, "score": p.score, "chunk": p.chunk}
+            for p in passages
+        ]
+
+    def all(self) -> list[Any]:
+        """The activity callables, for ``Worker(activities=...)``."""
+        return [self.prepare, self.model_request, self.tool_call, self.retrieve]

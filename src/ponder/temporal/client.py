@@ -1,0 +1,294 @@
+"""`TemporalAgent`: start, follow, decide and cancel ponder runs on a Temporal cluster.
+
+The agent itself (model, tools, config) lives on the workers; a `TemporalAgent` only
+names a task queue and, optionally, the worker-side agent and the tools a run needs. A
+run's id is its workflow id. Misuse fails fast with a typed error: an unreachable address
+(`TemporalUnreachableError`), a task queue no worker polls (`WorkerUnavailableError`), a
+decision the run cannot take (`UserError`); a failed run raises `TemporalRunError`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator, Sequence
+from datetime import timedelta
+from typing import Any
+
+from temporalio.api.enums.v1 import TaskQueueType
+from temporalio.api.taskqueue.v1 import TaskQueue
+from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
+from temporalio.client import (
+    Client,
+    WorkflowExecutionStatus,
+    WorkflowFailureError,
+    WorkflowHandle,
+    WorkflowUpdateFailedError,
+)
+from temporalio.exceptions import ApplicationError, CancelledError
+from temporalio.service import RPCError, RPCStatusCode
+
+from ponder.agent.result import RunResult
+from ponder.events import Event, event_from_dict
+from ponder.exceptions import RunError, UserError
+from ponder.messages import Message, messages_from_json, messages_to_json
+from ponder.models.base import Usage
+from ponder.temporal.workflow import MEMO_STATUS, WORKFLOW_NAME
+
+__all__ = [
+    "TemporalAgent",
+    "TemporalRunError",
+    "TemporalUnreachableError",
+    "WorkerUnavailableError",
+    "connect",
+    "result_from_data",
+]
+
+_ENDS = frozenset({"run_finished", "run_failed", "run_cancelled"})
+_QUERY_TIMEOUT = timedelta(seconds=5)
+_NO_ANSWER = (RPCStatusCode.CANCELLED, RPCStatusCode.DEADLINE_EXCEEDED, RPCStatusCode.UNAVAILABLE)
+"""A query's timeout shows as one of these: no worker holds the run just now."""
+
+
+class TemporalUnreachableError(UserError):
+    """No Temporal server answered at the given address."""
+
+
+class WorkerUnavailableError(UserError):
+    """No worker polls the task queue a run was sent to."""
+
+
+class TemporalRunError(RunError):
+    """A run on Temporal failed; ``error_type`` names the error that ended it."""
+
+    def __init__(self, message: str, error_type: str = "") -> None:
+        super().__init__(message)
+        self.error_type = error_type
+
+
+async def connect(address: str, *, namespace: str = "default", timeout: float = 10.0) -> Client:
+    """A client for the Temporal server at ``address`` (``host:port``)."""
+    try:
+        async with asyncio.timeout(timeout):
+            return await Client.connect(address, namespace=namespace)
+    except (RuntimeError, TimeoutError, OSError) as error:
+        raise TemporalUnreachableError(
+            f"cannot reach Temporal at {address!r}: {error or 'no answer'}; "
+            "start one with `temporal server start-dev` or give --temporal HOST:PORT"
+        ) from None
+
+
+def result_from_data(data: dict[str, Any]) -> RunResult:
+    """The `RunResult` a workflow's result (or its ``result`` Query) describes."""
+    result = RunResult(
+        output=data.get("output") or "",
+        status=data["status"],
+        stop_reason=data.get("stop_reason") or "",
+        messages=messages_from_json(data.get("messages") or []),
+        usage=Usage.model_validate(data.get("usage") or {}),
+        run_id=data["run_id"],
+        rounds=int(data.get("rounds", 0)),
+        tool_calls=int(data.get("tool_calls", 0)),
+    )
+    suspension = data.get("suspension")
+    if suspension is not None:
+        return result.suspended(suspension["reason"], suspension["payload"])
+    return result
+
+
+class TemporalAgent:
+    """Runs ponder runs on the workers of one task queue."""
+
+    def __init__(
+        self,
+        client: Client,
+        task_queue: str,
+        *,
+        agent: str = "default",
+        require_tools: Sequence[str] = (),
+        heartbeat_timeout: float = 30.0,
+        check_worker: bool = True,
+    ) -> None:
+        self.client = client
+        self.task_queue = task_queue
+        self.agent = agent
+        self.require_tools = list(require_tools)
+        self.heartbeat_timeout = heartbeat_timeout
+        self.check_worker = check_worker
+
+    @classmethod
+    async def connect(
+        cls, address: str, task_queue: str, *, namespace: str = "default", **options: Any
+    ) -> TemporalAgent:
+        """A `TemporalAgent` for the server at ``address``."""
+        return cls(await connect(address, namespace=namespace), task_queue, **options)
+
+    async def has_worker(self) -> bool:
+        """True when some worker has polled the task queue for workflow tasks lately."""
+        request = DescribeTaskQueueRequest(
+            namespace=self.client.namespace,
+            task_queue=TaskQueue(name=self.task_queue),
+            task_queue_type=TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
+        )
+        answer = await self.client.workflow_service.describe_task_queue(request)
+        return bool(answer.pollers)
+
+    async def _wait_for_worker(self, seconds: float = 3.0, poll: float = 0.2) -> bool:
+        """A worker that has just started polls within moments: give it that long."""
+        for _ in range(max(1, int(seconds / poll))):
+            if await self.has_worker():
+                return True
+            await asyncio.sleep(poll)
+        return False
+
+    async def start(
+        self,
+        prompt: str,
+        *,
+        run_id: str | None = None,
+        message_history: Sequence[Message] = (),
+        session_id: str | None = None,
+    ) -> str:
+        """Start a run; returns its id at once (the workflow id)."""
+        if self.check_worker and not await self._wait_for_worker():
+            raise WorkerUnavailableError(
+                f"no worker polls task queue {self.task_queue!r}: start one with "
+                f"`ponder worker --temporal HOST:PORT --task-queue {self.task_queue} ...`"
+            )
+        run_id = run_id or uuid.uuid4().hex
+        data = {
+            "run_id": run_id,
+            "prompt": prompt,
+            "agent": self.agent,
+            "message_history": messages_to_json(message_history),
+            "session_id": session_id,
+            "require_tools": self.require_tools,
+            "heartbeat_timeout": self.heartbeat_timeout,
+        }
+        await self.client.start_workflow(WORKFLOW_NAME, data, id=run_id, task_queue=self.task_queue)
+        return run_id
+
+    async def run(self, prompt: str, **options: Any) -> RunResult:
+        """Start a run and wait until it completes or waits for a decision."""
+        return await self.result(await self.start(prompt, **options))
+
+    def _handle(self, run_id: str) -> WorkflowHandle[Any, Any]:
+        return self.client.get_workflow_handle(run_id)
+
+    async def result(self, run_id: str, *, poll: float = 0.1) -> RunResult:
+        """The run's result once it completes or suspends; a failed run raises.
+
+        Suspension shows in the workflow's memo, so waiting costs the server a describe
+        call now and then (backing off to one a second) and the workers nothing.
+        """
+        handle = self._handle(run_id)
+        finished = asyncio.ensure_future(handle.result())
+        try:
+            while True:
+                done, _ = await asyncio.wait({finished}, timeout=poll)
+                if done:
+                    return result_from_data(await _final(finished))
+                poll = min(poll * 1.5, 1.0)
+                memo = await (await handle.describe()).memo()
+                if memo.get(MEMO_STATUS) != "suspended":
+                    continue
+                found = await self._query(handle, "result")
+                if found is not None and found["status"] == "suspended":
+                    return result_from_data(found)
+        finally:
+            if not finished.done():
+                finished.cancel()
+
+    async def _query(self, handle: WorkflowHandle[Any, Any], name: str, *args: Any) -> Any:
+        try:
+            return await handle.query(name, *args, rpc_timeout=_QUERY_TIMEOUT)
+        except RPCError as error:
+            if error.status in _NO_ANSWER:
+                return None  # no worker answered yet: the run goes on when one is back
+            raise
+
+    async def status(self, run_id: str) -> dict[str, Any]:
+        """``{"status", "output", ...}`` for a run in any state (a finished one needs no worker)."""
+        handle = self._handle(run_id)
+        try:
+            described = await handle.describe()
+        except RPCError as error:
+            if error.status == RPCStatusCode.NOT_FOUND:
+                raise UserError(f"no run {run_id!r} on this Temporal namespace") from None
+            raise
+        kind = described.status
+        if kind == WorkflowExecutionStatus.RUNNING:
+            found = await self._query(handle, "status")
+            if found is None:
+                return {"status": "running", "output": None, "run_id": run_id}
+            return dict(found)
+        if kind == WorkflowExecutionStatus.COMPLETED:
+            data = await handle.result()
+            return {"run_id": run_id, "status": data["status"], "output": data["output"],
+                    "stop_reason": data["stop_reason"], "usage": data["usage"]}  # fmt: skip
+        try:
+            await handle.result()
+        except WorkflowFailureError as error:
+            return {"run_id": run_id, "status": _status_of(error), "output": None,
+                    "error": str(error.cause)}  # fmt: skip
+        name = kind.name.lower() if kind is not None else "unknown"
+        return {"run_id": run_id, "status": name, "output": None}
+
+    async def decide(self, run_id: str, decision: Any) -> None:
+        """Send a suspended run its decision (``"approve"``, ``"reject"`` or per call)."""
+        try:
+            await self._handle(run_id).execute_update("decide", decision)
+        except WorkflowUpdateFailedError as error:
+            cause = error.cause
+            text = cause.message if isinstance(cause, ApplicationError) else str(cause)
+            raise UserError(text) from None
+        except RPCError as error:
+            if error.status == RPCStatusCode.NOT_FOUND:
+                raise UserError(f"no running run {run_id!r} to decide") from None
+            raise
+
+    async def cancel(self, run_id: str) -> None:
+        """Cancel the run; it ends as ``cancelled``, like a local run."""
+        await self._handle(run_id).cancel()
+
+    async def events(self, run_id: str, after: int = 0) -> list[Event]:
+        """The run's events after sequence number ``after`` (needs a live worker)."""
+        found = await self._query(self._handle(run_id), "events", after)
+        return [event_from_dict(e) for e in found or ()]
+
+    async def follow(
+        self, run_id: str, *, after: int = 0, poll: float = 0.2
+    ) -> AsyncIterator[Event]:
+        """Yield the run's events as they happen, until it ends or suspends.
+
+        A run that fails before its first event (say, on a worker without a tool it
+        needs) ends the iteration too; ``result`` then says why.
+        """
+        handle = self._handle(run_id)
+        while True:
+            batch = await self.events(run_id, after)
+            for event in batch:
+                yield event
+                after = event.seq
+            if batch and (batch[-1].kind in _ENDS or batch[-1].kind == "run_suspended"):
+                return
+            if not batch and (await handle.describe()).status != WorkflowExecutionStatus.RUNNING:
+                return
+            await asyncio.sleep(poll)
+
+
+async def _final(finished: asyncio.Future[Any]) -> dict[str, Any]:
+    try:
+        data: dict[str, Any] = finished.result()
+    except WorkflowFailureError as error:
+        cause = error.cause
+        if isinstance(cause, CancelledError):
+            raise TemporalRunError("the run was cancelled", "CancelledError") from None
+        kind = cause.type if isinstance(cause, ApplicationError) and cause.type else ""
+        message = cause.message if isinstance(cause, ApplicationError) else str(cause)
+        raise TemporalRunError(message, kind or type(cause).__name__) from None
+    return data
+
+
+def _status_of(error: WorkflowFailureError) -> str:
+    return "cancelled" if isinstance(error.cause, CancelledError) else "failed"

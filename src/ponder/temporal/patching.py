@@ -1,0 +1,36 @@
+"""Changing a program without breaking the runs in flight: Temporal's patching, for ponder.
+
+A run on Temporal replays its history on every new worker, so the program must take the
+same steps it took when the history was written. A strategy whose behaviour changes marks
+the change with `patched`; runs that started before the change replay the old way:
+
+```python
+from ponder.temporal import patched
+
+class MyStrategy(ReActStrategy):
+    async def on_entry(self) -> None:
+        if patched("greet-first"):      # new runs (and every local run) greet first
+            await self.ctx.request("greet", (), "none")
+```
+
+Once no run started before the change is left, replace the check with the new code
+(or ``workflow.deprecate_patch``). A change of strategy class needs no patch: the class's
+import path is in the run's history (the ``ponder.prepare`` result), so runs in flight keep
+the class they started with as long as it stays importable.
+"""
+
+from __future__ import annotations
+
+from temporalio import workflow
+
+__all__ = ["patched"]
+
+
+def patched(patch_id: str) -> bool:
+    """True where the changed code applies: local runs, and workflow runs begun after it.
+
+    Inside a workflow the answer is recorded in the run's history, so a replay agrees.
+    """
+    if not workflow.in_workflow():
+        return True
+    return workflow.patched(patch_id)

@@ -1,0 +1,252 @@
+"""Workflow-side stand-ins that turn ponder's seams into activities.
+
+`ActivityModel` is a `Model`, `ActivityToolExecutor` a `ToolExecutor` and
+`ActivityRetriever` a `Retriever`; the run's program uses them as it would the real ones.
+A batch still runs concurrently (one activity per call); calls of one stateful tool take
+turns, each getting the state the previous one left. A call whose worker was lost is
+retried only if its tool is ``idempotent``; otherwise it ends in an ``interrupted`` error
+result for that call alone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping, Sequence
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from pydantic import BaseModel
+from temporalio import workflow
+from temporalio.common import RetryPolicy
+from temporalio.exceptions import ActivityError, ApplicationError
+
+from ponder.config import AgentConfig
+from ponder.exceptions import ModelError, RunError, ToolError
+from ponder.messages import ToolCallPart
+from ponder.models.base import ModelRequest, ModelResponse, StreamEvent, ToolDefinition
+from ponder.retrieval import Passage
+from ponder.temporal.activities import TOOL_UNAVAILABLE
+from ponder.temporal.payloads import outcome_from_data, request_to_data, response_from_data
+from ponder.tools.executor import ToolExecutor, ToolOutcome
+from ponder.tools.registry import ToolRegistry
+from ponder.tools.tool import Tool, ToolContext, ToolResult
+
+__all__ = [
+    "INTERRUPTED",
+    "ActivityModel",
+    "ActivityOptions",
+    "ActivityRetriever",
+    "ActivityToolExecutor",
+    "registry_from_specs",
+]
+
+INTERRUPTED = (
+    "interrupted: the worker running this call was lost and its tool is not marked "
+    "idempotent, so it was not run again. Check its effect before calling it again."
+)
+_GRACE = 30.0
+
+
+@dataclass(frozen=True, slots=True)
+class ActivityOptions:
+    """What every activity of one run shares: the agent's name, its config, heartbeats."""
+
+    agent: str
+    config: AgentConfig
+    heartbeat_timeout: float
+
+    @property
+    def attempts(self) -> int:
+        """Attempts for a step that may run again: the config's ``max_retries`` + 1."""
+        return self.config.max_retries + 1
+
+    def run(self, name: str, data: Any, *, seconds: float, attempts: int) -> Awaitable[Any]:
+        """Start activity ``name`` with ``data``; awaiting it gives the result."""
+        return workflow.execute_activity(
+            name,
+            data,
+            start_to_close_timeout=timedelta(seconds=seconds + _GRACE),
+            heartbeat_timeout=timedelta(seconds=self.heartbeat_timeout),
+            retry_policy=RetryPolicy(maximum_attempts=attempts),
+        )
+
+
+def _cause(error: ActivityError) -> BaseException:
+    return error.cause if error.cause is not None else error
+
+
+def _described(error: ActivityError) -> str:
+    cause = _cause(error)
+    kind = cause.type if isinstance(cause, ApplicationError) and cause.type else type(cause)
+    name = kind if isinstance(kind, str) else kind.__name__
+    return f"{name}: {cause}"
+
+
+class ActivityModel:
+    """A `Model` whose every request is one ``ponder.model_request`` activity."""
+
+    def __init__(self, name: str, options: ActivityOptions) -> None:
+        self._name = name
+        self.options = options
+
+    @property
+    def name(self) -> str:
+        """The worker's model name."""
+        return self._name
+
+    async def request(self, request: ModelRequest) -> ModelResponse:
+        """Send ``request`` from a worker; a provider failure raises `ModelError`."""
+        config, options = self.options.config, self.options
+        data = {"agent": options.agent, "request": request_to_data(request)}
+        seconds = config.llm_timeout * options.attempts
+        try:
+            raw = await options.run(
+                "ponder.model_request", data, seconds=seconds, attempts=options.attempts
+            )
+        except ActivityError as error:
+            raise ModelError(f"the model request failed: {_described(error)}") from None
+        return response_from_data(raw)
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        """The whole response at once: a workflow sees activity results, not deltas."""
+        yield await self.request(request)
+
+
+class ActivityRetriever:
+    """A `Retriever` that asks a worker (``ponder.retrieve``)."""
+
+    def __init__(self, options: ActivityOptions) -> None:
+        self.options = options
+
+    async def retrieve(self, query: str, limit: int) -> list[Passage]:
+        """At most ``limit`` passages for ``query``."""
+        options = self.options
+        data = {"agent": options.agent, "query": query, "limit": limit}
+        try:
+            raw = await options.run(
+                "ponder.retrieve", data, seconds=options.config.tool_timeout, attempts=3
+            )
+        except ActivityError as error:
+            raise RunError(f"retrieval failed: {_described(error)}") from None
+        return [Passage(**item) for item in raw]
+
+
+async def _never_called(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
+    raise ToolError(f"tool {ctx.tool_name!r} runs on a worker, not in the workflow")
+
+
+class _StateHolder(BaseModel):
+    """Stands in for a stateful tool's state type: the state travels as JSON data."""
+
+    model_config = {"extra": "allow"}
+
+
+def registry_from_specs(specs: Sequence[dict[str, Any]]) -> ToolRegistry:
+    """The run's tools as the workflow sees them: definitions and flags, run elsewhere."""
+    tools = []
+    for spec in specs:
+        definition = ToolDefinition.model_validate(spec["definition"])
+        tools.append(
+            Tool(
+                name=definition.name,
+                description=definition.description,
+                parameters=definition.parameters,
+                function=_never_called,
+                timeout=spec.get("timeout"),
+                requires_approval=bool(spec.get("requires_approval")),
+                idempotent=bool(spec.get("idempotent")),
+                state_type=_StateHolder if spec.get("stateful") else None,
+                builtin=bool(spec.get("builtin")),
+                strict=definition.strict,
+            )
+        )
+    return ToolRegistry(tools)
+
+
+class ActivityToolExecutor(ToolExecutor):
+    """Runs each call of a batch as its own ``ponder.tool_call`` activity, concurrently."""
+
+    def __init__(self, registry: ToolRegistry, options: ActivityOptions) -> None:
+        super().__init__(registry, default_timeout=options.config.tool_timeout)
+        self.options = options
+
+    async def run_batch(
+        self,
+        calls: Sequence[ToolCallPart],
+        *,
+        run_id: str,
+        states: MutableMapping[str, BaseModel] | None = None,
+        deps: Any = None,
+        on_start: Callable[[ToolCallPart], Any] | None = None,
+        on_finish: Callable[[ToolOutcome], Any] | None = None,
+    ) -> list[ToolOutcome]:
+        """One outcome per call, in call order; cancelling cancels the calls still running."""
+        held = {} if states is None else states
+        locks: dict[str, asyncio.Lock] = {}
+
+        async def one(call: ToolCallPart) -> ToolOutcome:
+            await _notify(on_start, call)
+            tool = self.registry.get(call.name)
+            lock = None
+            if tool is not None and tool.state_type is not None:
+                lock = locks.setdefault(call.name, asyncio.Lock())
+            async with lock if lock is not None else contextlib.nullcontext():
+                outcome = await self._call(call, tool, run_id, held)
+            await _notify(on_finish, outcome)
+            return outcome
+
+        tasks = [asyncio.ensure_future(one(call)) for call in calls]
+        try:
+            return list(await asyncio.gather(*tasks))
+        except BaseException:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            raise
+
+    async def _call(
+        self,
+        call: ToolCallPart,
+        tool: Tool | None,
+        run_id: str,
+        states: MutableMapping[str, BaseModel],
+    ) -> ToolOutcome:
+        options = self.options
+        state = states.get(call.name)
+        data = {
+            "agent": options.agent,
+            "run_id": run_id,
+            "call": call.model_dump(mode="json"),
+            "offered": tool is not None,
+            "state": None if state is None else state.model_dump(mode="json"),
+        }
+        timeout = (tool.timeout if tool is not None else None) or options.config.tool_timeout
+        attempts = options.attempts if tool is not None and tool.idempotent else 1
+        try:
+            raw = await options.run("ponder.tool_call", data, seconds=timeout, attempts=attempts)
+        except ActivityError as error:
+            return self._lost(call, tool, error)
+        if raw.get("state") is not None:
+            states[call.name] = _StateHolder.model_validate(raw["state"])
+        return outcome_from_data(call, raw)
+
+    def _lost(self, call: ToolCallPart, tool: Tool | None, error: ActivityError) -> ToolOutcome:
+        cause = _cause(error)
+        if isinstance(cause, ApplicationError) and cause.type == TOOL_UNAVAILABLE:
+            raise ToolError(str(cause)) from None
+        if tool is not None and not tool.idempotent:
+            result = ToolResult.fail(INTERRUPTED)
+        else:
+            result = ToolResult.fail(f"the call failed on every attempt: {_described(error)}")
+        return ToolOutcome(call, result, "error", 0.0, result.to_message(call))
+
+
+async def _notify(callback: Callable[[Any], Any] | None, value: Any) -> None:
+    if callback is None:
+        return
+    returned = callback(value)
+    if inspect.isawaitable(returned):
+        await returned

@@ -1,0 +1,272 @@
+"""`PonderWorkflow`: one Temporal workflow type that runs any ponder agent's program.
+
+The run's VM program (react, step-react, chat, rag or a custom strategy's) runs inside
+the workflow on ponder's own interpreter; its only non-deterministic steps — model
+requests, tool calls, retrieval — are activities (see ``ponder.temporal.proxies``), so
+Temporal's history replaces ponder's checkpoints and a new worker replays to where the
+last one stopped. An approval suspends the run until a ``decide`` Update; cancelling the
+workflow cancels the run. Observers read the typed events with the ``events`` Query.
+
+Input (JSON): ``prompt``, and optionally ``run_id`` (defaults to the workflow id),
+``agent`` (the worker's agent name), ``message_history``, ``session_id``,
+``require_tools`` and ``heartbeat_timeout`` (seconds).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import timedelta
+from typing import Any
+
+from temporalio import workflow
+from temporalio.common import RetryPolicy
+from temporalio.exceptions import ActivityError, ApplicationError
+
+with workflow.unsafe.imports_passed_through():
+    from pydantic import ValidationError
+
+    from ponder.agent.hooks import Hooks
+    from ponder.agent.run.approval import accept_decision, check_decision
+    from ponder.agent.run.context import RunContext
+    from ponder.agent.run.nodes import RunDeps
+    from ponder.agent.run.state import RunState
+    from ponder.agent.run.workflows import program_for
+    from ponder.agent.strategies.base import AgentStrategy
+    from ponder.agent.strategies.rag import RagStrategy
+    from ponder.config import AgentConfig
+    from ponder.events import (
+        Event,
+        RunCancelled,
+        RunFailed,
+        RunFinished,
+        RunResumed,
+        RunStarted,
+        RunSuspended,
+        event_to_dict,
+    )
+    from ponder.exceptions import PonderError, UserError, VMError
+    from ponder.messages import Ledger, messages_from_json
+    from ponder.temporal.proxies import (
+        ActivityModel,
+        ActivityOptions,
+        ActivityRetriever,
+        ActivityToolExecutor,
+        registry_from_specs,
+    )
+    from ponder.vm import Finished, Interpreter, Outcome, Suspended
+
+__all__ = ["MEMO_STATUS", "WORKFLOW_NAME", "PonderWorkflow"]
+
+WORKFLOW_NAME = "ponder.run"
+DEFAULT_HEARTBEAT = 30.0
+MEMO_STATUS = "ponder_status"
+"""The memo key that says whether a running workflow waits for a decision."""
+
+
+def _strategy(path: str, options: ActivityOptions) -> type[AgentStrategy]:
+    """The strategy class at ``path``; its module is passed through, like ponder's own."""
+    module, _, name = path.partition(":")
+    with workflow.unsafe.imports_passed_through():
+        # __import__, not importlib: the sandbox sees (and passes through) only the former
+        found = getattr(__import__(module, fromlist=[name]), name)
+    if not (isinstance(found, type) and issubclass(found, AgentStrategy)):
+        raise UserError(f"{path!r} is not an AgentStrategy")
+    if issubclass(found, RagStrategy):
+        return found.using(ActivityRetriever(options))
+    return found
+
+
+@workflow.defn(name=WORKFLOW_NAME)
+class PonderWorkflow:
+    """Runs one ponder run; its result is the run's result as JSON data."""
+
+    def __init__(self) -> None:
+        self._events: list[dict[str, Any]] = []
+        self._state: RunState | None = None
+        self._suspension: Suspended | None = None
+        self._decision: Any = None
+        self._status = "starting"
+
+    @workflow.run
+    async def run(self, data: Any) -> dict[str, Any]:
+        """Prepare the agent, run its program to the end, and return the result.
+
+        ``data`` is typed ``Any`` so that malformed input reaches the check below and fails
+        the run, rather than failing the SDK's decoding (which retries the task forever).
+        """
+        if not isinstance(data, dict) or not isinstance(data.get("prompt"), str):
+            raise ApplicationError("bad run input: give a JSON object with a 'prompt' string",
+                                   type="UserError", non_retryable=True)  # fmt: skip
+        spec = await self._prepare(data)
+        try:
+            deps, vm = self._setup(data, spec)
+        except (PonderError, ValidationError, LookupError, TypeError, ValueError) as error:
+            self._status = "failed"
+            raise ApplicationError(f"bad run input: {type(error).__name__}: {error}",
+                                   type="UserError", non_retryable=True) from None  # fmt: skip
+        ctx = deps.run
+        await ctx.emit(RunStarted(prompt=ctx.state.prompt, workflow=ctx.config.agent_workflow,
+                                  model=ctx.model.name))  # fmt: skip
+        try:
+            await self._drive(deps, vm)
+        finally:
+            vm.close()
+            ctx.close()
+        return self._result(ctx.state)
+
+    def _setup(
+        self, data: dict[str, Any], spec: dict[str, Any]
+    ) -> tuple[RunDeps[AgentStrategy], Interpreter]:
+        """The run's context, strategy and interpreter; bad input raises, before any step."""
+        config = AgentConfig.model_validate(spec["config"])
+        heartbeat = float(data.get("heartbeat_timeout") or DEFAULT_HEARTBEAT)
+        options = ActivityOptions(str(data.get("agent", "default")), config, heartbeat)
+        ctx = self._context(data, spec, config, options)
+        strategy_type = _strategy(spec["strategy"], options)
+        deps = RunDeps(ctx, strategy_type(ctx))
+        return deps, Interpreter(program_for(strategy_type), ctx.state, deps=deps)
+
+    async def _prepare(self, data: dict[str, Any]) -> dict[str, Any]:
+        request = {
+            "agent": data.get("agent", "default"),
+            "require_tools": list(data.get("require_tools", ())),
+        }
+        try:
+            spec: dict[str, Any] = await workflow.execute_activity(
+                "ponder.prepare",
+                request,
+                start_to_close_timeout=timedelta(seconds=120),
+                retry_policy=RetryPolicy(maximum_attempts=3),
+            )
+        except ActivityError as error:
+            cause = error.cause or error
+            self._status = "failed"
+            raise ApplicationError(str(cause), type="PrepareFailed", non_retryable=True) from None
+        return spec
+
+    def _context(
+        self,
+        data: dict[str, Any],
+        spec: dict[str, Any],
+        config: AgentConfig,
+        options: ActivityOptions,
+    ) -> RunContext:
+        registry = registry_from_specs(spec["tools"])
+        state = self._state = RunState(
+            run_id=str(data.get("run_id") or workflow.info().workflow_id),
+            session_id=data.get("session_id"),
+            prompt=str(data["prompt"]),
+            ledger=Ledger(messages_from_json(data.get("message_history") or [])),
+        )
+        return RunContext(
+            config=config, model=ActivityModel(spec["model"], options), tools=registry,
+            executor=ActivityToolExecutor(registry, options), hooks=Hooks(), state=state,
+            instructions=spec.get("instructions", ""), sink=self._record, clock=workflow.time,
+        )  # fmt: skip
+
+    def _record(self, event: Event) -> None:
+        self._events.append(event_to_dict(event))
+
+    async def _drive(self, deps: RunDeps[AgentStrategy], vm: Interpreter) -> None:
+        ctx = deps.run
+        state = ctx.state
+        self._status = state.status = "running"
+        try:
+            outcome: Outcome = await vm.run()
+            while isinstance(outcome, Suspended):
+                value = await self._suspend(ctx, outcome)
+                accept_decision(ctx, value, suspended=True)
+                await ctx.emit(RunResumed(pc=vm.pc))
+                outcome = await vm.resume(value)
+        except VMError as error:
+            cause = error.__cause__ or error
+            self._status = state.status = "failed"
+            await deps.strategy.on_exception(cause)
+            await ctx.emit(RunFailed(error=str(cause), error_type=type(cause).__name__))
+            raise ApplicationError(
+                str(cause), type=type(cause).__name__, non_retryable=True
+            ) from None
+        except asyncio.CancelledError:
+            self._status = state.status = "cancelled"
+            await ctx.emit(RunCancelled())
+            raise
+        assert isinstance(outcome, Finished)
+        self._status = state.status = "completed"
+        await ctx.emit(RunFinished(output=state.output or "", stop_reason=state.stop_reason or "",
+                                   usage=state.usage.model_dump()))  # fmt: skip
+
+    async def _suspend(self, ctx: RunContext, suspended: Suspended) -> Any:
+        """Wait for the ``decide`` Update; returns the decision."""
+        self._status = ctx.state.status = "suspended"
+        self._suspension = suspended
+        await ctx.emit(RunSuspended(reason=suspended.reason, payload=suspended.payload))
+        workflow.upsert_memo({MEMO_STATUS: "suspended"})  # visible without a worker
+        await workflow.wait_condition(lambda: self._decision is not None)
+        workflow.upsert_memo({MEMO_STATUS: "running"})
+        value, self._decision, self._suspension = self._decision, None, None
+        self._status = ctx.state.status = "running"
+        return value
+
+    def _result(self, state: RunState) -> dict[str, Any]:
+        return {
+            "run_id": state.run_id,
+            "status": state.status,
+            "output": state.output or "",
+            "stop_reason": state.stop_reason or "",
+            "usage": state.usage.model_dump(mode="json"),
+            "rounds": state.rounds,
+            "tool_calls": state.tool_calls,
+            "messages": state.ledger.to_json(),
+        }
+
+    @workflow.query(name="events")
+    def events(self, after: int = 0) -> list[dict[str, Any]]:
+        """The run's events with a sequence number above ``after``, in order."""
+        return self._events[max(after, 0) :]  # sequence numbers count from 1 without gaps
+
+    @workflow.query(name="status")
+    def status(self) -> dict[str, Any]:
+        """Where the run is: its status, output so far and what a suspension waits for."""
+        state, suspended = self._state, self._suspension
+        return {
+            "run_id": None if state is None else state.run_id,
+            "status": self._status,
+            "output": None if state is None else state.output,
+            "last_seq": self._events[-1]["seq"] if self._events else 0,
+            "suspension": None
+            if suspended is None
+            else {"reason": suspended.reason, "payload": suspended.payload},
+        }
+
+    @workflow.query(name="result")
+    def result(self) -> dict[str, Any] | None:
+        """The run's result so far (with the suspension it waits on), or None before it starts."""
+        state, suspended = self._state, self._suspension
+        if state is None:
+            return None
+        found = self._result(state)
+        found["status"] = self._status
+        if suspended is not None:
+            found["suspension"] = {"reason": suspended.reason, "payload": suspended.payload}
+        return found
+
+    @workflow.update(name="decide")
+    async def decide(self, value: Any) -> str:
+        """Resume a suspended run with ``value`` (approval: ``"approve"``, ``"reject"``, ...)."""
+        self._decision = value
+        return "accepted"
+
+    @decide.validator
+    def check(self, value: Any) -> None:
+        """Refuse a decision unless the run waits for one and it decides every pending call."""
+        suspended = self._suspension
+        if suspended is None or self._decision is not None:
+            raise ApplicationError(f"the run is not waiting for a decision (it is {self._status})")
+        if value is None:
+            raise ApplicationError("a decision cannot be empty")
+        if suspended.reason == "approval":
+            pending = [c["id"] for c in suspended.payload.get("calls", ())]
+            try:
+                check_decision(value, pending)
+            except PonderError as error:
+                raise ApplicationError(str(error), type="UserError") from None

