@@ -85,6 +85,12 @@ async def test_an_answer_echoing_the_limit_instruction_is_asked_for_again() -> N
     ("answer", "output", "stop_reason"),
     [
         ("<tool_response>\n391", "391", "answered"),
+        ("&lt;tool_response&gt;\n391", "391", "answered"),  # SmolLM2 escapes what it echoes
+        (
+            "Your answer repeated the runtime&#39;s instructions.\n&lt;END_OF_INSTRUCTIONS&gt;",
+            "",
+            "empty_answer",
+        ),
         ("<|im_start|>assistant\n391<|im_end|>", "391", "answered"),
         ("You must NOT call any tools again. 17 × 23 = 391.", "17 × 23 = 391.", "answered"),
         ('<tool_call>{"name": "nothing"}</tool_call>391', "391", "answered"),

@@ -56,7 +56,7 @@ async def test_the_summary_is_a_system_message_that_drives_the_action_request() 
     assert isinstance(feedback, SystemMessage)
     assert "Reasoning: Multiply 17 by 23 with the tool." in feedback.content
     assert f"Request: {PROMPT}" in feedback.content
-    assert "Last step: (not given)" in feedback.content
+    assert "Last step:" not in feedback.content  # none given in the first round
     second = model.requests[3].messages[-1]
     assert isinstance(second, SystemMessage)
     assert "Last step: multiplied 17 by 23" in second.content
@@ -91,7 +91,7 @@ async def test_a_long_request_is_cut_in_the_feedback() -> None:
     await make_agent(model).run(prompt)
     feedback = model.requests[1].messages[-1]
     assert isinstance(feedback, SystemMessage)
-    assert "[...]" in feedback.content and len(feedback.content) < 1000
+    assert "[...]" in feedback.content and len(feedback.content) < 400
 
 
 def _openai_script() -> list[FakeReply]:
@@ -186,4 +186,4 @@ async def test_step_react_feeds_reasoning_back_for_the_step() -> None:
     assert result.output == "391"
     feedback = model.requests[2].messages[-1]
     assert isinstance(feedback, SystemMessage)
-    assert "Reasoning: multiply" in feedback.content and "when the step is done" in feedback.content
+    assert "Reasoning: multiply" in feedback.content and "the step is done" in feedback.content

@@ -14,7 +14,8 @@ collect_ignore_glob = [] if LANE_PYTHON else ["test_*.py"]
 def llama(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaServer]:
     """The stock llama.cpp server with SmolLM2-135M, started once for the lane."""
     log = Path(tmp_path_factory.mktemp("llama")) / "server.log"
-    server = LlamaServer(log)
+    # two ReAct rounds with their reasoning fed back need more than 2k tokens of context
+    server = LlamaServer(log, n_ctx=4096)
     server.start()
     try:
         yield server

@@ -24,7 +24,15 @@ from tests.models_real.lane_tools import TOOLS
 ROOT = Path(__file__).resolve().parents[2]
 PONDER = str(Path(sys.executable).with_name("ponder"))
 TASK = "What is 17 times 23? Use the multiply tool."
-STOP_REASONS = {"answered", "round_limit", "call_limit", "loop", "empty_answer", "content_filter"}
+STOP_REASONS = {
+    "answered",
+    "answered_without_stop",
+    "round_limit",
+    "call_limit",
+    "loop",
+    "empty_answer",
+    "content_filter",
+}
 SMALL = {
     "max_tokens": 48,
     "temperature": 0.0,

@@ -79,8 +79,9 @@ def stuck() -> str:
     time.sleep(60)
     return "late"
 
-agent = Agent(ScriptedModel([call_tools(("stuck", {})), reply("gave up")]), tools=[stuck],
-              agent_thought_mode="chat", enable_thinking_tool=False)
+script = [call_tools(("stuck", {})), call_tools(("agent_stop", {"result": "x"})), reply("gave up")]
+agent = Agent(ScriptedModel(script), tools=[stuck], agent_thought_mode="chat",
+              enable_thinking_tool=False)
 result = agent.run_sync("try")
 print(result.status, result.output)
 """

@@ -10,6 +10,7 @@ instructions that ask the model to answer from its results.
 
 from __future__ import annotations
 
+import html
 import json
 import re
 from collections.abc import Sequence
@@ -37,8 +38,19 @@ _MAX_RESULTS = 12
 _RESULT_CHARS = 400
 
 
+def _visible(text: str) -> str:
+    """``text`` with HTML entities decoded when that reveals markup (small models escape it)."""
+    if "&" not in text:
+        return text
+    decoded = html.unescape(text)
+    if _MARKER.search(decoded) or _TAG.search(decoded):
+        return decoded
+    return text
+
+
 def answer_problem(text: str) -> str | None:
     """Why ``text`` cannot be the answer as it is, phrased for the model; None if it can."""
+    text = _visible(text)
     if not text.strip():
         return "was empty"
     if _MARKER.search(text) or _TAG.search(text):
@@ -51,7 +63,7 @@ def answer_problem(text: str) -> str | None:
 
 def strip_markup(text: str) -> str:
     """``text`` without echoed instruction blocks, tool-call markup, tags and phrases."""
-    text = _BLOCK.sub(" ", text)
+    text = _BLOCK.sub(" ", _visible(text))
     text = _PAIRED.sub(" ", text)
     text = _TAG.sub("", _MARKER.sub("", text))
     return "\n".join(_without_phrases(line) for line in text.splitlines()).strip()

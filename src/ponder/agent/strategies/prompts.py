@@ -35,14 +35,17 @@ REASONING_RECORDED = "Reasoning recorded."
 REASONING_TEMPLATE = (
     "<BEGIN_OF_REASONING>\n"
     "Request: {request}\n"
-    "Last step: {last_step}\n"
+    "{last_step}"
     "Reasoning: {summary}\n"
-    "Act on it now: {act}\n"
+    "{act}\n"
     "<END_OF_REASONING>"
 )
-"""Rendered as a system message after each round's reasoning; it drives the next action."""
+"""Rendered as a system message after each round's reasoning; it drives the next action.
 
-_REQUEST_CHARS = 300
+Kept short: it is sent again with every later request of the run (small local models
+have 2k-token windows)."""
+
+_REQUEST_CHARS = 200
 
 
 def reasoning_feedback(summary: str, last_step: str, request: str, *, step_mode: bool) -> str:
@@ -53,9 +56,9 @@ def reasoning_feedback(summary: str, last_step: str, request: str, *, step_mode:
     done = "the step is done" if step_mode else "you can answer"
     return REASONING_TEMPLATE.format(
         request=request or "(none)",
-        last_step=last_step or "(not given)",
+        last_step=f"Last step: {last_step}\n" if last_step else "",
         summary=summary,
-        act=f"call the tools it needs, or agent_stop when {done}.",
+        act=f"Act on it now, or call agent_stop when {done}.",
     )
 
 
@@ -170,9 +173,12 @@ CONTROL_PHRASES = (
     "You must NOT call any tools again",
     "no more tools can be called",
     "Answer the user's request now from these results",
-    "Act on it now: call the tools it needs",
+    "Act on it now, or call agent_stop when",
     "That reply was not a tool call",
     "Reasoning recorded.",
+    "repeated the runtime's instructions",
+    "contained markup that is not meant for the user",
+    "Write the answer to the user's request again",
 )
 """Sentences of ponder's own instructions; an answer that repeats one echoed them."""
 
