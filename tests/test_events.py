@@ -60,7 +60,12 @@ async def test_every_event_of_a_real_run_round_trips() -> None:
             call_tools(("add", {"a": 1, "b": 2}), ("processing_message", {"content": "adding"})),
             call_tools(think),
             call_tools(("agent_stop", {"result": "3"})),
-            call_tools(("verify_reasoning", {"check_type": "self_check", "result": "pass"})),
+            call_tools(
+                *(
+                    ("verify_reasoning", {"check_type": check, "result": "pass"})
+                    for check in ("self_check", "contradiction_check", "completeness_check")
+                )
+            ),
             reply("3"),
         ]
     )

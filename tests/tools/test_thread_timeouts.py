@@ -79,7 +79,8 @@ def stuck() -> str:
     time.sleep(60)
     return "late"
 
-agent = Agent(ScriptedModel([call_tools(("stuck", {})), reply("gave up")]), tools=[stuck],
+script = [call_tools(("stuck", {})), call_tools(("agent_stop", {})), reply("gave up")]
+agent = Agent(ScriptedModel(script), tools=[stuck],
               agent_thought_mode="chat", enable_thinking_tool=False)
 result = agent.run_sync("try")
 print(result.status, result.output)
