@@ -18,6 +18,7 @@ MODULES = ["vm", "models", "tools", "thinking", "agent", "step_react", "store", 
 MODULES += ["concurrency", "imports", "reflection"]
 MODULES += ["real_model"]
 MODULES += ["temporal"]
+MODULES += ["faults"]
 
 
 def _header() -> str:

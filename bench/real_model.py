@@ -1,7 +1,8 @@
 """Real model: ponder on SmolLM2-135M behind the stock llama.cpp server, per thought mode.
 
 One task ("What is 17 times 23? Use the multiply tool.", a multiply tool, the
-``llamacpp:`` profile, ``max_tokens`` 48, two rounds at most, temperature 0), one run per
+``llamacpp:`` profile, ``max_tokens`` 48, two rounds at most, temperature 0, ``n_ctx``
+4096, no ``sequential_thinking`` and no middle messages, for a short prompt), one run per
 workflow and thought mode, not streamed. Columns: model requests, prompt and completion
 tokens as the server reports them, wall time, how the run stopped; **prefix stability**:
 the share of each request's prompt (tools, then messages, as sent on the wire) that
@@ -30,6 +31,7 @@ from typing import Any
 
 from bench.common import ROOT, table
 from ponder import Agent
+from ponder.exceptions import ModelError
 from ponder.testing._http import HttpReply, HttpRequest, LocalHttpServer
 from ponder.testing.llama_server import LlamaServer
 from ponder.tools import tool
@@ -49,6 +51,8 @@ CONFIG: dict[str, Any] = {
     "max_retries": 1,
     "step_iteration_limit": 1,
     "structured_output_retries": 1,
+    "enable_thinking_tool": False,
+    "agent_middle_message": False,
 }
 
 
@@ -116,7 +120,10 @@ async def _one(server: LlamaServer, url: str, workflow: str, mode: str) -> dict[
     )  # fmt: skip
     server.mark()
     start = time.perf_counter()
-    result = await agent.run(TASK)
+    try:
+        result = await agent.run(TASK)
+    except ModelError as error:  # a row that says so, not a lost section
+        return {"error": type(error).__name__, "wall": time.perf_counter() - start}
     wall = time.perf_counter() - start
     hits = server.prefix_hits
     reused = sum(h for h, _ in hits)
@@ -152,6 +159,10 @@ async def _measure(python: Path) -> list[list[Any]]:
 def _row(workflow: str, mode: str, one: dict[str, Any], stability: float | None) -> list[Any]:
     def pct(value: float | None) -> str:
         return "–" if value is None else f"{value:.0%}"
+
+    if "error" in one:
+        wall = f"{one['wall']:.0f} s"
+        return [workflow, mode, "–", "–", "–", wall, one["error"], pct(stability), "–", "–"]
 
     return [
         workflow, mode, one["requests"], one["prompt"], one["completion"],

@@ -52,13 +52,13 @@ def new_id() -> str:
 
 
 async def test_a_run_longer_than_its_lease_is_not_taken_over(store: Store) -> None:
-    store.lease_seconds = 0.6
+    store.lease_seconds = 1.5
     log: list[str] = []
     started = asyncio.Event()
-    agent, run_id = slow_agent(store, log, started, 2.0), new_id()
+    agent, run_id = slow_agent(store, log, started, 4.0), new_id()
     running = asyncio.create_task(agent.run("crunch", run_id=run_id))
     await started.wait()
-    await asyncio.sleep(1.2)  # twice the lease: only renewal keeps it
+    await asyncio.sleep(3.0)  # twice the lease: only renewal keeps it
     with pytest.raises(RunLeaseError, match="is being run by"):
         await slow_agent(store, log, asyncio.Event(), 0.0).resume(run_id)
     result = await running

@@ -35,6 +35,7 @@ def agent() -> Agent:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(300)
 async def test_a_hundred_concurrent_runs_on_two_workers(
     client: Client, task_queue: str, temporal_address: str
 ) -> None:

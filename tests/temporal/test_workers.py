@@ -75,6 +75,7 @@ def stop(worker: subprocess.Popen[bytes]) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(300)
 @pytest.mark.parametrize("idempotent", [False, True], ids=["at-most-once", "idempotent"])
 async def test_a_killed_worker_is_replaced_and_no_finished_call_runs_twice(
     client: Client, task_queue: str, temporal_address: str, worker_env: dict[str, str],
@@ -121,6 +122,7 @@ def ponder_cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[s
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(300)
 async def test_approval_across_processes_through_the_cli(
     client: Client, task_queue: str, temporal_address: str, worker_env: dict[str, str]
 ) -> None:

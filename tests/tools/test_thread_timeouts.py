@@ -79,9 +79,9 @@ def stuck() -> str:
     time.sleep(60)
     return "late"
 
-script = [call_tools(("stuck", {})), call_tools(("agent_stop", {})), reply("gave up")]
-agent = Agent(ScriptedModel(script), tools=[stuck],
-              agent_thought_mode="chat", enable_thinking_tool=False)
+script = [call_tools(("stuck", {})), call_tools(("agent_stop", {"result": "x"})), reply("gave up")]
+agent = Agent(ScriptedModel(script), tools=[stuck], agent_thought_mode="chat",
+              enable_thinking_tool=False)
 result = agent.run_sync("try")
 print(result.status, result.output)
 """
