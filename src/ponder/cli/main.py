@@ -7,7 +7,6 @@ Every command prints failures as one line with a hint on stderr and exits non-ze
 from __future__ import annotations
 
 import asyncio
-import ipaddress
 import json
 import sys
 from collections.abc import Callable, Coroutine
@@ -27,10 +26,11 @@ from ponder.cli.options import (
     StoreOption,
     ToolsOption,
     WorkflowOption,
-    import_attribute,
 )
+from ponder.cli.programs import load_program
 from ponder.cli.reporting import fail, reported
 from ponder.cli.runs import open_cli_store, report_outcome, runs_app, store_label
+from ponder.cli.serving import allowed_hosts, announcer, is_loopback
 from ponder.cli.session import (
     AgentOptions,
     ChatSession,
@@ -244,28 +244,6 @@ def demo(
         )
 
 
-def _load_target(target: str) -> Any:
-    from ponder.agent.run.workflows import WORKFLOWS
-
-    if target in WORKFLOWS:
-        return WORKFLOWS[target][0]
-    if ":" not in target:
-        names = ", ".join(WORKFLOWS)
-        raise UserError(f"cannot disassemble {target!r}: give {names} or module:attribute")
-    return import_attribute(target, "program")
-
-
-def _program_of(value: Any, target: str) -> Any:
-    from ponder.vm import Program, compile_program
-
-    if isinstance(value, Program):
-        return value
-    try:
-        return compile_program(value)
-    except Exception as error:
-        raise UserError(f"{target!r} is not a Program or a block ({error})") from None
-
-
 @app.command()
 def dis(
     targets: Annotated[
@@ -285,43 +263,9 @@ def dis(
                 typer.echo(f"{name:<11} {len(program.instructions):>3} instructions  {what}")
             return
         for target in targets or list(WORKFLOWS):
-            program = _program_of(_load_target(target), target)
+            program = load_program(target)
             typer.echo(f"== {target}")
             typer.echo(program.dis())
-
-
-def _announcer(host: str, port: int, token: str | None) -> Callable[[], None]:
-    """What ``ponder serve`` prints once it listens: where the API and the viewer are."""
-    shown = f"[{host}]" if ":" in host else host
-
-    def announce() -> None:
-        base = f"http://{shown}:{port}"
-        typer.echo(f"ponder serve: the API at {base}/v1, the viewer at {base}/")
-        if token:
-            typer.echo("clients send 'Authorization: Bearer <token>'; the viewer asks for it")
-        typer.echo("Ctrl-C stops the server")
-
-    return announce
-
-
-def _is_loopback(host: str) -> bool:
-    """A loopback address or ``localhost``; a name that merely starts with ``127.`` is not."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
-
-
-def _allowed_hosts(host: str, extra: list[str] | None) -> list[str]:
-    """The ``Host`` names to serve: the bound address (and localhost names) plus ``extra``."""
-    if host in ("0.0.0.0", "::", ""):
-        return ["*"]
-    names = {host, f"[{host}]"} if ":" in host else {host}
-    if _is_loopback(host):
-        names |= {"localhost", "127.0.0.1", "[::1]"}
-    return sorted(names | set(extra or ()))
 
 
 @app.command()
@@ -348,7 +292,7 @@ def serve(
     With --store, runs are checkpointed and suspended runs can be approved over HTTP.
     Only the bound address's Host names are served, unless --allowed-host adds some.
     """
-    if not _is_loopback(host) and not token:
+    if not is_loopback(host) and not token:
         hint = "pass --token <secret> or set PONDER_SERVER_TOKEN"
         fail(f"error: binding to {host} needs a bearer token (hint: {hint})", EXIT_USAGE)
     if not 0 <= port <= 65535:
@@ -361,9 +305,9 @@ def serve(
         agent, agent_config = build_agent(options)
         loaded.append(agent_config)
         chosen = open_cli_store(store) if store else None
-        hosts = _allowed_hosts(host, allowed_host)
+        hosts = allowed_hosts(host, allowed_host)
         app = create_app(agent, token=token, store=chosen, allowed_hosts=hosts)
-        serve_app(app, host=host, port=port, on_ready=_announcer(host, port, token))
+        serve_app(app, host=host, port=port, on_ready=announcer(host, port, token))
 
 
 @app.command()

@@ -110,11 +110,24 @@ def create_app(
         lifespan=_lifespan(launcher),
     )
     app.state.launcher = launcher
+    _add_error_handlers(app)
+    _add_routes(app)
+    if token:
+        app.add_middleware(BearerTokenGuard, token=token)
+    app.add_middleware(RequestOriginGuard, allowed_hosts=allowed_hosts or ["*"])
+    app.add_middleware(BodySizeLimit, max_bytes=max_body_bytes)
+    return app
+
+
+def _add_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(StarletteHTTPException, _http_error)
     app.add_exception_handler(UserError, _user_error)
     app.add_exception_handler(RunLeaseError, _conflict)
     app.add_exception_handler(RunConflict, _conflict)
+
+
+def _add_routes(app: FastAPI) -> None:
     app.include_router(routes.router)
     app.include_router(elicitations.router)
     app.include_router(openai_compat.router)
@@ -123,12 +136,6 @@ def create_app(
     @app.get("/", include_in_schema=False)
     async def viewer() -> FileResponse:
         return FileResponse(_STATIC / "index.html")
-
-    if token:
-        app.add_middleware(BearerTokenGuard, token=token)
-    app.add_middleware(RequestOriginGuard, allowed_hosts=allowed_hosts or ["*"])
-    app.add_middleware(BodySizeLimit, max_bytes=max_body_bytes)
-    return app
 
 
 def serve_app(
