@@ -4,8 +4,28 @@ from __future__ import annotations
 
 from typing import Any
 
+from ponder.agent import Agent
 from ponder.events import Event
 from ponder.models import ModelResponse, call_tools
+from ponder.tools import tool
+
+PROMPT = "What is 17 times 23? Use the multiply tool."
+
+
+@tool
+def multiply(a: int, b: int) -> int:
+    """Multiply two integers.
+
+    Args:
+        a: The first number.
+        b: The second number.
+    """
+    return a * b
+
+
+def make_agent(model: Any, **config: Any) -> Agent:
+    """An agent with the multiply tool and no sequential thinking (a short prompt)."""
+    return Agent(model, tools=[multiply], enable_thinking_tool=False, **config)
 
 
 def think(summary: str, last_step: str = "") -> ModelResponse:

@@ -12,31 +12,12 @@ from typing import Any
 
 import pytest
 
-from ponder.agent import Agent
 from ponder.messages import SystemMessage, UserMessage
 from ponder.models import ModelRequest, ScriptedModel, call_tools, reply
-from ponder.tools import tool
 
-from .scripts import of_kind, stop, think
+from .scripts import PROMPT, make_agent, of_kind, stop, think
 
-
-@tool
-def multiply(a: int, b: int) -> int:
-    """Multiply two integers.
-
-    Args:
-        a: The first number.
-        b: The second number.
-    """
-    return a * b
-
-
-PROMPT = "What is 17 times 23? Use the multiply tool."
 BUILTINS = ("think_and_reason", "processing_message", "agent_stop", "verify_reasoning")
-
-
-def make_agent(model: Any, **config: Any) -> Agent:
-    return Agent(model, tools=[multiply], enable_thinking_tool=False, **config)
 
 
 def multiplying(request: ModelRequest) -> Any:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import itertools
-from typing import Any
 
 import pytest
 
@@ -13,27 +12,8 @@ from ponder.models import ScriptedModel, call_tools, reply
 from ponder.testing import FakeAnthropicServer, FakeOpenAIServer
 from ponder.testing.prefix import prefix_shares, request_segments, request_shares
 from ponder.testing.script import FakeReply, FakeToolCall
-from ponder.tools import tool
 
-from .scripts import stop, think
-
-
-@tool
-def multiply(a: int, b: int) -> int:
-    """Multiply two integers.
-
-    Args:
-        a: The first number.
-        b: The second number.
-    """
-    return a * b
-
-
-PROMPT = "What is 17 times 23? Use the multiply tool."
-
-
-def make_agent(model: Any, **config: Any) -> Agent:
-    return Agent(model, tools=[multiply], enable_thinking_tool=False, **config)
+from .scripts import PROMPT, make_agent, multiply, stop, think
 
 
 async def test_the_summary_is_a_system_message_that_drives_the_action_request() -> None:

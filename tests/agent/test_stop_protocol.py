@@ -8,33 +8,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from ponder.agent import Agent
 from ponder.messages import SystemMessage, UserMessage
 from ponder.models import ForceTool, ModelRequest, ScriptedModel, call_tools, reply
 from ponder.models.capabilities import forget_learned
 from ponder.testing import FakeOpenAIServer
 from ponder.testing.script import FakeReply, FakeToolCall
-from ponder.tools import tool
 
-from .scripts import of_kind, stop, think
-
-
-@tool
-def multiply(a: int, b: int) -> int:
-    """Multiply two integers.
-
-    Args:
-        a: The first number.
-        b: The second number.
-    """
-    return a * b
-
-
-PROMPT = "What is 17 times 23? Use the multiply tool."
-
-
-def make_agent(model: Any, **config: Any) -> Agent:
-    return Agent(model, tools=[multiply], enable_thinking_tool=False, **config)
+from .scripts import PROMPT, make_agent, of_kind, stop, think
 
 
 async def test_a_text_reply_to_forced_reasoning_is_the_rounds_reasoning() -> None:
