@@ -33,6 +33,7 @@ def close_at_exit(closer: Callable[[], Awaitable[None]]) -> None:
     """
     reference = weakref.WeakMethod(closer)
     with _loops_lock:
+        _closers[:] = [r for r in _closers if r() is not None]  # forget collected objects
         if reference not in _closers:
             _closers.append(reference)
 
@@ -86,7 +87,9 @@ def iterate_sync(items: AsyncIterable[T], what: str = "stream_sync") -> Iterator
 
 
 async def _cancel_leftovers() -> None:
-    for reference in list(_closers):
+    with _loops_lock:
+        closers, _closers[:] = list(_closers), []  # each runs once, on the first loop closed
+    for reference in closers:
         closer = reference()
         if closer is not None:
             await asyncio.gather(closer(), return_exceptions=True)
