@@ -72,6 +72,12 @@ async def test_an_answer_echoing_the_limit_instruction_is_asked_for_again() -> N
             "",
             "empty_answer",
         ),
+        (  # escaped twice: what SmolLM2-135M wrote on another CPU
+            "&lt;BEGIN_OF_INSTRUCTIONS&amp;gt;You have exceeded the maximum number of inputs.",
+            "",
+            "empty_answer",
+        ),
+        ("391 BEGIN_OF_REASONING", "391", "answered"),  # the marker without its brackets
         ("<|im_start|>assistant\n391<|im_end|>", "391", "answered"),
         ("You must NOT call any tools again. 17 × 23 = 391.", "17 × 23 = 391.", "answered"),
         ('<tool_call>{"name": "nothing"}</tool_call>391', "391", "answered"),

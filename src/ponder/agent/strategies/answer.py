@@ -26,7 +26,8 @@ _PAIRED = re.compile(
     r"<(tool_call|function=[^>]*|think|thinking)>.*?(?:</(?:tool_call|function|think|thinking)>|\Z)",
     re.DOTALL,
 )
-_MARKER = re.compile(r"</?(?:BEGIN|END)_OF_[A-Z_]+>")
+# A marker with or without its angle brackets (small models drop or escape them).
+_MARKER = re.compile(r"</?(?:BEGIN|END)_OF_[A-Z_]+>|\b(?:BEGIN|END)_OF_[A-Z]+(?:_[A-Z]+)*\b")
 _TAG = re.compile(
     r"</?(?:tool_response|tool_result|tool_call|think|thinking)>|<function=[^>]*>|</function>"
     r"|<\|[a-z_]+\|>(?:(?:system|user|assistant|tool)\n)?"
@@ -34,16 +35,26 @@ _TAG = re.compile(
 _PHRASES = tuple(p.lower() for p in CONTROL_PHRASES)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 
+_UNESCAPE_ROUNDS = 3
 _MAX_RESULTS = 12
 _RESULT_CHARS = 400
 
 
 def _visible(text: str) -> str:
-    """``text`` with HTML entities decoded when that reveals markup (small models escape it)."""
-    if "&" not in text:
-        return text
-    decoded = html.unescape(text)
-    if _MARKER.search(decoded) or _TAG.search(decoded):
+    """``text`` with HTML entities decoded when that reveals markup.
+
+    Small models escape markup, sometimes twice (``&lt;BEGIN_OF_X&amp;gt;``), so entities
+    are decoded until nothing changes (at most a few rounds).
+    """
+    decoded = text
+    for _ in range(_UNESCAPE_ROUNDS):
+        if "&" not in decoded:
+            break
+        once = html.unescape(decoded)
+        if once == decoded:
+            break
+        decoded = once
+    if decoded != text and (_MARKER.search(decoded) or _TAG.search(decoded)):
         return decoded
     return text
 
