@@ -10,7 +10,6 @@ seconds. Every failure is a `StoreError` (or `RunLeaseError`), never a raw psyco
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
@@ -155,7 +154,7 @@ class PostgresStore(Store):
 
     async def write_effect(self, run_id: str, call_id: str, message: dict[str, Any]) -> int:
         """Record one completed call."""
-        body = json.dumps(message, ensure_ascii=False, separators=(",", ":"))
+        body = sql.to_json(message)
 
         async def work(conn: Any) -> None:
             await conn.execute(_pg(sql.INSERT_EFFECT), (run_id, call_id, body))

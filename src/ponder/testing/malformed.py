@@ -117,7 +117,7 @@ def _sse(provider: Provider, event: Any) -> bytes:
     if provider == "anthropic":
         kind = event.get("type") if isinstance(event, dict) else None
         name = kind if isinstance(kind, str) else "message_delta"
-        return f"event: {name}\n".encode() + b"data: " + data + b"\n\n"
+        return b"event: " + name.encode("utf-8", "backslashreplace") + b"\ndata: " + data + b"\n\n"
     return b"data: " + data + b"\n\n"
 
 
