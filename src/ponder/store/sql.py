@@ -33,6 +33,7 @@ __all__ = [
     "SELECT_MESSAGES",
     "SELECT_OWNER",
     "SELECT_RUN",
+    "SELECT_STAMP",
     "SELECT_VERSION",
     "SET_STATUS",
     "SET_VERSION",
@@ -142,6 +143,7 @@ ACQUIRE = (
     " OR ponder_runs.lease_owner = excluded.lease_owner OR ponder_runs.lease_owner = ?"
 )
 SELECT_OWNER = "SELECT lease_owner FROM ponder_runs WHERE run_id = ?"
+SELECT_STAMP = "SELECT updated, header, messages FROM ponder_runs WHERE run_id = ?"
 CONFLICT = (
     "its stored messages conflict with this checkpoint: another process wrote the run, "
     "or the run id was used before; resume the run or pick a new id"
