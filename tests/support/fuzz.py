@@ -52,8 +52,9 @@ def add(a: int, b: int) -> int:
 
 @dataclass
 class FuzzTally:
-    """What the runs came to."""
+    """What the runs of one lane (a provider, streamed or not) came to."""
 
+    lane: str
     runs: int = 0
     completed: int = 0
     typed_errors: Counter[str] = field(default_factory=Counter)
@@ -123,26 +124,28 @@ async def _case(
 
 
 async def _lane(
-    provider: Provider, streamed: bool, seed: int, count: int, store: Store, tally: FuzzTally
-) -> None:
+    provider: Provider, streamed: bool, seed: int, count: int, store: Store
+) -> FuzzTally:
+    tally = FuzzTally(f"{provider}, {'streamed' if streamed else 'whole'}")
     cases = list(malformed_replies(seed, count, provider, streamed))
     kind = FakeOpenAIServer if provider == "openai" else FakeAnthropicServer
     async with kind(_script(cases)) as server:
         agent = _agent(provider, server, store)
+        lane = f"{provider}-{'stream' if streamed else 'whole'}"
         for number, (name, _) in enumerate(cases):
-            lane = f"{provider}-{'stream' if streamed else 'whole'}"
             await _case(agent, lane, streamed, number, name, store, tally)
+    return tally
 
 
-async def fuzz_runs(seed: int, count: int, folder: Path) -> FuzzTally:
+async def fuzz_runs(seed: int, count: int, folder: Path) -> list[FuzzTally]:
     """``count`` runs, each meeting one malformed response, spread over the four lanes."""
-    tally = FuzzTally()
+    tallies = []
     store = SQLiteStore(folder / "fuzz.sqlite3")
     try:
         for lane, (provider, streamed) in enumerate(LANES):
             share = count // len(LANES) + (1 if lane < count % len(LANES) else 0)
-            await _lane(provider, streamed, seed + lane, share, store, tally)
+            tallies.append(await _lane(provider, streamed, seed + lane, share, store))
     finally:
         await store.close()
         forget_learned()
-    return tally
+    return tallies
