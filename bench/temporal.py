@@ -33,6 +33,31 @@ LATENCY = 0.02
 STEPS = 20
 REPEAT = 3
 WORKERS = (1, 2, 4)
+HISTORY_ROUNDS = (10, 20, 40, 80)
+
+
+async def history_bytes(client: object, queue: str, rounds: int) -> int:
+    """Bytes of the Temporal history of one ``rounds``-step run (its events, serialized)."""
+    from temporalio.client import Client
+
+    from ponder.temporal import TemporalAgent
+
+    assert isinstance(client, Client)
+    result = await TemporalAgent(client, queue).run("count", run_id=f"size-{uuid.uuid4().hex}")
+    history = await client.get_workflow_handle(result.run_id).fetch_history()
+    return sum(event.ByteSize() for event in history.events)
+
+
+async def _history_sizes(address: str) -> dict[int, int]:
+    from ponder.temporal import build_worker, connect
+
+    client = await connect(address)
+    queue = f"bench-{uuid.uuid4().hex}"
+    sizes = {}
+    for rounds in HISTORY_ROUNDS:
+        async with build_worker(client, queue, ponder_agent(rounds)):
+            sizes[rounds] = await history_bytes(client, queue, rounds)
+    return sizes
 
 
 async def _throughput(address: str, workers: int) -> float:
