@@ -1,14 +1,16 @@
 """The activities a ponder workflow runs: every step of a run that touches the world.
 
-``prepare`` describes the worker's agent (config, strategy, tools) once per run, so the
-history holds what the run was offered; ``model_request`` sends one request (the model
-adapter keeps its own retries); ``tool_call`` runs one call through ponder's executor, so a
-failing, hung or unknown call still ends in that call's error result; ``retrieve`` feeds RAG
-mode. A model request reads its conversation from the workflow (the ``request_messages``
-Query) and sends the text it streams back as ``model_deltas`` Signals, a few a second
-(see ``ponder.temporal.proxies``). Each heartbeats while it works, so a lost worker is
-noticed in a heartbeat timeout. Errors that another attempt cannot fix are raised as
-non-retryable ``ApplicationError`` whose ``type`` names the ponder exception.
+``prepare`` describes the worker's agent (config, strategy, tools — its MCP servers'
+among them) once per run, so the history holds what the run was offered;
+``model_request`` sends one request (the model adapter keeps its own retries);
+``tool_call`` runs one call (an MCP server's too, on the worker's session) through
+ponder's executor, so a failing, hung or unknown call still ends in that call's error
+result; ``retrieve`` feeds RAG mode. A model request reads its conversation from the
+workflow (the ``request_messages`` Query) and sends the text it streams back as
+``model_deltas`` Signals, a few a second (see ``ponder.temporal.proxies``). Each
+heartbeats while it works, so a lost worker is noticed in a heartbeat timeout. Errors
+that another attempt cannot fix are raised as non-retryable ``ApplicationError`` whose
+``type`` names the ponder exception.
 """
 
 from __future__ import annotations
@@ -88,12 +90,16 @@ DELTA_INTERVAL = 0.25
 
 
 class _DeltaSender:
-    """Batches a streaming request's text into a Signal to its workflow now and then."""
+    """Batches a streaming request's text into a Signal to its workflow now and then.
+
+    The first piece goes at once (the observer sees the answer start), later ones at most
+    every ``DELTA_INTERVAL`` seconds, and what is left just before the response.
+    """
 
     def __init__(self, handle: WorkflowHandle[Any, Any], key: int) -> None:
         self.handle, self.key = handle, key
         self._pending: list[list[str]] = []
-        self._sent = time.monotonic()
+        self._sent = float("-inf")
 
     async def add(self, kind: str, text: str) -> None:
         if self._pending and self._pending[-1][0] == kind:
@@ -239,10 +245,12 @@ class PonderActivities:
         if found is not None and found.state_type is not None and data.get("state") is not None:
             states[call.name] = found.state_type.model_validate(data["state"])
         executor = self._executor(data["agent"], agent, registry)
-        async with _heartbeating():
-            outcome = await executor.run_call(
-                call, run_id=data["run_id"], states=states, deps=self.deps
-            )
+        # an MCP server's call is bound to the run, so its sampling asks the worker's model
+        with agent.toolbox.bind(data["run_id"], agent.model):
+            async with _heartbeating():
+                outcome = await executor.run_call(
+                    call, run_id=data["run_id"], states=states, deps=self.deps
+                )
         state = states.get(call.name)
         return {
             **outcome_to_data(outcome),
