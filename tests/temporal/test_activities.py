@@ -69,9 +69,14 @@ async def test_streamed_text_reaches_the_events_query_while_the_request_runs(
         remote = TemporalAgent(client, task_queue)
         run_id = await remote.start("Answer slowly")
         seen: list[str] = []
+        handle = client.get_workflow_handle(run_id)
         async for event in remote.follow(run_id):
             if event.kind == "text_delta":
                 seen.append(event.text)
+                if not model.gate.is_set():
+                    for junk in ("text", {"key": "1"}, {"key": 2, "deltas": "x"},
+                                 {"key": 2, "deltas": [["text"], ["text", 3], 7]}):  # fmt: skip
+                        await handle.signal("model_deltas", junk)  # ignored, not fatal
                 model.gate.set()  # the request is still open: the piece came from its stream
         result = await remote.result(run_id)
         await assert_replays(client, run_id)
