@@ -17,6 +17,7 @@ from temporalio.client import Client
 
 from ponder.exceptions import UserError
 from ponder.server.app import create_app
+from ponder.server.launcher import RunConflict
 from ponder.temporal import TemporalAgent, build_worker
 from ponder.temporal.launcher import TemporalLauncher
 from tests.temporal.test_control import DEPLOYED, approval_agent
@@ -138,3 +139,38 @@ def test_a_launcher_needs_a_task_queue_and_excludes_an_agent() -> None:
     with pytest.raises(UserError, match="or a launcher"):
         create_app(approval_agent(), launcher=launcher)
     assert create_app(launcher=launcher).state.launcher is launcher
+
+
+@pytest.mark.timeout(120)
+async def test_the_launcher_in_process_lists_adopts_decides_and_cancels(
+    client: Client, task_queue: str, temporal_address: str
+) -> None:
+    DEPLOYED.clear()
+    launcher = TemporalLauncher(temporal_address, task_queue, poll=0.05)
+    async with build_worker(client, task_queue, approval_agent()):
+        record = launcher.start("Ship it")
+        await launcher.wait(record.run_id)
+        assert record.status == "suspended" and not launcher.cancel(record.run_id)
+        with pytest.raises(UserError, match="decision"):
+            await launcher.resume(record, {"nope": "approve"})
+        resumed = await launcher.resume(record, "approve")
+        assert resumed.summary()["status"] == "running"
+        await launcher.wait(record.run_id)
+        assert resumed.summary()["status"] == "completed" and resumed.output == "Finished."
+        with pytest.raises(RunConflict):
+            await launcher.resume(record, "approve")
+
+        elsewhere = await TemporalAgent(client, task_queue).start("Ship it elsewhere")
+        async with asyncio.timeout(30):  # visibility catches up within moments
+            while not (listed := await launcher.stored_records(10)):
+                await asyncio.sleep(0.2)
+        assert [(r.run_id, r.prompt) for r in listed] == [(elsewhere, "Ship it elsewhere")]
+        assert await launcher.lookup("no-such-run") is None
+        adopted = await launcher.lookup(elsewhere)
+        assert adopted is not None and await launcher.stored_records(10) == []
+        await launcher.wait(elsewhere)
+        assert adopted.status == "suspended" and adopted.prompt == "Ship it elsewhere"
+        await launcher.cancel_suspended(adopted)
+        assert adopted.status == "cancelled" and adopted.events[-1]["kind"] == "run_failed"
+        await launcher.shutdown()
+    assert DEPLOYED == ["prod"]

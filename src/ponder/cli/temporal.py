@@ -12,7 +12,7 @@ import json
 import os
 import signal
 import sys
-from typing import IO, Annotated, Any
+from typing import IO, TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -26,6 +26,9 @@ from ponder.cli.session import AgentOptions, RunOutcome, build_agent, write_json
 from ponder.cli.transcript import pending_approval
 from ponder.config import AgentConfig
 from ponder.exceptions import UserError
+
+if TYPE_CHECKING:
+    from ponder.server.launchers import Launcher
 
 __all__ = [
     "DetachOption",
@@ -120,7 +123,7 @@ async def _serve(agent: Agent, address: str, task_queue: str, namespace: str) ->
         await stop.wait()
 
 
-def serve_launcher(address: str, task_queue: str | None, namespace: str) -> Any:
+def serve_launcher(address: str, task_queue: str | None, namespace: str) -> Launcher:
     """The ``TemporalLauncher`` for ``ponder serve --temporal``, once the server answers.
 
     The agent lives on the workers, so agent options do not apply here.
