@@ -171,6 +171,9 @@ async def test_the_launcher_in_process_lists_adopts_decides_and_cancels(
         await launcher.wait(elsewhere)
         assert adopted.status == "suspended" and adopted.prompt == "Ship it elsewhere"
         await launcher.cancel_suspended(adopted)
-        assert adopted.status == "cancelled" and adopted.events[-1]["kind"] == "run_failed"
+        assert (
+            adopted.summary()["status"] == "cancelled"
+            and adopted.events[-1]["kind"] == "run_failed"
+        )
         await launcher.shutdown()
     assert DEPLOYED == ["prod"]
