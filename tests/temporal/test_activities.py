@@ -13,6 +13,7 @@ import pytest
 from temporalio.client import Client
 
 from ponder import Agent, tool
+from ponder.cli.view import RunView
 from ponder.messages import TextPart, ToolMessage
 from ponder.models import ModelRequest, ModelResponse, ScriptedModel, call_tools, reply
 from ponder.models.base import StreamEvent, TextDelta
@@ -69,11 +70,14 @@ async def test_streamed_text_reaches_the_events_query_while_the_request_runs(
         remote = TemporalAgent(client, task_queue)
         run_id = await remote.start("Answer slowly")
         seen: list[str] = []
+        view = RunView()  # what `ponder run --temporal` shows live
         handle = client.get_workflow_handle(run_id)
         async for event in remote.follow(run_id):
+            view.apply(event)
             if event.kind == "text_delta":
                 seen.append(event.text)
                 if not model.gate.is_set():
+                    assert view.answer == ANSWER[0] and view.status == "running"
                     for junk in ("text", {"key": "1"}, {"key": 2, "deltas": "x"},
                                  {"key": 2, "deltas": [["text"], ["text", 3], 7]}):  # fmt: skip
                         await handle.signal("model_deltas", junk)  # ignored, not fatal
