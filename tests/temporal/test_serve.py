@@ -113,21 +113,21 @@ async def test_serve_starts_shows_decides_and_cancels_runs_on_temporal(
         assert viewer.status_code == 200 and "<html" in viewer.text.lower()
 
 
-def test_serve_temporal_refuses_agent_options_and_an_unreachable_server() -> None:
-    base = [sys.executable, "-m", "ponder.cli.main", "serve", "--port", str(free_port())]
-    unreachable = subprocess.run(
-        [*base, "--temporal", "127.0.0.1:1", "--task-queue", "q"],
-        cwd=ROOT, capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
-    assert unreachable.returncode != 0 and "cannot reach Temporal" in unreachable.stderr
-    with_model = subprocess.run(
-        [*base, "--temporal", "127.0.0.1:1", "--task-queue", "q", "--model", "scripted:x"],
-        cwd=ROOT, capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
-    assert with_model.returncode != 0 and "ponder worker" in with_model.stderr
-    no_queue = subprocess.run([*base, "--temporal", "127.0.0.1:1"], cwd=ROOT,
-                              capture_output=True, text=True, timeout=60)  # fmt: skip
-    assert no_queue.returncode != 0 and "--task-queue" in no_queue.stderr
+def serve_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "ponder.cli.main", "serve", "--port", str(free_port())]
+    return subprocess.run([*command, *args], cwd=ROOT, capture_output=True, text=True,
+                          timeout=60)  # fmt: skip
+
+
+async def test_serve_temporal_refuses_agent_options_and_an_unreachable_server() -> None:
+    unreachable, with_model = await asyncio.gather(
+        asyncio.to_thread(serve_cli, "--temporal", "127.0.0.1:1", "--task-queue", "q"),
+        asyncio.to_thread(
+            serve_cli, "--temporal", "127.0.0.1:1", "--task-queue", "q", "--model", "scripted:x"
+        ),
+    )
+    assert unreachable.returncode == 2 and "cannot reach Temporal" in unreachable.stderr
+    assert with_model.returncode == 2 and "ponder worker" in with_model.stderr
 
 
 def test_a_launcher_needs_a_task_queue_and_excludes_an_agent() -> None:
