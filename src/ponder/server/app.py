@@ -105,7 +105,7 @@ def create_app(
     resumed (``POST /v1/runs/{id}/resume``), also ones another process started.
 
     Instead of an agent, a ``launcher`` may run the runs elsewhere (for example
-    ``ponder.temporal.TemporalLauncher``, on Temporal's workers).
+    ``ponder.temporal.launcher.TemporalLauncher``, on Temporal's workers).
     """
     if launcher is None:
         if agent is None:

@@ -2,7 +2,7 @@
 
 The routes only start, find, follow, decide and cancel runs; where the runs execute is
 the launcher's business. `RunLauncher` runs them on the server's own event loop (with an
-optional store); ``ponder.temporal.TemporalLauncher`` starts them on a Temporal task
+optional store); ``ponder.temporal.launcher.TemporalLauncher`` starts them on a Temporal task
 queue's workers and mirrors each workflow's events into the registry. Either way a run's
 events land in the launcher's `RunRegistry`, which the SSE and OpenAI routes follow, so
 the viewer cannot tell the two apart.
