@@ -80,10 +80,14 @@ def fmt_ratio(value: float, base: float) -> str:
     return f"{value / base:.1f}×" if base > 0 else "n/a"
 
 
-def write_section(title: str, section: str, path: Path = ROOT / "bench" / "RESULTS.md") -> None:
-    """Put ``section`` (headed ``title``) into RESULTS.md in place of its old version."""
+def write_section(section: str, path: Path = ROOT / "bench" / "RESULTS.md") -> None:
+    """Put ``section`` into RESULTS.md in place of its previous version (or at the end).
+
+    A section is known by its first line (its ``## `` title).
+    """
+    title = section.split("\n", 1)[0]
     text = path.read_text() if path.exists() else ""
-    pattern = re.compile(re.escape(title) + r".*?(?=\n## |\Z)", re.DOTALL)
+    pattern = re.compile(re.escape(title) + r"\n.*?(?=\n## |\Z)", re.DOTALL)
     if pattern.search(text):
         text = pattern.sub(lambda _: section.rstrip() + "\n", text, count=1)
     else:

@@ -154,4 +154,4 @@ def fuzz_section() -> str:
 if __name__ == "__main__":
     section = fuzz_section()
     print(section)
-    write_section(FUZZ_TITLE, section)
+    write_section(section)
