@@ -11,12 +11,14 @@ import uuid
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from types import TracebackType
-from typing import Any
+from typing import Any, Generic, TypeVar, overload
 
 from pydantic import ValidationError
 
 from ponder.agent.hooks import Hooks
-from ponder.agent.result import RunResult
+from ponder.agent.limits import UsageLimits
+from ponder.agent.output import OutputSpec
+from ponder.agent.result import OutputT, RunResult
 from ponder.agent.run.context import EventSink, RunContext
 from ponder.agent.run.driver import resume_run, start_run
 from ponder.agent.run.state import RunState
@@ -40,6 +42,8 @@ from ponder.vm import Program
 
 __all__ = ["Agent"]
 
+T = TypeVar("T")
+
 
 def _session_tool_states(stored: StoredRun, registry: ToolRegistry) -> dict[str, Any]:
     """The stateful tools' states of a session's stored turn, validated; ``{}`` if none."""
@@ -61,8 +65,19 @@ def _session_tool_states(stored: StoredRun, registry: ToolRegistry) -> dict[str,
     return states
 
 
-class Agent:
-    """An agent: a model, tools and instructions, run by ponder's workflow VM."""
+def _output_spec(output_type: Any) -> OutputSpec | None:
+    """The spec of ``output_type``; None for a plain text answer (no type, or ``str``)."""
+    if isinstance(output_type, OutputSpec):
+        return output_type
+    return None if output_type is None or output_type is str else OutputSpec(output_type)
+
+
+class Agent(Generic[OutputT]):
+    """An agent: a model, tools and instructions, run by ponder's workflow VM.
+
+    With an ``output_type`` (a pydantic model, dataclass, TypedDict or scalar type) every
+    run's answer is validated into it: ``result.output`` is of that type.
+    """
 
     def __init__(
         self,
@@ -71,6 +86,7 @@ class Agent:
         instructions: str = "",
         config: AgentConfig | None = None,
         *,
+        output_type: type[OutputT] | None = None,
         strategy: type[AgentStrategy] | None = None,
         store: Store | None = None,
         **config_overrides: Any,
@@ -78,6 +94,8 @@ class Agent:
         base = config or AgentConfig()
         self.config = base.replace(**config_overrides) if config_overrides else base
         self.instructions = instructions or self.config.instructions
+        self.output_type = output_type
+        self._output = _output_spec(output_type)
         self.store = store
         self.hooks = Hooks()
         self.on_event = self.hooks.on_event
@@ -171,14 +189,23 @@ class Agent:
         """The tools offered to the model (as of the last run, for MCP servers' tools)."""
         return self.toolbox.registry
 
+    def _spec(self, output_type: Any) -> OutputSpec | None:
+        """A run's output spec: the agent's unless the run gives its own type."""
+        return self._output if output_type is None else _output_spec(output_type)
+
     async def _context(
-        self, state: RunState, deps: Any, sink: EventSink | None = None, stream: bool = False
+        self,
+        state: RunState,
+        deps: Any,
+        sink: EventSink | None = None,
+        stream: bool = False,
+        output: OutputSpec | None = None,
     ) -> RunContext:
         registry, executor = await self._tools_now()
         ctx = RunContext(
             config=self.config, model=self.model, tools=registry, executor=executor,
             hooks=self.hooks, state=state, instructions=self.instructions, deps=deps,
-            sink=sink, stream_text=stream,
+            sink=sink, stream_text=stream, output=output,
         )  # fmt: skip
         binding = self.toolbox.mcp.bindings.get(state.run_id) if self.toolbox.mcp else None
         if binding is not None:
@@ -228,6 +255,7 @@ class Agent:
         run_id: str | None,
         session_id: str | None,
         store: Store | None,
+        output: OutputSpec | None = None,
     ) -> RunState:
         """A fresh state; with a stored session, its stateful tools' states carry over.
 
@@ -245,30 +273,63 @@ class Agent:
             prompt, message_history=history, run_id=run_id, session_id=session_id
         )
         state.tool_states.update(states)
+        state.output_schema = output.json_schema if output is not None else None
         return state
 
+    @overload
     async def run(
         self,
         prompt: str,
         *,
+        output_type: None = None,
         message_history: Sequence[Message] = (),
         deps: Any = None,
         run_id: str | None = None,
         session_id: str | None = None,
         store: Store | None = None,
-    ) -> RunResult:
+        limits: UsageLimits | None = None,
+    ) -> RunResult[OutputT]: ...
+    @overload
+    async def run(
+        self,
+        prompt: str,
+        *,
+        output_type: type[T],
+        message_history: Sequence[Message] = (),
+        deps: Any = None,
+        run_id: str | None = None,
+        session_id: str | None = None,
+        store: Store | None = None,
+        limits: UsageLimits | None = None,
+    ) -> RunResult[T]: ...
+    async def run(
+        self,
+        prompt: str,
+        *,
+        output_type: Any = None,
+        message_history: Sequence[Message] = (),
+        deps: Any = None,
+        run_id: str | None = None,
+        session_id: str | None = None,
+        store: Store | None = None,
+        limits: UsageLimits | None = None,
+    ) -> RunResult[Any]:
         """Run the agent on ``prompt``; with a ``store``, checkpoint it as it goes.
 
         With a ``session_id`` and a store, the session's last completed turn is the
-        conversation this one continues (unless ``message_history`` is given).
+        conversation this one continues (unless ``message_history`` is given). An
+        ``output_type`` types this run's answer instead of the agent's; ``limits`` bound
+        its requests, tokens and tool calls (it ends with an answer when one is reached).
         """
         store = store or self.store
-        state = await self._new_run(prompt, message_history, run_id, session_id, store)
+        output = self._spec(output_type)
+        state = await self._new_run(prompt, message_history, run_id, session_id, store, output)
+        state.limits = UsageLimits.of(limits)
         with self.toolbox.bind(state.run_id, self.model):
-            ctx = await self._context(state, deps)
+            ctx = await self._context(state, deps, output=output)
             return await start_run(ctx, self._strategy, self.program, store)
 
-    def run_sync(self, prompt: str, **options: Any) -> RunResult:
+    def run_sync(self, prompt: str, **options: Any) -> RunResult[Any]:
         """`run` for code without an event loop (raises `UserError` inside a running one).
 
         Calls on one thread share one event loop, so the model's client and MCP sessions
@@ -289,33 +350,51 @@ class Agent:
         self,
         prompt: str,
         *,
+        output_type: Any = None,
         message_history: Sequence[Message] = (),
         deps: Any = None,
         run_id: str | None = None,
         session_id: str | None = None,
         store: Store | None = None,
-    ) -> RunStream:
-        """Run the agent, yielding its events as they happen; ``.result`` at the end."""
+        limits: UsageLimits | None = None,
+    ) -> RunStream[Any]:
+        """Run the agent, yielding its events as they happen; ``.result`` at the end.
+
+        A typed answer streams as `OutputPartial` events (the value parsed so far).
+        """
         chosen = store or self.store
         run_id = run_id or uuid.uuid4().hex
+        output = self._spec(output_type)
 
-        async def start(sink: EventSink) -> RunResult:
-            state = await self._new_run(prompt, message_history, run_id, session_id, chosen)
+        async def start(sink: EventSink) -> RunResult[Any]:
+            state = await self._new_run(prompt, message_history, run_id, session_id, chosen, output)
+            state.limits = UsageLimits.of(limits)
             with self.toolbox.bind(state.run_id, self.model):
-                ctx = await self._context(state, deps, sink, True)
+                ctx = await self._context(state, deps, sink, True, output)
                 return await start_run(ctx, self._strategy, self.program, chosen)
 
         return RunStream(start, run_id)
 
     async def resume(
-        self, run_id: str, value: Any = None, *, store: Store | None = None, deps: Any = None
-    ) -> RunResult:
-        """Continue a stored run (crashed, or suspended for approval) from any process."""
+        self,
+        run_id: str,
+        value: Any = None,
+        *,
+        store: Store | None = None,
+        deps: Any = None,
+        output_type: Any = None,
+    ) -> RunResult[Any]:
+        """Continue a stored run (crashed, or suspended for approval) from any process.
+
+        A typed run keeps its type: ``output_type`` (else the agent's) validates the answer,
+        and without either the answer is the JSON the run's stored schema describes.
+        """
         chosen = store or self.store
         if chosen is None:
             raise UserError("resume needs the store the run was checkpointed to")
+        output = self._spec(output_type)
         with self.toolbox.bind(run_id, self.model):
-            ctx = await self._context(self.new_state("", run_id=run_id), deps)
+            ctx = await self._context(self.new_state("", run_id=run_id), deps, output=output)
             return await resume_run(ctx, self._strategy, self.program, chosen, run_id, value)
 
     async def aclose(self) -> None:
@@ -329,7 +408,7 @@ class Agent:
         if isinstance(self._model_spec, str) and close is not None:
             await close()
 
-    async def __aenter__(self) -> Agent:
+    async def __aenter__(self) -> Agent[OutputT]:
         return self
 
     async def __aexit__(

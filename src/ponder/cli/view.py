@@ -19,7 +19,10 @@ from ponder.events import (
     McpEvent,
     MiddleMessage,
     ModelDegraded,
+    ModelFallback,
     ModelUnanswered,
+    OutputPartial,
+    OutputRejected,
     PlanReplanned,
     PlanUpdated,
     Reasoning,
@@ -146,11 +149,11 @@ class RunView:
                 self._delta(event)
             case Usage():
                 self._usage(event)
-            case McpEvent():
-                self._mcp(event)
+            case McpEvent() | OutputRejected() | ModelFallback():
+                self._side_notice(event)
             case (
                 StructuredReasoning() | ToolPrediction() | PlanUpdated() | Compaction()
-                | Retrieval() | ReportRaised() | CheckpointWritten()
+                | Retrieval() | ReportRaised() | CheckpointWritten() | OutputPartial()
             ):  # fmt: skip
                 pass
             case _:
@@ -275,6 +278,17 @@ class RunView:
                 notice = f"model gave no answer ({event.reason}): {again}"
             case _:
                 assert_never(event)
+        self.notices.append(notice)
+
+    def _side_notice(self, event: McpEvent | OutputRejected | ModelFallback) -> None:
+        if isinstance(event, McpEvent):
+            self._mcp(event)
+            return
+        if isinstance(event, OutputRejected):
+            again = "asking again" if event.retrying else "giving up"
+            notice = f"answer {event.attempt} did not validate ({event.problem}): {again}"
+        else:
+            notice = f"{event.failed} failed ({event.error}): {event.answered_by} answered"
         self.notices.append(notice)
 
     def _delta(self, event: TextDelta | ReasoningDelta) -> None:

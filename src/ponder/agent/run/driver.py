@@ -21,6 +21,7 @@ from ponder.agent.result import RunResult
 from ponder.agent.run.approval import accept_decision
 from ponder.agent.run.checkpointer import Checkpointer
 from ponder.agent.run.context import RunContext
+from ponder.agent.run.final_output import restored_output
 from ponder.agent.run.nodes import RunDeps
 from ponder.agent.run.state import RunState
 from ponder.agent.strategies.base import AgentStrategy
@@ -74,7 +75,7 @@ async def resume_run(
         raise
     if restored is None:
         await store.release(run_id, owner)
-        return RunResult.from_state(ctx.state)
+        return RunResult.from_state(ctx.state, ctx.output)
     deps, vm = restored
     await ctx.emit(RunResumed(pc=vm.pc))
     start: Callable[[], Awaitable[Outcome]] = (
@@ -108,6 +109,7 @@ async def _restore(
     assert isinstance(state, RunState)  # state_type=RunState
     state.ledger = ledger
     ctx.state, ctx.checkpointer = state, checkpointer
+    ctx.output = restored_output(ctx.output, state.output_schema)
     if stored.record.status == "completed" or vm.is_finished:
         return None
     accept_decision(ctx, value, suspended=vm.status == "suspended")
@@ -231,7 +233,7 @@ async def _save(ctx: RunContext, status: str) -> None:
 
 
 def _result(ctx: RunContext, outcome: Outcome) -> RunResult:
-    result = RunResult.from_state(ctx.state)
+    result = RunResult.from_state(ctx.state, ctx.output)
     if isinstance(outcome, Finished):
         return result
     return result.suspended(outcome.reason, outcome.payload)

@@ -10,6 +10,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, PlainValidator, model_validator
 
+from ponder.agent.limits import UsageLimits
 from ponder.agent.strategies.step_react.state import ContextTracking, StepRunState
 from ponder.events import CheckType, Verdict
 from ponder.messages import Ledger
@@ -83,6 +84,16 @@ class RunState(BaseModel):
 
     output: str | None = None
     stop_reason: str | None = None
+    limits: UsageLimits | None = None
+    """The run's own bounds on requests, tokens and tool calls (``run(limits=...)``)."""
+    output_schema: dict[str, Any] | None = None
+    """The JSON schema the final answer must match (None: a plain text answer)."""
+    structured: Any = None
+    """The final answer as validated JSON, when the run has an ``output_schema``."""
+    output_error: str | None = None
+    """Why no valid structured answer was had (the retries were used up)."""
+    output_attempts: int = 0
+    """Structured answers asked for so far (bounded by ``structured_output_retries``)."""
     usage: Usage = Field(default_factory=Usage)
     tool_states: dict[str, Any] = Field(default_factory=dict)
     step: StepRunState = Field(default_factory=StepRunState)

@@ -107,7 +107,8 @@ class RagStrategy(AgentStrategy):
         return any(isinstance(m, AssistantMessage) and m.tool_calls for m in turn)
 
     async def _answer(self, messages: list[Message], refusal: str) -> None:
-        response = await self.ctx.request("rag", (), "none", messages=messages)
+        output = self.ctx.answer_schema
+        response = await self.ctx.request("rag", (), "none", output=output, messages=messages)
         self.state.ledger.append(response.to_message())
         for call in response.tool_calls:
             self.state.ledger.append(ToolResult.fail(refusal).to_message(call))
