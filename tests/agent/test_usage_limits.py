@@ -102,5 +102,5 @@ def test_bad_limits_are_refused_naming_the_field(bad: dict[str, Any]) -> None:
 async def test_limits_that_are_no_usage_limits_are_refused_before_a_request() -> None:
     model = ScriptedModel([reply("x")])
     with pytest.raises(UserError, match="limits must be UsageLimits"):
-        await make_agent(model).run(PROMPT, limits={"requests": 2})  # type: ignore[arg-type]
+        await make_agent(model).run(PROMPT, limits={"requests": 2})  # type: ignore[call-overload]
     assert model.requests == []
