@@ -13,7 +13,10 @@ ROOT = Path(__file__).resolve().parents[1]
 
 @pytest.mark.parametrize(
     ("name", "expected"),
-    [("structured_output", "Lisbon: 24 °C, sunny, light wind")],
+    [
+        ("structured_output", "Lisbon: 24 °C, sunny, light wind"),
+        ("fallback_models", "primary failed; backup answered\nHello from the backup model."),
+    ],
 )
 def test_example_runs(name: str, expected: str) -> None:
     done = subprocess.run(

@@ -81,7 +81,7 @@ class Agent(Generic[OutputT]):
 
     def __init__(
         self,
-        model: str | Model | None = None,
+        model: str | Model | Sequence[str | Model] | None = None,
         tools: Sequence[Tool | Callable[..., Any]] = (),
         instructions: str = "",
         config: AgentConfig | None = None,
@@ -155,25 +155,28 @@ class Agent(Generic[OutputT]):
 
     @property
     def model(self) -> Model:
-        """The model, resolved from its string on first use."""
+        """The model, resolved from its string (or list: a `FallbackModel`) on first use."""
         if self._model is None:
-            from ponder.models import RetryPolicy, resolve_model
-
             spec = self._model_spec
             if spec is None:
                 raise UserError("no model given: pass model='openai:gpt-4o-mini' or set 'model'")
-            config = self.config
-            self._model = resolve_model(
-                spec,
-                api_key=config.api_key,
-                base_url=config.base_url,
-                settings=ModelSettings(
-                    timeout=config.llm_total_timeout, idle_timeout=config.llm_timeout
-                ),
-                retry=RetryPolicy(max_retries=config.max_retries),
-                capabilities=config.model_capabilities or None,
-            )
+            self._model = self._resolve(spec)
         return self._model
+
+    def _resolve(self, spec: str | Model | Sequence[str | Model]) -> Model:
+        from ponder.models import FallbackModel, RetryPolicy, resolve_model
+
+        config = self.config
+        settings = ModelSettings(timeout=config.llm_total_timeout, idle_timeout=config.llm_timeout)
+        retry = RetryPolicy(max_retries=config.max_retries)
+        if isinstance(spec, str | Model):
+            return resolve_model(
+                spec, api_key=config.api_key, base_url=config.base_url, settings=settings,
+                retry=retry, capabilities=config.model_capabilities or None,
+            )  # fmt: skip
+        if not isinstance(spec, Sequence):
+            raise UserError(f"model must be a model string, a Model or a list of them: {spec!r}")
+        return FallbackModel.of(list(spec), settings=settings, retry=retry)
 
     @property
     def strategy_type(self) -> type[AgentStrategy]:
@@ -405,7 +408,7 @@ class Agent(Generic[OutputT]):
         """Close the toolbox and the model this agent built from its model string."""
         await self.aclose()
         close = getattr(self._model, "aclose", None)
-        if isinstance(self._model_spec, str) and close is not None:
+        if not isinstance(self._model_spec, Model) and close is not None:
             await close()
 
     async def __aenter__(self) -> Agent[OutputT]:

@@ -49,17 +49,22 @@ __all__ = [
 
 
 def request_body(
-    request: ModelRequest, caps: Capabilities, *, json_object: bool = False
+    request: ModelRequest,
+    caps: Capabilities,
+    *,
+    json_object: bool = False,
+    provider: str | None = None,
 ) -> dict[str, Any]:
     """The keyword arguments of ``chat.completions.create`` (without model and stream).
 
     ``request`` is already adapted (see `ponder.models.degrade.adapt`); ``caps`` decides
     the wire shapes: ``content: null`` or ``""``, ``role: tool`` or user messages,
-    ``response_format`` or a forced output tool.
+    ``response_format`` or a forced output tool. Reasoning is replayed only to the
+    ``provider`` that made it (a fallback may have had another provider answer).
     """
     tools = list(request.tools)
     choice = request.tool_choice
-    body: dict[str, Any] = {"messages": [to_wire(m, caps) for m in request.messages]}
+    body: dict[str, Any] = {"messages": [to_wire(m, caps, provider) for m in request.messages]}
     if json_object:
         body["response_format"] = {"type": "json_object"}
     if request.output is not None:
@@ -81,7 +86,7 @@ def request_body(
     return body
 
 
-def to_wire(message: Message, caps: Capabilities) -> dict[str, Any]:
+def to_wire(message: Message, caps: Capabilities, provider: str | None = None) -> dict[str, Any]:
     """One ledger message as an OpenAI chat message."""
     match message:
         case SystemMessage():
@@ -92,7 +97,7 @@ def to_wire(message: Message, caps: Capabilities) -> dict[str, Any]:
                 user["name"] = message.name
             return user
         case AssistantMessage():
-            return _assistant(message, caps)
+            return _assistant(message, caps, provider)
         case ToolMessage():
             if not caps.tool_role:
                 text = f"Result of the tool call {message.name} ({message.call_id}):\n"
@@ -102,7 +107,9 @@ def to_wire(message: Message, caps: Capabilities) -> dict[str, Any]:
             assert_never(message)
 
 
-def _assistant(message: AssistantMessage, caps: Capabilities) -> dict[str, Any]:
+def _assistant(
+    message: AssistantMessage, caps: Capabilities, provider: str | None
+) -> dict[str, Any]:
     calls = message.tool_calls
     empty = None if calls and caps.null_content else ""
     wire: dict[str, Any] = {"role": "assistant", "content": message.text or empty}
@@ -111,8 +118,14 @@ def _assistant(message: AssistantMessage, caps: Capabilities) -> dict[str, Any]:
             {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
             for c in calls
         ]
-    if caps.replays_reasoning and message.reasoning:
-        wire["reasoning_content"] = message.reasoning
+    if caps.replays_reasoning:
+        own = [
+            p.text
+            for p in message.parts
+            if isinstance(p, ReasoningPart) and p.provider in (None, provider)
+        ]
+        if "".join(own):
+            wire["reasoning_content"] = "".join(own)
     return wire
 
 

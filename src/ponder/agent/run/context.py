@@ -22,6 +22,7 @@ from ponder.config import AgentConfig
 from ponder.events import (
     Event,
     ModelDegraded,
+    ModelFallback,
     ModelUnanswered,
     OutputPartial,
     ReasoningDelta,
@@ -226,6 +227,8 @@ class RunContext:
             response = await self.model.request(request)
         if call is not None:
             response = await self.hooks.after_response(call, response)
+        for fell in response.fallbacks:
+            self.emit_now(ModelFallback(**fell.model_dump()))
         for note in response.degradations:
             if note.feature not in self._degraded:
                 self._degraded.add(note.feature)
