@@ -16,6 +16,10 @@ ROOT = Path(__file__).resolve().parents[1]
     [
         ("structured_output", "Lisbon: 24 °C, sunny, light wind"),
         ("fallback_models", "primary failed; backup answered\nHello from the backup model."),
+        (
+            "images_and_files",
+            "user:image:image/png, user:file:application/pdf, tool:image:image/png",
+        ),
     ],
 )
 def test_example_runs(name: str, expected: str) -> None:

@@ -11,7 +11,7 @@ import uuid
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from types import TracebackType
-from typing import Any, Generic, TypeVar, overload
+from typing import Any, Generic, TypeAlias, TypeVar, overload
 
 from pydantic import ValidationError
 
@@ -32,6 +32,7 @@ from ponder.agent.toolbox import Toolbox
 from ponder.config import AgentConfig, ConfigWarning
 from ponder.events import Event
 from ponder.exceptions import StoreError, UserError
+from ponder.media import File, Image, split_prompt
 from ponder.messages import Ledger, Message, messages_from_json
 from ponder.models.base import Model, ModelSettings, Usage
 from ponder.store.base import Store, StoredRun
@@ -40,7 +41,10 @@ from ponder.tools.registry import ToolRegistry
 from ponder.tools.tool import Tool
 from ponder.vm import Program
 
-__all__ = ["Agent"]
+__all__ = ["Agent", "Prompt"]
+
+Prompt: TypeAlias = str | Sequence[str | Image | File]
+"""A run's prompt: text, or text with images and files (``[text, Image(...), File(...)]``)."""
 
 T = TypeVar("T")
 
@@ -253,7 +257,7 @@ class Agent(Generic[OutputT]):
 
     async def _new_run(
         self,
-        prompt: str,
+        prompt: Prompt,
         history: Sequence[Message],
         run_id: str | None,
         session_id: str | None,
@@ -272,9 +276,9 @@ class Agent(Generic[OutputT]):
                 states = _session_tool_states(stored, self.toolbox.registry)
                 if not history:
                     history = messages_from_json(stored.messages)
-        state = self.new_state(
-            prompt, message_history=history, run_id=run_id, session_id=session_id
-        )
+        text, media = split_prompt(prompt)
+        state = self.new_state(text, message_history=history, run_id=run_id, session_id=session_id)
+        state.attachments = media
         state.tool_states.update(states)
         state.output_schema = output.json_schema if output is not None else None
         return state
@@ -282,7 +286,7 @@ class Agent(Generic[OutputT]):
     @overload
     async def run(
         self,
-        prompt: str,
+        prompt: Prompt,
         *,
         output_type: None = None,
         message_history: Sequence[Message] = (),
@@ -295,7 +299,7 @@ class Agent(Generic[OutputT]):
     @overload
     async def run(
         self,
-        prompt: str,
+        prompt: Prompt,
         *,
         output_type: type[T],
         message_history: Sequence[Message] = (),
@@ -307,7 +311,7 @@ class Agent(Generic[OutputT]):
     ) -> RunResult[T]: ...
     async def run(
         self,
-        prompt: str,
+        prompt: Prompt,
         *,
         output_type: Any = None,
         message_history: Sequence[Message] = (),
@@ -332,7 +336,7 @@ class Agent(Generic[OutputT]):
             ctx = await self._context(state, deps, output=output)
             return await start_run(ctx, self._strategy, self.program, store)
 
-    def run_sync(self, prompt: str, **options: Any) -> RunResult[Any]:
+    def run_sync(self, prompt: Prompt, **options: Any) -> RunResult[Any]:
         """`run` for code without an event loop (raises `UserError` inside a running one).
 
         Calls on one thread share one event loop, so the model's client and MCP sessions
@@ -341,7 +345,7 @@ class Agent(Generic[OutputT]):
         close_at_exit(self._close_owned)
         return run_coroutine_sync(self.run(prompt, **options))
 
-    def stream_sync(self, prompt: str, **options: Any) -> Iterator[Event]:
+    def stream_sync(self, prompt: Prompt, **options: Any) -> Iterator[Event]:
         """`stream` for scripts: the run's events as a plain iterator.
 
         Leaving the loop early cancels the run, as with `stream`.
@@ -351,7 +355,7 @@ class Agent(Generic[OutputT]):
 
     def stream(
         self,
-        prompt: str,
+        prompt: Prompt,
         *,
         output_type: Any = None,
         message_history: Sequence[Message] = (),

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, assert_never
 
 from ponder.exceptions import ModelResponseError, UserError
+from ponder.media import File, Image
 from ponder.messages import (
     AssistantMessage,
     AssistantPart,
@@ -64,7 +65,7 @@ def request_body(
     """
     tools = list(request.tools)
     choice = request.tool_choice
-    body: dict[str, Any] = {"messages": [to_wire(m, caps, provider) for m in request.messages]}
+    body: dict[str, Any] = {"messages": wire_messages(request.messages, caps, provider)}
     if json_object:
         body["response_format"] = {"type": "json_object"}
     if request.output is not None:
@@ -86,13 +87,60 @@ def request_body(
     return body
 
 
+def wire_messages(
+    messages: Sequence[Message], caps: Capabilities, provider: str | None = None
+) -> list[dict[str, Any]]:
+    """The ledger as OpenAI chat messages.
+
+    Tool messages carry text only: images a tool returned follow the batch's results in a
+    user message. A request with images to a provider without ``vision`` is refused.
+    """
+    wire: list[dict[str, Any]] = []
+    pending: list[dict[str, Any]] = []
+    for message in messages:
+        if pending and not isinstance(message, ToolMessage):
+            wire.append({"role": "user", "content": pending})
+            pending = []
+        if getattr(message, "attachments", ()):
+            _check_vision(message.attachments, caps, provider)  # type: ignore[union-attr]
+        wire.append(to_wire(message, caps, provider))
+        if isinstance(message, ToolMessage) and message.attachments:
+            pending.append(
+                {"type": "text", "text": f"Returned by {message.name} ({message.call_id}):"}
+            )
+            pending.extend(map(content_part, message.attachments))
+    if pending:
+        wire.append({"role": "user", "content": pending})
+    return wire
+
+
+def _check_vision(media: Sequence[Image | File], caps: Capabilities, provider: str | None) -> None:
+    if not caps.vision and any(isinstance(m, Image) for m in media):
+        raise UserError(
+            f"{provider or 'this provider'} takes no images (its capability profile has no "
+            "vision): send text only, or set model_capabilities = {vision = true}"
+        )
+
+
+def content_part(media: Image | File) -> dict[str, Any]:
+    """An image or file as an OpenAI content part."""
+    if isinstance(media, Image):
+        return {"type": "image_url", "image_url": {"url": media.data_url()}}
+    name = media.name or "file"
+    return {"type": "file", "file": {"filename": name, "file_data": media.data_url()}}
+
+
 def to_wire(message: Message, caps: Capabilities, provider: str | None = None) -> dict[str, Any]:
     """One ledger message as an OpenAI chat message."""
     match message:
         case SystemMessage():
             return {"role": "system", "content": message.content}
         case UserMessage():
-            user: dict[str, Any] = {"role": "user", "content": message.content}
+            content: Any = message.content
+            if message.attachments:
+                lead = [{"type": "text", "text": content}] if content else []
+                content = [*lead, *map(content_part, message.attachments)]
+            user: dict[str, Any] = {"role": "user", "content": content}
             if message.name:
                 user["name"] = message.name
             return user

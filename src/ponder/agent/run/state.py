@@ -13,7 +13,8 @@ from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, PlainValidat
 from ponder.agent.limits import UsageLimits
 from ponder.agent.strategies.step_react.state import ContextTracking, StepRunState
 from ponder.events import CheckType, Verdict
-from ponder.messages import Ledger
+from ponder.media import Attachment
+from ponder.messages import Ledger, UserMessage
 from ponder.models.base import Usage
 
 __all__ = ["LedgerField", "RoundPhase", "RunState", "RunStatus"]
@@ -42,6 +43,11 @@ class RunState(BaseModel):
     run_id: str
     session_id: str | None = None
     prompt: str = ""
+    attachments: Annotated[
+        list[Attachment],
+        PlainSerializer(lambda media: [m.model_dump(mode="json") for m in media], return_type=list),
+    ] = Field(default_factory=list)
+    """The images and files sent with the prompt."""
     ledger: LedgerField = Field(default_factory=Ledger, exclude=True)
     """Stored beside the snapshot, message by message (see ``ponder.store``)."""
     status: RunStatus = "running"
@@ -100,6 +106,10 @@ class RunState(BaseModel):
     """The step-driven workflow's plan and per-step counters."""
     context: ContextTracking = Field(default_factory=ContextTracking)
     event_seq: int = 0
+
+    def prompt_message(self) -> UserMessage:
+        """The user's message of this turn: the prompt and its images and files."""
+        return UserMessage(content=self.prompt, attachments=tuple(self.attachments))
 
     @model_validator(mode="before")
     @classmethod

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, ClassVar, Literal
 from ponder.agent.strategies import prompts
 from ponder.agent.strategies.answer import answer_problem, gathered_results, strip_markup
 from ponder.events import LimitReached
-from ponder.messages import SystemMessage, ToolCallPart, UserMessage
+from ponder.messages import SystemMessage, ToolCallPart
 from ponder.tools.tool import ToolResult
 
 if TYPE_CHECKING:
@@ -56,7 +56,7 @@ class AgentStrategy:
         system = prompts.system_prompt(self.ctx.instructions, self.protocol())
         if system and not any(isinstance(m, SystemMessage) for m in ledger.messages[:1]):
             ledger.replace([SystemMessage(content=system), *ledger.messages])
-        ledger.append(UserMessage(content=self.state.prompt))
+        ledger.append(self.state.prompt_message())
 
     def protocol(self) -> str:
         """What the system prompt says about the strategy's tools (none by default)."""
