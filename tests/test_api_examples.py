@@ -16,6 +16,7 @@ ROOT = Path(__file__).resolve().parents[1]
     [
         ("structured_output", "Lisbon: 24 °C, sunny, light wind"),
         ("fallback_models", "primary failed; backup answered\nHello from the backup model."),
+        ("sub_agents", "[researcher / call_1] run_finished\nIt is 330 metres tall. (4 requests"),
         (
             "images_and_files",
             "user:image:image/png, user:file:application/pdf, tool:image:image/png",

@@ -13,29 +13,29 @@ from collections.abc import Callable, Iterator, Sequence
 from types import TracebackType
 from typing import Any, Generic, TypeAlias, TypeVar, overload
 
-from pydantic import ValidationError
-
 from ponder.agent.hooks import Hooks
 from ponder.agent.limits import UsageLimits
 from ponder.agent.output import OutputSpec
 from ponder.agent.result import OutputT, RunResult
 from ponder.agent.run.context import EventSink, RunContext
 from ponder.agent.run.driver import resume_run, start_run
+from ponder.agent.run.sessions import session_tool_states
 from ponder.agent.run.state import RunState
 from ponder.agent.run.workflows import program_for
 from ponder.agent.strategies.base import AgentStrategy
 from ponder.agent.strategies.chat import NoActionStrategy
 from ponder.agent.strategies.react import ReActStrategy
 from ponder.agent.stream import RunStream
+from ponder.agent.subagent import agent_tool, check_no_cycle
 from ponder.agent.sync import close_at_exit, iterate_sync, run_coroutine_sync
 from ponder.agent.toolbox import Toolbox
 from ponder.config import AgentConfig, ConfigWarning
 from ponder.events import Event
-from ponder.exceptions import StoreError, UserError
+from ponder.exceptions import UserError
 from ponder.media import File, Image, split_prompt
 from ponder.messages import Ledger, Message, messages_from_json
-from ponder.models.base import Model, ModelSettings, Usage
-from ponder.store.base import Store, StoredRun
+from ponder.models.base import Model, Usage
+from ponder.store.base import Store
 from ponder.tools.executor import ToolExecutor
 from ponder.tools.registry import ToolRegistry
 from ponder.tools.tool import Tool
@@ -47,26 +47,6 @@ Prompt: TypeAlias = str | Sequence[str | Image | File]
 """A run's prompt: text, or text with images and files (``[text, Image(...), File(...)]``)."""
 
 T = TypeVar("T")
-
-
-def _session_tool_states(stored: StoredRun, registry: ToolRegistry) -> dict[str, Any]:
-    """The stateful tools' states of a session's stored turn, validated; ``{}`` if none."""
-    vm = stored.header.get("vm")
-    state = vm.get("state") if isinstance(vm, dict) else None
-    found = state.get("tool_states") if isinstance(state, dict) else None
-    states: dict[str, Any] = {}
-    for name, raw in (found or {}).items() if isinstance(found, dict) else ():
-        tool = registry.get(name)
-        if tool is None or tool.state_type is None:
-            continue  # a tool this agent no longer offers
-        try:
-            states[name] = tool.state_type.model_validate(raw)
-        except ValidationError as exc:
-            raise StoreError(
-                f"run {stored.record.run_id!r}: the stored state of tool {name!r} is invalid: "
-                f"{exc.errors()[0]['msg']}"
-            ) from None
-    return states
 
 
 def _output_spec(output_type: Any) -> OutputSpec | None:
@@ -86,7 +66,7 @@ class Agent(Generic[OutputT]):
     def __init__(
         self,
         model: str | Model | Sequence[str | Model] | None = None,
-        tools: Sequence[Tool | Callable[..., Any]] = (),
+        tools: Sequence[Tool | Callable[..., Any] | Agent[Any]] = (),
         instructions: str = "",
         config: AgentConfig | None = None,
         *,
@@ -107,7 +87,9 @@ class Agent(Generic[OutputT]):
         self.on_completion = self.hooks.on_completion
         self._model_spec = model if model is not None else self.config.model
         self._model: Model | None = None
-        self.toolbox = Toolbox(self.config, tools)
+        own = [t.as_tool() if isinstance(t, Agent) else t for t in tools]
+        self.toolbox = Toolbox(self.config, own)
+        check_no_cycle(self, self.toolbox.base)
         self.on_elicitation = self.toolbox.on_elicitation
         self._executor: ToolExecutor | None = None
         self._strategy = strategy or self._default_strategy()
@@ -164,23 +146,22 @@ class Agent(Generic[OutputT]):
             spec = self._model_spec
             if spec is None:
                 raise UserError("no model given: pass model='openai:gpt-4o-mini' or set 'model'")
-            self._model = self._resolve(spec)
+            from ponder.models.registry import resolve_configured
+
+            self._model = resolve_configured(spec, self.config)
         return self._model
 
-    def _resolve(self, spec: str | Model | Sequence[str | Model]) -> Model:
-        from ponder.models import FallbackModel, RetryPolicy, resolve_model
-
-        config = self.config
-        settings = ModelSettings(timeout=config.llm_total_timeout, idle_timeout=config.llm_timeout)
-        retry = RetryPolicy(max_retries=config.max_retries)
-        if isinstance(spec, str | Model):
-            return resolve_model(
-                spec, api_key=config.api_key, base_url=config.base_url, settings=settings,
-                retry=retry, capabilities=config.model_capabilities or None,
-            )  # fmt: skip
-        if not isinstance(spec, Sequence):
-            raise UserError(f"model must be a model string, a Model or a list of them: {spec!r}")
-        return FallbackModel.of(list(spec), settings=settings, retry=retry)
+    def as_tool(
+        self,
+        name: str | None = None,
+        description: str | None = None,
+        *,
+        limits: UsageLimits | None = None,
+    ) -> Tool:
+        """The agent as a tool of another: each call runs it on a ``task`` (see `subagent`)."""
+        chosen = name or f"agent_{id(self):x}"[:24]
+        about = description or self.instructions or f"Hand a task to the {chosen} agent."
+        return agent_tool(self, chosen, about, limits=UsageLimits.of(limits))
 
     @property
     def strategy_type(self) -> type[AgentStrategy]:
@@ -273,7 +254,7 @@ class Agent(Generic[OutputT]):
             latest = await store.latest_in_session(session_id)
             if latest is not None:
                 stored = await store.load(latest)
-                states = _session_tool_states(stored, self.toolbox.registry)
+                states = session_tool_states(stored, self.toolbox.registry)
                 if not history:
                     history = messages_from_json(stored.messages)
         text, media = split_prompt(prompt)

@@ -47,6 +47,7 @@ from ponder.events import (
     StepFinished,
     StepStarted,
     StructuredReasoning,
+    SubAgentEvent,
     TextDelta,
     Thinking,
     Todo,
@@ -193,7 +194,7 @@ class RunOutcome:
                 | Todo() | PlanUpdated() | StepStarted() | StepFinished() | Compaction()
                 | Retrieval() | ReportRaised() | CheckpointWritten() | ModelDegraded()
                 | ModelUnanswered() | PlanReplanned() | McpEvent() | OutputPartial()
-                | OutputRejected() | ModelFallback()
+                | OutputRejected() | ModelFallback() | SubAgentEvent()
             ):  # fmt: skip
                 pass
             case _:

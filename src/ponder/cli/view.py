@@ -41,6 +41,7 @@ from ponder.events import (
     StepFinished,
     StepStarted,
     StructuredReasoning,
+    SubAgentEvent,
     TextDelta,
     Thinking,
     Todo,
@@ -149,7 +150,7 @@ class RunView:
                 self._delta(event)
             case Usage():
                 self._usage(event)
-            case McpEvent() | OutputRejected() | ModelFallback():
+            case McpEvent() | OutputRejected() | ModelFallback() | SubAgentEvent():
                 self._side_notice(event)
             case (
                 StructuredReasoning() | ToolPrediction() | PlanUpdated() | Compaction()
@@ -280,9 +281,14 @@ class RunView:
                 assert_never(event)
         self.notices.append(notice)
 
-    def _side_notice(self, event: McpEvent | OutputRejected | ModelFallback) -> None:
+    def _side_notice(
+        self, event: McpEvent | OutputRejected | ModelFallback | SubAgentEvent
+    ) -> None:
         if isinstance(event, McpEvent):
             self._mcp(event)
+            return
+        if isinstance(event, SubAgentEvent):
+            self._sub_agent(event)
             return
         if isinstance(event, OutputRejected):
             again = "asking again" if event.retrying else "giving up"
@@ -296,6 +302,15 @@ class RunView:
             self.answer += event.text
         else:
             self.reasoning_text += event.text
+
+    def _sub_agent(self, event: SubAgentEvent) -> None:
+        """A sub-agent's tool calls and end show as notices under the parent's call."""
+        inner = event.event
+        kind = inner.get("kind")
+        if kind == "tool_call_started":
+            self.notices.append(f"{event.agent} › {inner.get('name')}")
+        elif kind == "run_finished":
+            self.notices.append(f"{event.agent} answered ({inner.get('stop_reason')})")
 
     def _mcp(self, event: McpEvent) -> None:
         """Failures, sampling, elicitation and warning-or-worse logs become notices."""

@@ -34,7 +34,7 @@ from ponder.events.base import (
     Verdict,
 )
 from ponder.events.mcp import McpEvent, McpEventType
-from ponder.events.output import ModelFallback, OutputPartial, OutputRejected
+from ponder.events.output import ModelFallback, OutputPartial, OutputRejected, SubAgentEvent
 from ponder.events.rounds import (
     Compaction,
     LimitReached,
@@ -83,7 +83,8 @@ __all__ = [
     "Reasoning", "ReasoningDelta", "ReasoningPhase", "ReasoningStep", "Reflection",
     "ReplanTrigger", "ReportRaised", "Retrieval", "RetrievalDone", "RoundStarted", "RunCancelled",
     "RunFailed", "RunFinished", "RunResumed", "RunStarted", "RunSuspended", "StallDetected",
-    "StepEnd", "StepFinished", "StepStarted", "StructuredReasoning", "TextDelta", "Thinking",
+    "StepEnd", "StepFinished", "StepStarted", "StructuredReasoning", "SubAgentEvent",
+    "TextDelta", "Thinking",
     "ThinkingRecorded", "Todo", "TodoUpdated", "ToolCallFailed", "ToolCallFinished",
     "ToolCallStarted", "ToolPrediction", "Usage", "UsageUpdated", "Verdict", "event_from_dict",
     "event_to_dict", "kind_of",
@@ -96,7 +97,7 @@ Event: TypeAlias = Annotated[
     | LimitReached | LoopDetected | StallDetected | TextDelta | ReasoningDelta | Thinking
     | Todo | PlanUpdated | PlanReplanned | StepStarted | StepFinished | Compaction | Retrieval
     | ReportRaised | CheckpointWritten | ModelDegraded | ModelUnanswered | McpEvent
-    | OutputPartial | OutputRejected | ModelFallback,
+    | OutputPartial | OutputRejected | ModelFallback | SubAgentEvent,
     Field(discriminator="kind"),
 ]  # fmt: skip
 
@@ -108,7 +109,7 @@ EventKind: TypeAlias = Literal[
     "text_delta", "reasoning_delta", "thinking", "todo", "plan_updated", "plan_replanned",
     "step_started", "step_finished", "compaction", "retrieval", "report_raised",
     "checkpoint_written", "model_degraded", "model_unanswered", "mcp_event",
-    "output_partial", "output_rejected", "model_fallback",
+    "output_partial", "output_rejected", "model_fallback", "sub_agent_event",
 ]  # fmt: skip
 
 EVENT_TYPES: dict[str, type[EventBase]] = {

@@ -1,4 +1,4 @@
-"""Events of the run's typed answer and of the models that gave it."""
+"""Events of the run's typed answer, of the models that gave it, and of its sub-agents."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from ponder.events.base import EventBase
 
-__all__ = ["ModelFallback", "OutputPartial", "OutputRejected"]
+__all__ = ["ModelFallback", "OutputPartial", "OutputRejected", "SubAgentEvent"]
 
 
 @dataclass(slots=True, kw_only=True)
@@ -36,3 +36,13 @@ class ModelFallback(EventBase):
     failed: str
     error: str
     answered_by: str
+
+
+@dataclass(slots=True, kw_only=True)
+class SubAgentEvent(EventBase):
+    """An event of a sub-agent's run, nested under the parent's call ``call_id``."""
+
+    kind: Literal["sub_agent_event"] = "sub_agent_event"
+    call_id: str
+    agent: str
+    event: dict[str, Any]

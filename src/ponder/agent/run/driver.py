@@ -25,6 +25,7 @@ from ponder.agent.run.final_output import restored_output
 from ponder.agent.run.nodes import RunDeps
 from ponder.agent.run.state import RunState
 from ponder.agent.strategies.base import AgentStrategy
+from ponder.agent.subagent import CURRENT_RUN
 from ponder.events import RunCancelled, RunFailed, RunFinished, RunResumed, RunStarted, RunSuspended
 from ponder.exceptions import RunLeaseError, StoreError, UserError, VMError
 from ponder.store.base import Store
@@ -135,6 +136,7 @@ async def _drive(
     ctx = deps.run
     state = ctx.state
     renewing: asyncio.Task[None] | None = None
+    current = CURRENT_RUN.set(ctx)  # sub-agents called by this run's tools nest under it
     if ctx.checkpointer is not None:
         ctx.checkpointer.vm, ctx.checkpointer.owner = vm, owner
     if store is not None:
@@ -145,6 +147,7 @@ async def _drive(
             await ctx.checkpointer.checkpoint(state.status)
         return _result(ctx, outcome)
     finally:
+        CURRENT_RUN.reset(current)
         if renewing is not None:
             renewing.cancel()
         if store is not None:
