@@ -101,3 +101,29 @@ def test_a_cycle_of_sub_agents_is_a_user_error_naming_tools() -> None:
     a.toolbox.base.append(b.as_tool("b", "B."))
     with pytest.raises(UserError, match=r"tools: the sub-agents of .* form a cycle"):
         Agent(ScriptedModel([]), tools=[a])
+
+
+def test_a_crash_inside_a_child_resumes_inside_the_child(tmp_path: Any) -> None:
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    url, log = f"sqlite:///{tmp_path / 'runs.sqlite3'}", tmp_path / "calls.log"
+
+    def worker(mode: str) -> subprocess.CompletedProcess[str]:
+        command = [sys.executable, "-m", "tests.agent.subagent_worker", url, "p1", str(log), mode]
+        return subprocess.run(command, capture_output=True, text=True, timeout=60, cwd=root)
+
+    crashed = worker("start")
+    assert crashed.returncode == 9, crashed.stderr
+    assert log.read_text().split("\n")[:1] == ["note a"]
+    resumed = worker("resume")
+    assert resumed.returncode == 0, resumed.stderr
+    assert json.loads(resumed.stdout) == {
+        "status": "completed",
+        "output": "parent done",
+        "run_id": "p1",
+    }
+    assert log.read_text() == "note a\n"  # the child's finished call was not run again
