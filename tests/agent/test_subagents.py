@@ -127,3 +127,46 @@ def test_a_crash_inside_a_child_resumes_inside_the_child(tmp_path: Any) -> None:
         "run_id": "p1",
     }
     assert log.read_text() == "note a\n"  # the child's finished call was not run again
+
+
+async def test_an_approval_inside_a_child_surfaces_to_the_parents_caller(tmp_path: Any) -> None:
+    from ponder.tools import tool
+
+    ran: list[str] = []
+
+    @tool(requires_approval=True)
+    def deploy(target: str) -> str:
+        """Deploy.
+
+        Args:
+            target: Where to.
+        """
+        ran.append(target)
+        return f"deployed to {target}"
+
+    store = open_store(f"sqlite:///{tmp_path / 'runs.sqlite3'}")
+    child_script = [
+        call_tools(("deploy", {"target": "prod"}, "d1")),
+        call_tools(("agent_stop", {"result": "deployed"})),
+        reply("Deployed to prod."),
+    ]
+    options: dict[str, Any] = {"agent_thought_mode": "chat", "enable_thinking_tool": False}
+    child = Agent(ScriptedModel(child_script), tools=[deploy], **options)
+    parent, _ = _parent(
+        child.as_tool("ops", "Runs deployments."),
+        call_tools(("ops", {"task": "Deploy to prod."}, "c1")),
+        call_tools(("agent_stop", {"result": "done"})),
+        reply("Prod is deployed."),
+        store=store,
+    )
+    first = await parent.run("Ship it.")
+    assert first.status == "suspended" and ran == []
+    assert first.suspension is not None
+    assert [c["id"] for c in first.suspension["payload"]["calls"]] == ["c1"]
+    child_run = await store.load(f"{first.run_id}.c1")
+    assert child_run.record.status == "suspended"
+    done = await parent.resume(first.run_id, {"c1": "approve"})
+    assert done.status == "completed" and done.output == "Prod is deployed."
+    assert ran == ["prod"]
+    helper = [m for m in done.messages if getattr(m, "call_id", None) == "c1"]
+    assert [m.content for m in helper] == ["Deployed to prod."]  # type: ignore[union-attr]

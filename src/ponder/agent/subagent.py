@@ -6,7 +6,8 @@
 (nested under that call), and its usage is added to the parent's. With a store the child
 is checkpointed to the parent's store, so a parent resumed after a crash resumes the child
 where it stopped (the call is idempotent: a finished child returns its stored result).
-A child that suspends for approval ends its call with that news, naming its run id.
+A child that suspends for approval leaves its call unanswered (`is_held`), so the parent
+suspends on it; the parent's decision is handed on to the child when both are resumed.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
     from ponder.agent.limits import UsageLimits
     from ponder.agent.run.context import RunContext
 
-__all__ = ["CURRENT_RUN", "agent_tool", "check_no_cycle"]
+__all__ = ["CURRENT_RUN", "agent_tool", "check_no_cycle", "is_held"]
 
 CURRENT_RUN: contextvars.ContextVar[RunContext | None] = contextvars.ContextVar(
     "ponder_current_run", default=None
@@ -67,11 +68,8 @@ def agent_tool(
             parent.state.usage = parent.state.usage + result.usage
         data = {"run_id": result.run_id, "status": result.status, "stop_reason": result.stop_reason}
         if result.status == "suspended":
-            return ToolResult.fail(
-                f"sub-agent {name!r} is waiting for approval (run {result.run_id}); "
-                "it goes on when that run is resumed",
-                data=data,
-            )
+            held = {**data, "held": True, "suspension": result.suspension}
+            return ToolResult.fail(f"sub-agent {name!r} waits for approval", data=held)
         return ToolResult.ok(result.text, data=data)
 
     return Tool(
@@ -103,11 +101,27 @@ async def _run_child(
         if store is not None and await _stored(store, child_id):
             fresh = agent.new_state("", run_id=child_id)
             ctx = await agent._context(fresh, call.deps, sink, sink is not None, output)
-            return await resume_run(ctx, agent._strategy, agent.program, store, child_id, None)
+            decision = _decision_for(parent, call.call_id)
+            return await resume_run(ctx, agent._strategy, agent.program, store, child_id, decision)
         state = await agent._new_run(task, (), child_id, None, store, output)
         state.limits = limits
         ctx = await agent._context(state, call.deps, sink, sink is not None, output)
         return await start_run(ctx, agent._strategy, agent.program, store)
+
+
+def is_held(result: ToolResult) -> bool:
+    """True for the result of a sub-agent call whose child waits for approval.
+
+    Such a call is not answered: the parent suspends on it too, and when the parent is
+    resumed the call runs again and hands the decision on to the child.
+    """
+    return isinstance(result.data, dict) and result.data.get("held") is True
+
+
+def _decision_for(parent: RunContext | None, call_id: str) -> Any:
+    """The parent's resume decision as it concerns this call (a mapping holds it per call)."""
+    decision = parent.decision if parent is not None else None
+    return decision.get(call_id) if isinstance(decision, dict) else decision
 
 
 def _nested(parent: RunContext | None, call_id: str, name: str) -> Any:

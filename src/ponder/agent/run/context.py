@@ -18,6 +18,7 @@ from ponder.agent.hooks import Hooks, ModelCall
 from ponder.agent.output import OutputSpec, PartialOutput
 from ponder.agent.run.compaction import context_messages
 from ponder.agent.run.state import RunState
+from ponder.agent.subagent import is_held
 from ponder.config import AgentConfig
 from ponder.events import (
     Event,
@@ -147,6 +148,8 @@ class RunContext:
     async def tool_finished(self, outcome: ToolOutcome) -> None:
         """Report a finished call (events) and save its result (store)."""
         call, result = outcome.call, outcome.result
+        if is_held(result):
+            return  # not finished: the sub-agent waits for approval (see ``subagent``)
         if outcome.status == "ok":
             self.emit_now(
                 ToolCallFinished(
