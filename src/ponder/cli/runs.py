@@ -235,10 +235,10 @@ async def _resume(
     finally:
         await store.close()
     outcome = display.outcome
-    outcome.status, outcome.output = result.status, result.output
+    outcome.status, outcome.output = result.status, result.text
     outcome.suspension = result.suspension
     if stored.record.status == "completed" and not as_json:
-        _console().print(f"run {run_id} had already completed:\n{result.output}", markup=False)
+        _console().print(f"run {run_id} had already completed:\n{result.text}", markup=False)
     return outcome
 
 
