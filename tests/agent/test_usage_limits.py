@@ -104,3 +104,15 @@ async def test_limits_that_are_no_usage_limits_are_refused_before_a_request() ->
     with pytest.raises(UserError, match="limits must be UsageLimits"):
         await make_agent(model).run(PROMPT, limits={"requests": 2})  # type: ignore[call-overload]
     assert model.requests == []
+
+
+async def test_step_react_ends_on_a_usage_limit_with_an_answer() -> None:
+    from .steps import lookup, no_plan, step_agent
+
+    assert lookup.name == "lookup"
+    model = ScriptedModel(
+        [no_plan(), call_tools(("lookup", {"key": "k"})), reply("k is value of k.")]
+    )
+    result = await step_agent(model).run("What is k?", limits=UsageLimits(requests=3))
+    assert result.stop_reason == "requests_limit" and result.output == "k is value of k."
+    assert result.usage.requests == 3
