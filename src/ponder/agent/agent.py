@@ -159,7 +159,7 @@ class Agent(Generic[OutputT]):
         limits: UsageLimits | None = None,
     ) -> Tool:
         """The agent as a tool of another: each call runs it on a ``task`` (see `subagent`)."""
-        chosen = name or f"agent_{id(self):x}"[:24]
+        chosen = name or "sub_agent"  # stable across processes: a resumed ledger names it
         about = description or self.instructions or f"Hand a task to the {chosen} agent."
         return agent_tool(self, chosen, about, limits=UsageLimits.of(limits))
 
