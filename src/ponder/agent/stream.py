@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any
+from typing import Any, Generic
 
-from ponder.agent.result import RunResult
+from ponder.agent.result import OutputT, RunResult
 from ponder.agent.run.context import EventSink
 from ponder.events import Event
 from ponder.exceptions import UserError
@@ -16,21 +16,23 @@ __all__ = ["RunStream"]
 _DONE = object()
 
 
-class RunStream:
+class RunStream(Generic[OutputT]):
     """Iterate it (once) for the events; then ``result`` holds the `RunResult`.
 
     Events never wait for the consumer (the queue is unbounded). Leaving the loop early
     cancels the run.
     """
 
-    def __init__(self, start: Callable[[EventSink], Awaitable[RunResult]], run_id: str) -> None:
+    def __init__(
+        self, start: Callable[[EventSink], Awaitable[RunResult[OutputT]]], run_id: str
+    ) -> None:
         self.run_id = run_id
         self._start = start
-        self._result: RunResult | None = None
+        self._result: RunResult[OutputT] | None = None
         self._started = False
 
     @property
-    def result(self) -> RunResult:
+    def result(self) -> RunResult[OutputT]:
         """The run's result; raises ``UserError`` before the stream has been consumed."""
         if self._result is None:
             raise UserError("the run has not finished: iterate the stream to the end first")

@@ -23,13 +23,21 @@ from ponder.cli.options import (
     InstructionsOption,
     JsonOption,
     ModelOption,
+    OutputSchemaOption,
     StoreOption,
     ToolsOption,
     WorkflowOption,
+    load_output_schema,
 )
 from ponder.cli.programs import load_program
 from ponder.cli.reporting import fail, reported
-from ponder.cli.runs import open_cli_store, report_outcome, runs_app, store_label
+from ponder.cli.runs import (
+    open_cli_store,
+    print_typed_answer,
+    report_outcome,
+    runs_app,
+    store_label,
+)
 from ponder.cli.serving import allowed_hosts, announcer, is_loopback
 from ponder.cli.session import (
     AgentOptions,
@@ -134,10 +142,12 @@ def run(
     namespace: NamespaceOption = "default",
     detach: DetachOption = False,
     instructions: InstructionsOption = None,
+    output_schema: OutputSchemaOption = None,
 ) -> None:
     """Run an agent on TASK and show it working; with --store, checkpoint it.
 
     With --temporal HOST:PORT --task-queue Q the run goes to the workers of Q instead.
+    With --output-schema FILE the view goes to stderr and the validated JSON to stdout.
     """
     if temporal:
         run_remote(task, temporal, task_queue, namespace, as_json, detach)
@@ -149,10 +159,13 @@ def run(
             raise UserError("give a TASK (or --mcp-prompt NAME)")
         agent, agent_config = build_agent(options)
         loaded.append(agent_config)
-        start = _Start(task, mcp_prompt, list(mcp_arg or []), list(mcp_resource or []))
+        output = load_output_schema(output_schema) if output_schema else None
+        start = _Start(task, mcp_prompt, list(mcp_arg or []), list(mcp_resource or []), output)
         with json_stdout(as_json) as out:
             outcome = _run_async(lambda: _run_stored(agent, start, store, as_json, out))
     report_outcome(outcome, store_label(store) if store else None, options, as_json=as_json)
+    if output is not None and not as_json:
+        print_typed_answer(outcome)
 
 
 @dataclass(frozen=True)
@@ -161,6 +174,7 @@ class _Start:
     mcp_prompt: str | None
     mcp_args: list[str]
     mcp_resources: list[str]
+    output: Any = None
 
 
 async def _run_stored(
@@ -183,9 +197,11 @@ async def _run_stored(
             task, history = await fetch_prompt(agent, start.mcp_prompt, arguments, task)
         if start.mcp_resources:
             task = await attach_resources(agent, start.mcp_resources, task)
+        console = Console(highlight=False, stderr=start.output is not None)
         return await run_with_display(
-            agent, task, _console(), as_json=as_json, out=out, store=store, history=history
-        )
+            agent, task, console, as_json=as_json, out=out, store=store, history=history,
+            output=start.output,
+        )  # fmt: skip
     finally:
         if store is not None:
             await store.close()

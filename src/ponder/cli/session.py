@@ -25,7 +25,10 @@ from ponder.events import (
     McpEvent,
     MiddleMessage,
     ModelDegraded,
+    ModelFallback,
     ModelUnanswered,
+    OutputPartial,
+    OutputRejected,
     PlanReplanned,
     PlanUpdated,
     Reasoning,
@@ -44,6 +47,7 @@ from ponder.events import (
     StepFinished,
     StepStarted,
     StructuredReasoning,
+    SubAgentEvent,
     TextDelta,
     Thinking,
     Todo,
@@ -167,6 +171,7 @@ class RunOutcome:
     run_id: str = ""
     status: str = "running"
     output: str = ""
+    stop_reason: str = ""
     suspension: dict[str, Any] | None = None
 
     def observe(self, event: Event) -> None:
@@ -177,6 +182,7 @@ class RunOutcome:
                 self.status, self.suspension = "running", None
             case RunFinished():
                 self.status, self.output = "completed", event.output
+                self.stop_reason = event.stop_reason
             case RunSuspended():
                 self.status = "suspended"
                 self.suspension = {"reason": event.reason, "payload": event.payload}
@@ -187,7 +193,8 @@ class RunOutcome:
                 | LoopDetected() | StallDetected() | TextDelta() | ReasoningDelta() | Thinking()
                 | Todo() | PlanUpdated() | StepStarted() | StepFinished() | Compaction()
                 | Retrieval() | ReportRaised() | CheckpointWritten() | ModelDegraded()
-                | ModelUnanswered() | PlanReplanned() | McpEvent()
+                | ModelUnanswered() | PlanReplanned() | McpEvent() | OutputPartial()
+                | OutputRejected() | ModelFallback() | SubAgentEvent()
             ):  # fmt: skip
                 pass
             case _:
@@ -203,10 +210,14 @@ async def run_with_display(
     out: IO[str],
     store: Store | None = None,
     history: Sequence[Message] = (),
+    output: Any = None,
 ) -> RunOutcome:
-    """Stream a run (checkpointed to ``store`` if given): JSON lines, or the live view."""
+    """Stream a run (checkpointed to ``store`` if given): JSON lines, or the live view.
+
+    ``output`` types the answer (an ``OutputSpec``, from ``--output-schema``).
+    """
     outcome = RunOutcome()
-    stream = agent.stream(prompt, store=store, message_history=history)
+    stream = agent.stream(prompt, store=store, message_history=history, output_type=output)
     if as_json:
         async for event in stream:
             outcome.observe(event)

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ponder.exceptions import ModelResponseError, UserError
+from ponder.media import File, Image
 from ponder.messages import (
     AssistantMessage,
     AssistantPart,
@@ -106,19 +107,34 @@ def _turns(messages: Any) -> list[dict[str, Any]]:
 
 
 def _blocks(message: Message) -> tuple[str, list[dict[str, Any]]]:
-    if isinstance(message, UserMessage | SystemMessage):
+    if isinstance(message, SystemMessage):
         return "user", [{"type": "text", "text": message.content}] if message.content else []
+    if isinstance(message, UserMessage):
+        text = [{"type": "text", "text": message.content}] if message.content else []
+        return "user", [*map(media_block, message.attachments), *text]
     if isinstance(message, ToolMessage):
+        content: Any = message.content
+        if message.attachments:
+            content = [{"type": "text", "text": content}, *map(media_block, message.attachments)]
         result: dict[str, Any] = {
             "type": "tool_result",
             "tool_use_id": message.call_id,
-            "content": message.content,
+            "content": content,
         }
         if message.is_error:
             result["is_error"] = True
         return "user", [result]
     assert isinstance(message, AssistantMessage)
     return "assistant", [b for b in map(_assistant_block, message.parts) if b is not None]
+
+
+def media_block(media: Image | File) -> dict[str, Any]:
+    """An image or document block: by URL, or base64."""
+    kind = "image" if isinstance(media, Image) else "document"
+    if media.url is not None:
+        return {"type": kind, "source": {"type": "url", "url": media.url}}
+    source = {"type": "base64", "media_type": media.media_type, "data": media.base64()}
+    return {"type": kind, "source": source}
 
 
 def _assistant_block(part: AssistantPart) -> dict[str, Any] | None:

@@ -28,6 +28,7 @@ from ponder.tools.definition import ForceTool, ToolChoice, ToolDefinition
 
 __all__ = [
     "Degradation",
+    "Fallback",
     "ForceTool",
     "Model",
     "ModelDelta",
@@ -128,6 +129,16 @@ class Degradation(BaseModel):
     source: Literal["profile", "detected"] = "profile"
 
 
+class Fallback(BaseModel):
+    """A model of a `FallbackModel` that failed a request, and the one that answered it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    failed: str
+    error: str
+    answered_by: str
+
+
 Unanswered = Literal["empty", "content_filter"]
 
 
@@ -146,6 +157,8 @@ class ModelResponse(PartsView, BaseModel):
     model_name: str | None = None
     provider_extras: dict[str, Any] = Field(default_factory=dict)
     degradations: tuple[Degradation, ...] = ()
+    fallbacks: tuple[Fallback, ...] = ()
+    """The models that failed this request before the one that answered (`FallbackModel`)."""
 
     @property
     def unanswered(self) -> Unanswered | None:

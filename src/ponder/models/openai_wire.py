@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, assert_never
 
 from ponder.exceptions import ModelResponseError, UserError
+from ponder.media import File, Image
 from ponder.messages import (
     AssistantMessage,
     AssistantPart,
@@ -60,17 +61,22 @@ __all__ = [
 
 
 def request_body(
-    request: ModelRequest, caps: Capabilities, *, json_object: bool = False
+    request: ModelRequest,
+    caps: Capabilities,
+    *,
+    json_object: bool = False,
+    provider: str | None = None,
 ) -> dict[str, Any]:
     """The keyword arguments of ``chat.completions.create`` (without model and stream).
 
     ``request`` is already adapted (see `ponder.models.degrade.adapt`); ``caps`` decides
     the wire shapes: ``content: null`` or ``""``, ``role: tool`` or user messages,
-    ``response_format`` or a forced output tool.
+    ``response_format`` or a forced output tool. Reasoning is replayed only to the
+    ``provider`` that made it (a fallback may have had another provider answer).
     """
     tools = list(request.tools)
     choice = request.tool_choice
-    body: dict[str, Any] = {"messages": [to_wire(m, caps) for m in request.messages]}
+    body: dict[str, Any] = {"messages": wire_messages(request.messages, caps, provider)}
     if json_object:
         body["response_format"] = {"type": "json_object"}
     if request.output is not None:
@@ -92,18 +98,65 @@ def request_body(
     return body
 
 
-def to_wire(message: Message, caps: Capabilities) -> dict[str, Any]:
+def wire_messages(
+    messages: Sequence[Message], caps: Capabilities, provider: str | None = None
+) -> list[dict[str, Any]]:
+    """The ledger as OpenAI chat messages.
+
+    Tool messages carry text only: images a tool returned follow the batch's results in a
+    user message. A request with images to a provider without ``vision`` is refused.
+    """
+    wire: list[dict[str, Any]] = []
+    pending: list[dict[str, Any]] = []
+    for message in messages:
+        if pending and not isinstance(message, ToolMessage):
+            wire.append({"role": "user", "content": pending})
+            pending = []
+        if getattr(message, "attachments", ()):
+            _check_vision(message.attachments, caps, provider)  # type: ignore[union-attr]
+        wire.append(to_wire(message, caps, provider))
+        if isinstance(message, ToolMessage) and message.attachments:
+            pending.append(
+                {"type": "text", "text": f"Returned by {message.name} ({message.call_id}):"}
+            )
+            pending.extend(map(content_part, message.attachments))
+    if pending:
+        wire.append({"role": "user", "content": pending})
+    return wire
+
+
+def _check_vision(media: Sequence[Image | File], caps: Capabilities, provider: str | None) -> None:
+    if not caps.vision and any(isinstance(m, Image) for m in media):
+        raise UserError(
+            f"{provider or 'this provider'} takes no images (its capability profile has no "
+            "vision): send text only, or set model_capabilities = {vision = true}"
+        )
+
+
+def content_part(media: Image | File) -> dict[str, Any]:
+    """An image or file as an OpenAI content part."""
+    if isinstance(media, Image):
+        return {"type": "image_url", "image_url": {"url": media.data_url()}}
+    name = media.name or "file"
+    return {"type": "file", "file": {"filename": name, "file_data": media.data_url()}}
+
+
+def to_wire(message: Message, caps: Capabilities, provider: str | None = None) -> dict[str, Any]:
     """One ledger message as an OpenAI chat message."""
     match message:
         case SystemMessage():
             return {"role": "system", "content": message.content}
         case UserMessage():
-            user: dict[str, Any] = {"role": "user", "content": message.content}
+            content: Any = message.content
+            if message.attachments:
+                lead = [{"type": "text", "text": content}] if content else []
+                content = [*lead, *map(content_part, message.attachments)]
+            user: dict[str, Any] = {"role": "user", "content": content}
             if message.name:
                 user["name"] = message.name
             return user
         case AssistantMessage():
-            return _assistant(message, caps)
+            return _assistant(message, caps, provider)
         case ToolMessage():
             if not caps.tool_role:
                 text = f"Result of the tool call {message.name} ({message.call_id}):\n"
@@ -113,7 +166,9 @@ def to_wire(message: Message, caps: Capabilities) -> dict[str, Any]:
             assert_never(message)
 
 
-def _assistant(message: AssistantMessage, caps: Capabilities) -> dict[str, Any]:
+def _assistant(
+    message: AssistantMessage, caps: Capabilities, provider: str | None
+) -> dict[str, Any]:
     calls = message.tool_calls
     empty = None if calls and caps.null_content else ""
     wire: dict[str, Any] = {"role": "assistant", "content": message.text or empty}
@@ -122,8 +177,14 @@ def _assistant(message: AssistantMessage, caps: Capabilities) -> dict[str, Any]:
             {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
             for c in calls
         ]
-    if caps.replays_reasoning and message.reasoning:
-        wire["reasoning_content"] = message.reasoning
+    if caps.replays_reasoning:
+        own = [
+            p.text
+            for p in message.parts
+            if isinstance(p, ReasoningPart) and p.provider in (None, provider)
+        ]
+        if "".join(own):
+            wire["reasoning_content"] = "".join(own)
     return wire
 
 

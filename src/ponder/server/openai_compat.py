@@ -74,6 +74,7 @@ def _piece(event: dict[str, Any]) -> tuple[str, str] | None:
             | "stall_detected" | "todo" | "plan_updated" | "step_started" | "step_finished"
             | "compaction" | "retrieval" | "report_raised" | "checkpoint_written"
             | "model_degraded" | "model_unanswered" | "plan_replanned" | "mcp_event"
+            | "output_partial" | "output_rejected" | "model_fallback" | "sub_agent_event"
         ):  # fmt: skip
             return None
         case _:

@@ -81,7 +81,8 @@ class RunRecord:
                 | "reasoning_delta" | "thinking" | "todo" | "plan_updated" | "step_started"
                 | "step_finished" | "compaction" | "retrieval" | "report_raised"
                 | "checkpoint_written" | "model_degraded" | "model_unanswered" | "plan_replanned"
-                | "mcp_event"
+                | "mcp_event" | "output_partial" | "output_rejected" | "model_fallback"
+                | "sub_agent_event"
             ):  # fmt: skip
                 pass
             case _:

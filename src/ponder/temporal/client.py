@@ -85,7 +85,7 @@ async def connect(address: str, *, namespace: str = "default", timeout: float = 
 def result_from_data(data: dict[str, Any]) -> RunResult:
     """The `RunResult` a workflow's result (or its ``result`` Query) describes."""
     result = RunResult(
-        output=data.get("output") or "",
+        text=data.get("output") or "",
         status=data["status"],
         stop_reason=data.get("stop_reason") or "",
         messages=messages_from_json(data.get("messages") or []),

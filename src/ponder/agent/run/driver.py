@@ -21,9 +21,11 @@ from ponder.agent.result import RunResult
 from ponder.agent.run.approval import accept_decision
 from ponder.agent.run.checkpointer import Checkpointer
 from ponder.agent.run.context import RunContext
+from ponder.agent.run.final_output import restored_output
 from ponder.agent.run.nodes import RunDeps
 from ponder.agent.run.state import RunState
 from ponder.agent.strategies.base import AgentStrategy
+from ponder.agent.subagent import CURRENT_RUN
 from ponder.events import RunCancelled, RunFailed, RunFinished, RunResumed, RunStarted, RunSuspended
 from ponder.exceptions import RunLeaseError, StoreError, UserError, VMError
 from ponder.store.base import Store
@@ -74,7 +76,7 @@ async def resume_run(
         raise
     if restored is None:
         await store.release(run_id, owner)
-        return RunResult.from_state(ctx.state)
+        return RunResult.from_state(ctx.state, ctx.output)
     deps, vm = restored
     await ctx.emit(RunResumed(pc=vm.pc))
     start: Callable[[], Awaitable[Outcome]] = (
@@ -108,6 +110,7 @@ async def _restore(
     assert isinstance(state, RunState)  # state_type=RunState
     state.ledger = ledger
     ctx.state, ctx.checkpointer = state, checkpointer
+    ctx.output = restored_output(ctx.output, state.output_schema)
     if stored.record.status == "completed" or vm.is_finished:
         return None
     accept_decision(ctx, value, suspended=vm.status == "suspended")
@@ -133,6 +136,7 @@ async def _drive(
     ctx = deps.run
     state = ctx.state
     renewing: asyncio.Task[None] | None = None
+    current = CURRENT_RUN.set(ctx)  # sub-agents called by this run's tools nest under it
     if ctx.checkpointer is not None:
         ctx.checkpointer.vm, ctx.checkpointer.owner = vm, owner
     if store is not None:
@@ -143,6 +147,7 @@ async def _drive(
             await ctx.checkpointer.checkpoint(state.status)
         return _result(ctx, outcome)
     finally:
+        CURRENT_RUN.reset(current)
         if renewing is not None:
             renewing.cancel()
         if store is not None:
@@ -235,7 +240,7 @@ async def _save(ctx: RunContext, status: str) -> None:
 
 
 def _result(ctx: RunContext, outcome: Outcome) -> RunResult:
-    result = RunResult.from_state(ctx.state)
+    result = RunResult.from_state(ctx.state, ctx.output)
     if isinstance(outcome, Finished):
         return result
     return result.suspended(outcome.reason, outcome.payload)
