@@ -339,9 +339,12 @@ def index(
 )
 def mcp_thinking(ctx: typer.Context) -> None:
     """The sequential_thinking MCP server over stdio, or --http HOST:PORT (options pass on)."""
-    from ponder.mcp.thinking_server import main as thinking_main
-
     with reported([]):
+        from ponder.extras import require
+
+        require("mcp", "ponder mcp thinking")
+        from ponder.mcp.thinking_server import main as thinking_main
+
         thinking_main(list(ctx.args))
 
 
