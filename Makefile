@@ -24,13 +24,13 @@ test: $(STAMP)
 		$(PYTEST_ARGS)
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check src tests bench
-	$(VENV)/bin/ruff format --check src tests bench
+	$(VENV)/bin/ruff check src tests bench examples
+	$(VENV)/bin/ruff format --check src tests bench examples
 	$(VENV)/bin/mypy
 
 format: $(STAMP)
-	$(VENV)/bin/ruff format src tests bench
-	$(VENV)/bin/ruff check --fix src tests bench
+	$(VENV)/bin/ruff format src tests bench examples
+	$(VENV)/bin/ruff check --fix src tests bench examples
 
 # The real-model lane: SmolLM2-135M behind the stock llama.cpp server, in a venv of its own
 # (built once; the compiled llama-cpp-python wheel lands in pip's cache).
