@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
-import uuid
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +17,7 @@ from typing import IO, Annotated, Any
 import typer
 from rich.console import Console
 
+from ponder.cli.chat import chat
 from ponder.cli.errors import EXIT_USAGE
 from ponder.cli.options import (
     ConfigOption,
@@ -34,7 +34,6 @@ from ponder.cli.runs import open_cli_store, report_outcome, runs_app, store_labe
 from ponder.cli.serving import allowed_hosts, announcer, is_loopback
 from ponder.cli.session import (
     AgentOptions,
-    ChatSession,
     RunOutcome,
     build_agent,
     json_stdout,
@@ -65,6 +64,7 @@ app = typer.Typer(
 mcp_app = typer.Typer(help="MCP servers that ship with ponder.", no_args_is_help=True)
 app.add_typer(mcp_app, name="mcp")
 app.add_typer(runs_app, name="runs")
+app.command()(chat)
 app.command()(worker)
 RagOption = Annotated[
     Path | None,
@@ -190,81 +190,6 @@ async def _run_stored(
         if store is not None:
             await store.close()
         await agent.aclose()
-
-
-def _read_line(prompt: str, console: Console, interactive: bool) -> str | None:
-    try:
-        if interactive:
-            return console.input(prompt)
-        line = sys.stdin.readline()
-        return line.rstrip("\n") if line else None
-    except (EOFError, KeyboardInterrupt):
-        return None
-
-
-SessionOption = Annotated[
-    str | None,
-    typer.Option(
-        "--session",
-        help="Continue (or start) this stored conversation; uses --store, else the default file.",
-    ),
-]
-
-
-@app.command()
-def chat(
-    model: ModelOption = None,
-    config: ConfigOption = None,
-    workflow: WorkflowOption = None,
-    as_json: JsonOption = False,
-    instructions: InstructionsOption = None,
-    tools: ToolsOption = None,
-    store: StoreOption = None,
-    session: SessionOption = None,
-) -> None:
-    """Talk to an agent; each turn remembers the conversation.
-
-    Ctrl-C stops the current answer and keeps the conversation; an empty line, /exit or
-    Ctrl-D ends the chat. With --store the turns are checkpointed as a session, which
-    --session NAME continues later.
-    """
-    loaded: list[AgentConfig] = []
-    console = _console()
-    with reported(loaded):
-        options = AgentOptions(model, config, workflow, instructions or "", tools=tools)
-        agent, agent_config = build_agent(options)
-        loaded.append(agent_config)
-        chosen = open_cli_store(store) if store or session else None
-        if chosen is not None and session is None:
-            session = f"chat-{uuid.uuid4().hex[:8]}"
-        talk = ChatSession(
-            agent, console, as_json=as_json, out=sys.stdout, store=chosen, session_id=session
-        )
-        talk.say(_chat_banner(agent.model.name, session, store))
-        interactive = sys.stdin.isatty()
-        # one event loop for the whole session: the model's HTTP client lives on it
-        with asyncio.Runner() as runner:
-            try:
-                while (line := _read_line("[bold]you>[/] ", console, interactive)) is not None:
-                    if line.strip() in ("", "/exit", "/quit"):
-                        break
-                    runner.run(talk.send(line))
-            finally:
-                if chosen is not None:
-                    runner.run(chosen.close())
-
-
-def _chat_banner(model: str, session: str | None, store: str | None) -> str:
-    lines = [
-        f"ponder chat with {model}. Ctrl-C stops an answer; an empty line, /exit or Ctrl-D leaves."
-    ]
-    if session is not None:
-        lines.append(
-            f"session {session} in {store_label(store)}: "
-            f"continue it later with `ponder chat --session {session}`"
-            + (f" --store {store}" if store else "")
-        )
-    return "\n".join(lines)
 
 
 @app.command()
