@@ -17,6 +17,7 @@ from typing import IO, Annotated, Any
 import typer
 from rich.console import Console
 
+from ponder.cli.chat import chat
 from ponder.cli.errors import EXIT_USAGE
 from ponder.cli.options import (
     ConfigOption,
@@ -41,7 +42,6 @@ from ponder.cli.runs import (
 from ponder.cli.serving import allowed_hosts, announcer, is_loopback
 from ponder.cli.session import (
     AgentOptions,
-    ChatSession,
     RunOutcome,
     build_agent,
     json_stdout,
@@ -73,6 +73,7 @@ app = typer.Typer(
 mcp_app = typer.Typer(help="MCP servers that ship with ponder.", no_args_is_help=True)
 app.add_typer(mcp_app, name="mcp")
 app.add_typer(runs_app, name="runs")
+app.command()(chat)
 app.command()(worker)
 RagOption = Annotated[
     Path | None,
@@ -208,40 +209,6 @@ async def _run_stored(
         await agent.aclose()
 
 
-def _read_line(prompt: str, console: Console, interactive: bool) -> str | None:
-    try:
-        if interactive:
-            return console.input(prompt)
-        line = sys.stdin.readline()
-        return line.rstrip("\n") if line else None
-    except EOFError:
-        return None
-
-
-@app.command()
-def chat(
-    model: ModelOption = None,
-    config: ConfigOption = None,
-    workflow: WorkflowOption = None,
-    as_json: JsonOption = False,
-    instructions: InstructionsOption = None,
-) -> None:
-    """Talk to an agent; each turn remembers the conversation. Empty line or EOF ends it."""
-    loaded: list[AgentConfig] = []
-    console = _console()
-    with reported(loaded):
-        agent, agent_config = build_agent(AgentOptions(model, config, workflow, instructions or ""))
-        loaded.append(agent_config)
-        session = ChatSession(agent, console, as_json=as_json, out=sys.stdout)
-        interactive = sys.stdin.isatty()
-        # one event loop for the whole session: the model's HTTP client lives on it
-        with asyncio.Runner() as runner:
-            while (line := _read_line("[bold]you>[/] ", console, interactive)) is not None:
-                if line.strip() in ("", "/exit", "/quit"):
-                    break
-                runner.run(session.send(line))
-
-
 @app.command()
 def demo(
     delay: Annotated[float, typer.Option(help="Seconds the scripted model waits per request.")] = (
@@ -367,9 +334,12 @@ def index(
 )
 def mcp_thinking(ctx: typer.Context) -> None:
     """The sequential_thinking MCP server over stdio, or --http HOST:PORT (options pass on)."""
-    from ponder.mcp.thinking_server import main as thinking_main
-
     with reported([]):
+        from ponder.extras import require
+
+        require("mcp", "ponder mcp thinking")
+        from ponder.mcp.thinking_server import main as thinking_main
+
         thinking_main(list(ctx.args))
 
 

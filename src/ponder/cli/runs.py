@@ -17,7 +17,7 @@ import typer
 from rich.console import Console
 
 from ponder.agent import Agent
-from ponder.cli.errors import EXIT_RUN_FAILED, EXIT_SUSPENDED
+from ponder.cli.errors import EXIT_INTERRUPTED, EXIT_RUN_FAILED, EXIT_SUSPENDED
 from ponder.cli.options import (
     ConfigOption,
     JsonOption,
@@ -58,7 +58,7 @@ NO_CHECKPOINT = (
     "no checkpoint: the process stopped before the run's first one "
     "(`ponder runs resume` marks it failed; start the task again)"
 )
-STATUSES = ("running", "completed", "suspended", "failed", "cancelled")
+STATUSES = ("running", "completed", "suspended", "failed", "cancelled", "interrupted")
 
 runs_app = typer.Typer(
     help="Checkpointed runs: list, show, resume, cancel and prune them.", no_args_is_help=True
@@ -288,6 +288,12 @@ def report_outcome(
     if store is None:
         return
     console = _console(stderr=as_json)
+    if outcome.status in ("interrupted", "cancelled"):
+        console.print(f"run {outcome.run_id} {outcome.status} · store {store}", markup=False)
+        if outcome.status == "interrupted":
+            command = resume_command(outcome.run_id, store, options.as_arguments(), "")
+            console.print(f"resume with: {command}", markup=False)
+        raise typer.Exit(EXIT_INTERRUPTED)
     if outcome.status != "suspended":
         console.print(f"run {outcome.run_id} {outcome.status} · store {store}", markup=False)
         return

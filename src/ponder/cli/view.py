@@ -54,7 +54,7 @@ from ponder.events import (
 
 __all__ = ["CallStatus", "RunStatus", "RunView", "StepView", "ThoughtView", "ToolCallView"]
 
-RunStatus = Literal["running", "finished", "failed", "suspended", "cancelled"]
+RunStatus = Literal["running", "finished", "failed", "suspended", "cancelled", "interrupted"]
 CallStatus = Literal["running", "ok", "error", "timeout", "invalid", "cancelled", "unknown"]
 _CALL_STATUSES: tuple[CallStatus, ...] = ("error", "timeout", "invalid", "cancelled")
 
@@ -134,7 +134,7 @@ class RunView:
             case RunStarted() | RunResumed() | RunFinished() | RunFailed() | RunSuspended():
                 self._lifecycle(event)
             case RunCancelled():
-                self.status = "cancelled"
+                self.status = "interrupted" if event.resumable else "cancelled"
             case ToolCallStarted() | ToolCallFinished() | ToolCallFailed():
                 self._tool_call(event)
             case (

@@ -15,12 +15,13 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
-
-import mcp_types as types
+from typing import TYPE_CHECKING, Any, Literal
 
 from ponder.events import McpEvent
 from ponder.mcp.binding import RunBinding
+
+if TYPE_CHECKING:
+    import mcp_types as types
 
 __all__ = [
     "ElicitationAnswer",
@@ -83,6 +84,8 @@ def with_defaults(schema: dict[str, Any], content: dict[str, Any] | None) -> dic
 
 
 def _to_request(server: str, run_id: str, params: types.ElicitRequestParams) -> ElicitationRequest:
+    import mcp_types as types
+
     if isinstance(params, types.ElicitRequestURLParams):
         return ElicitationRequest(
             server, run_id, "url", params.message, url=params.url,
@@ -98,6 +101,8 @@ async def answer_elicitation(
     emit: Callable[[str, McpEvent], None],
 ) -> types.ElicitResult | types.ErrorData:
     """Ask the run's handler; the validated answer, or an error the server receives."""
+    import mcp_types as types
+
     mode = "url" if isinstance(params, types.ElicitRequestURLParams) else "form"
     if binding is None or binding.elicit is None:
         reason = "no run is active" if binding is None else "no one can answer in this run"
@@ -120,6 +125,8 @@ def _checked(
     answer: ElicitationAnswer,
     emit: Callable[[str, McpEvent], None],
 ) -> types.ElicitResult | types.ErrorData:
+    import mcp_types as types
+
     if answer.action not in ("accept", "decline", "cancel"):
         problems = [f"unknown action {answer.action!r} (accept, decline or cancel)"]
     elif answer.action == "accept" and request.mode == "form":

@@ -17,6 +17,10 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
+from ponder.extras import require
+
+require("server", "the HTTP server (ponder serve, ponder.server)")
+
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse

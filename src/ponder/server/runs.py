@@ -28,8 +28,10 @@ __all__ = [
     "to_json_safe",
 ]
 
-RunStatus = Literal["running", "completed", "suspended", "failed", "cancelled"]
-RUN_STATUSES: tuple[RunStatus, ...] = ("running", "completed", "suspended", "failed", "cancelled")
+RunStatus = Literal["running", "completed", "suspended", "failed", "cancelled", "interrupted"]
+RUN_STATUSES: tuple[RunStatus, ...] = (
+    "running", "completed", "suspended", "failed", "cancelled", "interrupted",
+)  # fmt: skip
 TERMINAL_KINDS = frozenset({"run_finished", "run_failed"})
 _USAGE_KEYS = ("requests", "input_tokens", "output_tokens")
 

@@ -17,6 +17,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from ponder.exceptions import RunLeaseError, StoreError
+from ponder.extras import require
 from ponder.store import sql
 from ponder.store.base import Checkpoint, RunRecord, Store, StoredRun
 
@@ -45,6 +46,7 @@ class PostgresStore(Store):
     """Checkpoints in a PostgreSQL database given by a libpq connection string."""
 
     def __init__(self, dsn: str, *, pool_size: int = 4, connect_timeout: float = 10.0) -> None:
+        require("postgres", "the PostgreSQL store")
         self.dsn = dsn
         self.connect_timeout = connect_timeout
         self._size = pool_size

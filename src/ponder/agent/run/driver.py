@@ -1,4 +1,4 @@
-"""Driving one run on the VM to its end: finished, suspended, failed or cancelled.
+"""Driving one run on the VM to its end: finished, suspended, failed, cancelled or interrupted.
 
 The driver builds what a run needs around its `RunContext`: the checkpointer (with a
 store), the strategy, and the `RunDeps` the nodes get. With a store, the run's lease is
@@ -31,7 +31,10 @@ from ponder.exceptions import RunLeaseError, StoreError, UserError, VMError
 from ponder.store.base import Store
 from ponder.vm import Finished, Interpreter, Outcome, Program
 
-__all__ = ["resume_run", "start_run"]
+__all__ = ["INTERRUPT", "resume_run", "start_run"]
+
+INTERRUPT = "ponder: run interrupted"
+"""The cancel message that stops a run as ``interrupted`` (resumable), not ``cancelled``."""
 
 
 def _owner() -> str:
@@ -207,10 +210,11 @@ async def _outcome(
         await deps.strategy.on_exception(cause)
         await ctx.emit(RunFailed(error=str(cause), error_type=type(cause).__name__))
         raise cause from None
-    except asyncio.CancelledError:
-        state.status = "cancelled"
-        await asyncio.shield(_save(ctx, "cancelled"))
-        await ctx.emit(RunCancelled())
+    except asyncio.CancelledError as cancel:
+        resumable = INTERRUPT in cancel.args
+        state.status = "interrupted" if resumable else "cancelled"
+        await asyncio.shield(_save(ctx, state.status))
+        await ctx.emit(RunCancelled(resumable=resumable))
         raise
     if isinstance(outcome, Finished):
         state.status = "completed"

@@ -19,7 +19,7 @@ from ponder.models.base import Usage
 
 __all__ = ["LedgerField", "RoundPhase", "RunState", "RunStatus"]
 
-RunStatus = Literal["running", "completed", "suspended", "failed", "cancelled"]
+RunStatus = Literal["running", "completed", "suspended", "failed", "cancelled", "interrupted"]
 RoundPhase = Literal["", "reasoning", "action", "reflection"]
 _EXTRA_KEYS = ("phase", "round_signature", "stop_result", "reflection_detail", "awaiting_approval")
 
