@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.examples.test_feature_examples import FEATURES
+
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
 
@@ -49,7 +51,7 @@ def run_example(name: str, *args: str) -> subprocess.CompletedProcess[str]:
 
 def test_every_example_is_tested() -> None:
     scripts = {p.name for p in EXAMPLES.glob("*.py")} - {"offline.py"}
-    assert scripts == {*EXPECTED, "local_model.py"}
+    assert scripts == {*EXPECTED, "local_model.py", *(f"{name}.py" for name in FEATURES)}
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
