@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
-__all__ = ["BOT_ONLY", "SECTIONS", "flatten_document"]
+__all__ = ["BOT_ONLY", "RENAMED", "SECTIONS", "flatten_document"]
 
 SECTIONS: tuple[tuple[str, ...], ...] = (
     ("llm",),
@@ -68,12 +68,13 @@ _NO_EFFECT: dict[str, str] = {
     "validate_tool_arguments": "ponder always checks tool arguments against their schema",
     "reasoning_aware_tools": "ponder keeps the offered tools in a stable order",
 }
-_RENAMED = {
+RENAMED = {
     "block_msg": "report_block_message",
     "enable_memory_abstract": "enable_compaction",
     "max_context": "session_tokens_windows",
     "max_output": "max_tokens",
 }
+"""The bot's names of keys ponder calls otherwise (bot name → ponder key)."""
 Notes = list[str]
 Special = Callable[[Any, dict[str, Any], Notes], None]
 
@@ -150,8 +151,8 @@ def _read_section(
             continue
         if key in _SPECIAL:
             _SPECIAL[key](value, values, notes)
-        elif key in _RENAMED:
-            values[_RENAMED[key]] = value
+        elif key in RENAMED:
+            values[RENAMED[key]] = value
         elif key in fields and (
             not isinstance(value, Mapping)
             or key in ("agent_mcp_server_scripts", "model_capabilities")

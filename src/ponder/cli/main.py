@@ -306,7 +306,7 @@ def serve(
         loaded.append(agent_config)
         chosen = open_cli_store(store) if store else None
         hosts = allowed_hosts(host, allowed_host)
-        app = create_app(agent, token=token, store=chosen, allowed_hosts=hosts)
+        app = create_app(agent, token=token, store=chosen, allowed_hosts=hosts, config_path=config)
         serve_app(app, host=host, port=port, on_ready=announcer(host, port, token))
 
 

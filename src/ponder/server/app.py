@@ -25,7 +25,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 import ponder
 from ponder.exceptions import RunLeaseError, UserError
-from ponder.server import elicitations, openai_compat, routes
+from ponder.server import elicitations, openai_compat, routes, settings
 from ponder.server.guards import BearerTokenGuard, BodySizeLimit, RequestOriginGuard
 from ponder.server.launcher import AgentSource, RunConflict, RunLauncher
 from ponder.server.runs import MemoryRunRegistry, RunRegistry
@@ -92,6 +92,7 @@ def create_app(
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     store: Store | None = None,
     allowed_hosts: list[str] | None = None,
+    config_path: Path | None = None,
 ) -> FastAPI:
     """The server for ``agent`` (an `Agent`, or a function returning one per run).
 
@@ -101,8 +102,11 @@ def create_app(
     With ``token`` every ``/v1/`` request needs ``Authorization: Bearer <token>``. With a
     ``store`` every run is checkpointed, stored runs are listed, and suspended runs can be
     resumed (``POST /v1/runs/{id}/resume``), also ones another process started.
+    ``/v1/config`` edits the configuration of new runs; with ``config_path`` (the file
+    the agent's config came from) edits can be saved to it.
     """
-    launcher = RunLauncher(agent, registry or MemoryRunRegistry(), store)
+    live_config = settings.LiveConfig(agent, config_path)
+    launcher = RunLauncher(live_config.agent, registry or MemoryRunRegistry(), store)
     app = FastAPI(
         title="ponder",
         version=ponder.__version__,
@@ -110,6 +114,7 @@ def create_app(
         lifespan=_lifespan(launcher),
     )
     app.state.launcher = launcher
+    app.state.live_config = live_config
     _add_error_handlers(app)
     _add_routes(app)
     if token:
@@ -131,6 +136,7 @@ def _add_routes(app: FastAPI) -> None:
     app.include_router(routes.router)
     app.include_router(elicitations.router)
     app.include_router(openai_compat.router)
+    app.include_router(settings.router)
     app.mount("/static", StaticFiles(directory=_STATIC), name="static")
 
     @app.get("/", include_in_schema=False)
