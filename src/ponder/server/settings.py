@@ -14,7 +14,7 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
 from ponder.agent import Agent
 from ponder.config import AgentConfig
@@ -40,7 +40,7 @@ class ConfigPatch(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     values: dict[str, Any] = Field(max_length=200)
-    save: bool = False
+    save: StrictBool = False
 
 
 class ConfigView(BaseModel):
