@@ -96,7 +96,12 @@ def test_invalid_edits_are_refused_with_the_loaders_message(tmp_path: Path) -> N
             assert answer.status_code == 400, answer.text
             error = answer.json()["error"]
             assert error["param"] == param and words in error["message"], error
-        for malformed in ({"values": []}, {"value": {}}, {"values": {}, "save": "yes"}):
+        bodies: list[dict[str, Any]] = [
+            {"values": []},
+            {"value": {}},
+            {"values": {}, "save": "yes"},
+        ]
+        for malformed in bodies:
             assert httpx.patch(url, headers=AUTH, json=malformed).status_code == 422
         assert httpx.patch(url, headers=AUTH, content=b"{").status_code == 403  # not JSON
         as_json = {**AUTH, "content-type": "application/json"}
