@@ -143,6 +143,10 @@ def _add_routes(app: FastAPI) -> None:
     async def viewer() -> FileResponse:
         return FileResponse(_STATIC / "index.html")
 
+    @app.get("/favicon.ico", include_in_schema=False)
+    async def favicon() -> FileResponse:
+        return FileResponse(_STATIC / "favicon.svg", media_type="image/svg+xml")
+
 
 def serve_app(
     app: FastAPI,

@@ -210,10 +210,12 @@ class RunContext:
         self, request: ModelRequest, call: ModelCall | None, purpose: str
     ) -> ModelResponse:
         """One model request: streamed or not, hooks, usage, degradation reports."""
+        started = time.monotonic()
         if self.stream_text and self.sink is not None and request.output is None:
             response = await self._stream(request, text_is_reasoning=purpose == "reasoning")
         else:
             response = await self.model.request(request)
+        latency = time.monotonic() - started
         if call is not None:
             response = await self.hooks.after_response(call, response)
         for note in response.degradations:
@@ -233,6 +235,8 @@ class RunContext:
                 requests=usage.requests,
                 input_tokens=usage.input_tokens,
                 output_tokens=usage.output_tokens,
+                purpose=purpose,
+                latency=latency,
             )
         )
         return response
