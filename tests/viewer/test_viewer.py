@@ -90,9 +90,7 @@ def test_a_run_with_a_branch_and_a_revision_appears_live(
 
         expect(status).to_have_text("completed")
         expect(page.get_by_test_id("answer")).to_have_text(ANSWER)
-        expect(page.get_by_test_id("usage")).to_contain_text(
-            "completed (answered) · tokens: in "
-        )
+        expect(page.get_by_test_id("usage")).to_contain_text("completed (answered) · tokens: in ")
         expect(gated).to_have_attribute("data-status", "ok")
         expect(gated.get_by_test_id("call-args")).to_have_text('{"a":3,"b":4}')
         expect(gated.get_by_test_id("call-result")).to_have_text("7")

@@ -22,7 +22,7 @@ function input(key) {
   }
   if (key.secret) return el("input", Object.assign({type: "password", autocomplete: "off", placeholder: key.value ? "set (hidden)" : "unset"}, common));
   if (key.kind === "list" || key.kind === "table") {
-    return el("textarea", Object.assign({rows: 2, spellcheck: "false"}, common), json(key.value));
+    return el("textarea", Object.assign({rows: 2, spellcheck: "false"}, common), JSON.stringify(key.value));
   }
   const number = key.kind === "int" || key.kind === "float";
   return el("input", Object.assign({type: number ? "number" : "text", step: key.kind === "float" ? "any" : "1",
@@ -69,7 +69,7 @@ export class SettingsPage {
       const node = this.root.querySelector(`[data-testid=config-input][data-key="${key.key}"]`);
       if (!node) continue;
       const value = readInput(node, key);
-      if (key.secret ? value !== null : json(value) !== json(key.value)) values[key.key] = value;
+      if (key.secret ? value !== null : JSON.stringify(value) !== JSON.stringify(key.value)) values[key.key] = value;
     }
     return values;
   }
@@ -120,7 +120,7 @@ export class SettingsPage {
       el("p", {class: "muted"}, "Changes apply to new runs only; a run in flight keeps its configuration. ",
         view.path ? ["File: ", el("code", {dataTestid: "config-path"}, view.path)] : "No --config file: changes last until the server stops."),
       el("div", {id: "config-message"}), actions,
-      view.sections.map(section => el("section", {class: "panel config-section", dataSection: section.name, dataTestid: "config-section"},
+      ...view.sections.map(section => el("section", {class: "panel config-section", dataSection: section.name, dataTestid: "config-section"},
         el("h3", {}, `[${section.name}]`),
         section.keys.map(key => keyRow(key, this.errors[key.key])))));
     this.renderMessage();
