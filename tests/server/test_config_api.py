@@ -14,8 +14,10 @@ from ponder.agent import Agent
 from ponder.config import load_config
 from ponder.models import ScriptedModel, call_tools, reply
 from ponder.server.app import create_app
+from ponder.store import SQLiteStore
 
 from .live import add, gated_adder, live_server, think
+from .test_resume import PUBLISHED, approval_agent
 
 TOKEN = "cfg-token"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
@@ -45,14 +47,14 @@ def looping_agent(gate: threading.Event, path: Path) -> Agent:
     )
 
 
-def events_of(url: str, run_id: str) -> list[dict[str, Any]]:
+def events_of(url: str, run_id: str, auth: dict[str, str] = AUTH) -> list[dict[str, Any]]:
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
-        run = httpx.get(f"{url}/v1/runs/{run_id}", headers=AUTH).json()
+        run = httpx.get(f"{url}/v1/runs/{run_id}", headers=auth).json()
         if run["status"] not in ("running", "suspended"):
             break
         time.sleep(0.05)
-    text = httpx.get(f"{url}/v1/runs/{run_id}/events", headers=AUTH).text
+    text = httpx.get(f"{url}/v1/runs/{run_id}/events", headers=auth).text
     return [{"kind": line[7:]} for line in text.splitlines() if line.startswith("event: ")]
 
 
@@ -164,3 +166,28 @@ def test_without_a_config_file_edits_apply_but_cannot_be_saved() -> None:
         secret = httpx.patch(url, json={"values": {"api_key": "sk-hidden"}})
         assert "sk-hidden" not in secret.text
     gate.set()
+
+
+def test_a_suspended_run_resumes_with_the_config_it_started_with(tmp_path: Path) -> None:
+    PUBLISHED.clear()
+    app = create_app(approval_agent(), store=SQLiteStore(tmp_path / "runs.sqlite3"))
+    with live_server(app) as server:
+        waiting = httpx.post(server.url + "/v1/runs", json={"prompt": "Publish."}).json()
+        while waiting["status"] != "suspended":
+            waiting = httpx.get(f"{server.url}/v1/runs/{waiting['id']}").json()
+        limit = {"values": {"agent_tool_call_limit": 1}}
+        assert httpx.patch(server.url + "/v1/config", json=limit).status_code == 200
+        resumed = httpx.post(
+            f"{server.url}/v1/runs/{waiting['id']}/resume", json={"decision": "approve"}
+        )
+        assert resumed.status_code == 200, resumed.text
+        kinds = [e["kind"] for e in events_of(server.url, waiting["id"], auth={})]
+        assert "run_finished" in kinds and "limit_reached" not in kinds  # the old limit
+        assert PUBLISHED == ["report"]
+        PUBLISHED.clear()
+        new = httpx.post(server.url + "/v1/runs", json={"prompt": "Publish."}).json()
+        while new["status"] != "suspended":
+            new = httpx.get(f"{server.url}/v1/runs/{new['id']}").json()
+        httpx.post(f"{server.url}/v1/runs/{new['id']}/resume", json={"decision": "approve"})
+        kinds = [e["kind"] for e in events_of(server.url, new["id"], auth={})]
+        assert "limit_reached" in kinds  # the new limit
