@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -314,3 +315,23 @@ def test_a_refused_resume_shows_the_servers_error(open_page: Any, expect: Any) -
         expect(page.get_by_test_id("approval-error")).to_contain_text("has no store")
         expect(page.get_by_test_id("run-status")).to_have_text("suspended")
         watched.check("viewer-refused-resume")
+
+
+def test_a_stored_run_from_another_process_is_shown_as_it_ended(
+    open_page: Any, expect: Any, tmp_path: Path
+) -> None:
+    store = SQLiteStore(tmp_path / "runs.sqlite3")
+    agent = Agent(ScriptedModel([reply("Stored answer.")]), agent_strategy="no-action")
+    with ThreadPoolExecutor(1) as pool:  # playwright's loop runs on this thread
+        done = pool.submit(agent.run_sync, "An earlier question.", store=store).result()
+    with live_server(create_app(agent, store=SQLiteStore(tmp_path / "runs.sqlite3"))) as server:
+        watched = open_page(PHONE)
+        page = watched.page
+        page.goto(server.url + "/")
+        item = page.locator(f"[data-testid=run-item][data-run-id='{done.run_id}']")
+        expect(item).to_have_attribute("data-status", "completed")
+        item.click()
+        expect(page.get_by_test_id("run-status")).to_have_text("completed")
+        expect(page.locator(".prompt")).to_have_text("An earlier question.")
+        expect(page.locator("#connection")).to_have_text("ended")  # no reconnecting forever
+        watched.check("viewer-stored-run-390", visible=("[data-testid=run-status]",))

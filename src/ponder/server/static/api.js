@@ -58,7 +58,7 @@ export class EventStream {
       } catch (error) {
         if (this.closed) return;
       }
-      if (this.isDone()) { this.onState("ended"); return; }
+      if (await this.isDone()) { this.onState("ended"); return; }
       this.onState("reconnecting");
       await new Promise(resolve => setTimeout(resolve, 1500));
     }

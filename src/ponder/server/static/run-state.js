@@ -129,3 +129,15 @@ export function applyEvent(run, event) {
 export function isEnded(run) {
   return !["running", "suspended"].includes(run.status);
 }
+
+// What the run's summary (GET /v1/runs/{id}) knows and its events did not say: a stored
+// run replays few or no events. Its outcome is taken only once the event stream has ended.
+export function adoptSummary(run, summary, streamEnded) {
+  if (!run.prompt) run.prompt = summary.prompt || "";
+  if (!streamEnded || isEnded(run) || ["running", "suspended"].includes(summary.status)) return;
+  if (!run.usage && summary.usage && Object.keys(summary.usage).length) run.usage = summary.usage;
+  run.status = summary.status;
+  if (!run.answer && summary.output) run.answer = summary.output;
+  if (!run.error && summary.error) run.error = summary.error;
+  if (!run.stopReason) run.stopReason = summary.stop_reason || "";
+}

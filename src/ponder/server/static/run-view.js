@@ -107,7 +107,7 @@ function approvalPanel(run, decide) {
 export function usageLine(run) {
   const usage = run.usage;
   const ended = !["running", "suspended"].includes(run.status);
-  if (!usage) return ended ? `${run.status} · no model requests` : "tokens: counted after each model response";
+  if (!usage) return ended ? `${run.status} · no usage recorded` : "tokens: counted after each model response";
   const total = (usage.input_tokens || 0) + (usage.output_tokens || 0);
   const line = `tokens: in ${usage.input_tokens || 0} · out ${usage.output_tokens || 0} · total ${total} · ${usage.requests || 0} request(s)`;
   return ended ? `${run.status}${run.stopReason ? " (" + run.stopReason + ")" : ""} · ${line}` : line;

@@ -4,7 +4,7 @@
 
 import {EventStream, api, errorOf, setToken, takeTokenFromAddress, token} from "./api.js";
 import {age, el} from "./dom.js";
-import {applyEvent, isEnded, newRun} from "./run-state.js";
+import {adoptSummary, applyEvent, isEnded, newRun} from "./run-state.js";
 import {renderRun} from "./run-view.js";
 import {SettingsPage} from "./settings.js";
 
@@ -60,9 +60,17 @@ function openRun(id) {
       scheduleRender();
     },
     onState: setConnection,
-    isDone: () => isEnded(run),
+    isDone: async () => isEnded(run) || (await summarize(run, true), isEnded(run)),
   });
+  summarize(run, false);
   markSelected();
+}
+
+async function summarize(run, streamEnded) {
+  const response = await api(`/v1/runs/${encodeURIComponent(run.id)}`);
+  if (!response.ok) return;
+  adoptSummary(run, await response.json(), streamEnded);
+  scheduleRender();
 }
 
 function markSelected() {
