@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import inspect
 import os
+import re
 import stat
 from pathlib import Path
 
@@ -146,3 +148,17 @@ def test_a_symlinked_file_is_edited_where_it_lives(tmp_path: Path) -> None:
     write_changes(link, {"agent_tool_call_limit": 5})
     assert link.is_symlink() and real.read_text() == "agent_tool_call_limit = 5\n"
     assert stat.S_IMODE(real.stat().st_mode) == 0o600
+
+
+def test_the_sections_match_the_comments_in_agent_config() -> None:
+    """``# [llm]``-style comments in config.py head each group of fields; the page agrees."""
+    comment_section = {"ponder's own": "agent"}
+    section, expected = "", {}
+    for line in inspect.getsource(AgentConfig).splitlines():
+        heading = re.fullmatch(r"    # \[?([\w.' ]+?)\]?", line)
+        field = re.match(r"    (\w+): ", line)
+        if heading:
+            section = comment_section.get(heading.group(1), heading.group(1))
+        elif field and field.group(1) in AgentConfig.model_fields:
+            expected[field.group(1)] = section
+    assert {f.key: f.section for f in config_fields()} == expected
