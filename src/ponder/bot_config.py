@@ -68,12 +68,13 @@ _NO_EFFECT: dict[str, str] = {
     "validate_tool_arguments": "ponder always checks tool arguments against their schema",
     "reasoning_aware_tools": "ponder keeps the offered tools in a stable order",
 }
-RENAMED = {
+_RENAMED = {
     "block_msg": "report_block_message",
     "enable_memory_abstract": "enable_compaction",
     "max_context": "session_tokens_windows",
     "max_output": "max_tokens",
 }
+RENAMED = _RENAMED
 """The bot's names of keys ponder calls otherwise (bot name → ponder key)."""
 Notes = list[str]
 Special = Callable[[Any, dict[str, Any], Notes], None]
@@ -151,8 +152,8 @@ def _read_section(
             continue
         if key in _SPECIAL:
             _SPECIAL[key](value, values, notes)
-        elif key in RENAMED:
-            values[RENAMED[key]] = value
+        elif key in _RENAMED:
+            values[_RENAMED[key]] = value
         elif key in fields and (
             not isinstance(value, Mapping)
             or key in ("agent_mcp_server_scripts", "model_capabilities")

@@ -57,10 +57,10 @@ class RunLauncher:
         self._source = source
         self.registry = registry
         self.store = store
-        self.elicitations = PendingElicitations()
-        self._tasks: dict[str, asyncio.Task[None]] = {}
         self._agents: dict[str, Agent] = {}
         """The agent each run started with, while it may continue (a config edit spares it)."""
+        self.elicitations = PendingElicitations()
+        self._tasks: dict[str, asyncio.Task[None]] = {}
 
     def agent(self) -> Agent:
         """The agent for a run (the same one, or a fresh one from the factory).
@@ -71,15 +71,6 @@ class RunLauncher:
         if agent.toolbox.mcp is not None and agent.toolbox.elicitation is None:
             agent.on_elicitation(self.elicitations.ask)
         return agent
-
-    def agent_of(self, run_id: str) -> Agent:
-        """The agent a run of this server started with; a new one for a run from elsewhere."""
-        return self._agents.get(run_id) or self.agent()
-
-    def forget_agent(self, record: RunRecord) -> None:
-        """Drop the run's agent unless the run waits to continue."""
-        if record.status != "suspended":
-            self._agents.pop(record.run_id, None)
 
     def start(self, prompt: str, history: Sequence[Message] = ()) -> RunRecord:
         """Register and start a run; its events land in the registry as they happen."""
@@ -98,6 +89,15 @@ class RunLauncher:
         """True while a task of this server drives the run."""
         task = self._tasks.get(run_id)
         return task is not None and not task.done()
+
+    def agent_of(self, run_id: str) -> Agent:
+        """The agent a run of this server started with; a new one for a run from elsewhere."""
+        return self._agents.get(run_id) or self.agent()
+
+    def forget_agent(self, record: RunRecord) -> None:
+        """Drop the run's agent unless the run waits to continue."""
+        if record.status != "suspended":
+            self._agents.pop(record.run_id, None)
 
     async def lookup(self, run_id: str) -> RunRecord | None:
         """The run's record: known here, or adopted from the store; None if unknown."""
