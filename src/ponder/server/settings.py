@@ -12,7 +12,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
@@ -112,8 +112,9 @@ class ConfigNotSaved(Exception):
 
 
 def _live(request: Request) -> LiveConfig:
-    live = request.app.state.live_config
-    assert isinstance(live, LiveConfig)
+    live = getattr(request.app.state, "live_config", None)
+    if not isinstance(live, LiveConfig):  # the runs are configured where they run
+        raise HTTPException(409, "this server's runs are configured elsewhere (their workers)")
     return live
 
 

@@ -210,12 +210,12 @@ class RunContext:
         self, request: ModelRequest, call: ModelCall | None, purpose: str
     ) -> ModelResponse:
         """One model request: streamed or not, hooks, usage, degradation reports."""
-        started = time.monotonic()
+        started = self.clock()  # a durable engine's clock stays deterministic
         if self.stream_text and self.sink is not None and request.output is None:
             response = await self._stream(request, text_is_reasoning=purpose == "reasoning")
         else:
             response = await self.model.request(request)
-        latency = time.monotonic() - started
+        latency = self.clock() - started
         if call is not None:
             response = await self.hooks.after_response(call, response)
         for note in response.degradations:
