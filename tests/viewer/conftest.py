@@ -33,7 +33,10 @@ DESKTOP = {"width": 1280, "height": 900}
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    here = Path(__file__).parent
     for item in items:
+        if here not in item.path.parents:
+            continue  # the hook sees the whole session's tests
         item.add_marker(pytest.mark.browser)
         if not CHROMIUM.exists():
             item.add_marker(pytest.mark.skip(reason="needs Debian's chromium at /usr/bin/chromium"))
