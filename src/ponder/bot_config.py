@@ -16,7 +16,7 @@ import difflib
 from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any
 
-__all__ = ["BOT_ONLY", "SECTIONS", "closest_key", "flatten_document"]
+__all__ = ["BOT_ONLY", "RENAMED", "SECTIONS", "closest_key", "flatten_document"]
 
 SECTIONS: tuple[tuple[str, ...], ...] = (
     ("llm",),
@@ -75,6 +75,8 @@ _RENAMED = {
     "max_context": "session_tokens_windows",
     "max_output": "max_tokens",
 }
+RENAMED = _RENAMED
+"""The bot's names of keys ponder calls otherwise (bot name → ponder key)."""
 Notes = list[str]
 Special = Callable[[Any, dict[str, Any], Notes], None]
 

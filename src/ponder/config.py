@@ -50,17 +50,28 @@ class ConfigWarning(UserWarning):
 class AgentConfig(BaseModel):
     """Everything that shapes a run. Frozen: a run never changes its agent's config."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", validate_default=True)
+    model_config = ConfigDict(
+        frozen=True, extra="forbid", validate_default=True, use_attribute_docstrings=True
+    )
 
     # [llm]
     agent_strategy: StrategyName = "react"
+    """How a turn runs: ``react`` (think-act loop), ``no-action`` (a plain chat answer);
+    ``hybrid-react`` is deprecated and runs ``react``."""
     agent_workflow: WorkflowName = "react"
+    """``react``: one loop of rounds; ``step-react``: plan a DAG of steps first, then run them."""
     model: str | None = None
+    """The model string, e.g. ``openai:gpt-4o-mini`` or ``anthropic:claude-3-5-haiku-latest``."""
     instructions: str = ""
+    """The system prompt's own part (``--instructions`` wins)."""
     base_url: str | None = None
+    """The provider's API address (an OpenAI-compatible server, a proxy)."""
     api_key: str | None = None
+    """The provider's key; the environment's (``OPENAI_API_KEY``, ...) when unset."""
     max_tokens: int | None = Field(default=None, ge=1)
+    """Most tokens one model response may use; the provider's default when unset."""
     temperature: float | None = Field(default=None, ge=0, le=2)
+    """Sampling temperature sent with every request; the provider's default when unset."""
     llm_timeout: float = Field(default=60.0, gt=0)
     """Seconds the model may stay silent (between stream chunks, or before a whole answer)."""
     llm_total_timeout: float = Field(default=600.0, gt=0)
@@ -68,12 +79,17 @@ class AgentConfig(BaseModel):
     model_capabilities: dict[str, bool] = Field(default_factory=dict)
     """Overrides of the provider profile's capabilities, e.g. ``{required_tool_choice = false}``."""
     max_retries: int = Field(default=3, ge=0)
+    """Retries of a failed model request (rate limits, 5xx, timeouts)."""
     session_tokens_windows: int = Field(default=65536, ge=1)
+    """The context window in tokens that compaction keeps the run under."""
     memory_length_limit: int = Field(default=200, ge=0)
     """Messages that trigger compaction; 0 turns the message-count trigger off."""
     enable_compaction: bool = True
+    """Summarise or drop old messages when the window fills (see ``context_strategy``)."""
     context_strategy: ContextStrategy = "compact"
+    """``compact`` (summarise old messages), ``slide`` (drop them) or ``none``."""
     compaction_trigger_ratio: float = Field(default=0.9, gt=0, le=1)
+    """Compact once this fraction of ``session_tokens_windows`` is used."""
     compaction_max_tokens: int = Field(default=2048, ge=0)
     """The size of a compaction summary in tokens; 0: the model's ``max_tokens``."""
     slide_target_ratio: float | None = Field(default=None, gt=0, le=1)
@@ -81,48 +97,77 @@ class AgentConfig(BaseModel):
 
     # [llm.tools]
     enable_report: bool = False
+    """Run the content report guard on the user's message before any work."""
     report_invoke_level: ReportLevel = "medium"
+    """How strict the report guard is."""
     report_block_message: str | tuple[str, ...] = "Sorry, I can't help with that request."
     """The answer when the guard blocks; with several, one is picked at random."""
     report_exclude_system_prompt: bool = False
+    """The report guard does not see the instructions."""
     report_exclude_context: bool = False
+    """The report guard does not see the earlier conversation."""
     report_then_block: bool = True
     """Block the turn when flagged (else the event is emitted and the run goes on)."""
 
     # [core.function_config]
     agent_tool_call_limit: int = Field(default=10, ge=1)
+    """Tool rounds a turn may take; past them the model answers without tools."""
     agent_max_tool_calls: int | None = Field(default=None, ge=1)
+    """Tool calls a turn may make in total (unlimited when unset)."""
     agent_tool_refusal_rounds: int = Field(default=2, ge=1)
     """Past a limit, answers that still call tools are refused this often, then the turn closes."""
     agent_middle_message: bool = True
+    """Offer ``processing_message``: progress notes to the user."""
     agent_mcp_client_enable: bool = False
+    """Connect to the MCP servers of ``agent_mcp_server_scripts``."""
     agent_mcp_server_scripts: tuple[str | dict[str, Any], ...] = ()
+    """MCP servers: stdio commands, ``http(s)://`` or ``sse://`` addresses, or tables."""
     use_minimal_context: bool = False
+    """Send only the turn's own messages, not the earlier conversation."""
     agent_step_token_budget: int = -1
+    """step-react: input tokens one step may use before it is closed (-1: no budget)."""
     tool_timeout: float = Field(default=60.0, gt=0)
+    """Seconds a tool call may take unless the tool sets its own timeout."""
     tool_output_max_chars: int = Field(default=20000, ge=100)
+    """Longer tool results are cut to this many characters."""
 
     # [core.builtin]
     tool_calling_mode: ToolCallingMode = "agent"
+    """``agent`` (tools in a loop), ``rag`` (one retrieval, then the answer) or ``none``."""
     agent_thought_mode: ThoughtMode = "reasoning-required"
+    """When ``think_and_reason`` is forced: every round, the first round, offered only, or never."""
     loop_reasoning_trigger: int = Field(default=5, ge=1)
+    """Repeated rounds tolerated before the loop guard corrects the model."""
     stall_action: StallAction = "replan"
+    """step-react: what a stalled step does (``replan``, ``skip`` or ``abandon``)."""
     step_iteration_limit: int = Field(default=8, ge=1)
+    """step-react: rounds one step may take."""
     structured_output_retries: int = Field(default=2, ge=0, le=5)
+    """Retries when a structured answer does not match its schema."""
     rag_index_path: str | None = None
+    """The folder whose index RAG mode answers from (``ponder index``)."""
     rag_top_k: int = Field(default=4, ge=1, le=50)
+    """Chunks one retrieval returns."""
 
     # [core.builtin.react_config]
     structured_reasoning: bool = False
+    """Reasoning in ``[Step N/M] [phase]`` form (``structured_reasoning`` events)."""
     reasoning_depth: int = Field(default=3, ge=1, le=10)
+    """Steps a structured reasoning may plan."""
     enable_reflection: bool = False
+    """Offer ``verify_reasoning``: check the reasoning before the answer."""
     reflection_depth: int = Field(default=1, ge=1, le=5)
+    """Reflection rounds before the answer."""
     tool_prediction: bool = False
+    """Predict the tools the next action needs (needs ``structured_reasoning``)."""
 
     # ponder's own
     enable_thinking_tool: bool = True
+    """Offer ``sequential_thinking``, the thinking tree."""
     enable_todo_tool: bool = False
+    """Offer ``todo_write``, a task list the model keeps."""
     thought_max_chars: int = Field(default=2000, ge=100)
+    """Longest thought ``sequential_thinking`` accepts."""
     thinking_branch_contents: bool = True
     """``sequential_thinking`` results carry each branch's thoughts (``branch_contents``)."""
     thinking_branch_contents_max_chars: int = Field(default=8000, ge=0)

@@ -66,9 +66,12 @@ def agent(model: ScriptedModel, *, approval: bool, store: Store) -> Agent:
 
 
 def shape(events: list[Event]) -> list[tuple[str, Any]]:
-    """Each event's kind and payload, without the stamps and the durability events."""
+    """Each event's kind and payload, without the stamps, timings and durability events."""
     return [
-        (e.kind, {k: v for k, v in vars_of(e).items() if k not in ("run_id", "seq", "time")})
+        (
+            e.kind,
+            {k: v for k, v in vars_of(e).items() if k not in ("run_id", "seq", "time", "latency")},
+        )
         for e in events
         if e.kind not in SKIPPED
     ]

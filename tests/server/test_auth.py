@@ -54,8 +54,10 @@ def test_the_right_token_is_accepted(protected: LiveServer) -> None:
     started = httpx.post(protected.url + "/v1/runs", headers=auth, json={"prompt": "hi"})
     assert started.status_code == 201
     run_id = started.json()["id"]
-    events = httpx.get(f"{protected.url}/v1/runs/{run_id}/events", params={"access_token": TOKEN})
+    events = httpx.get(f"{protected.url}/v1/runs/{run_id}/events", headers=auth)
     assert events.status_code == 200 and "event: run_finished" in events.text
+    in_query = httpx.get(f"{protected.url}/v1/runs/{run_id}", params={"access_token": TOKEN})
+    assert in_query.status_code == 401  # a token in a URL would be logged; never accepted
     client = openai.OpenAI(base_url=protected.url + "/v1", api_key=TOKEN, max_retries=0)
     answer = client.chat.completions.create(model="m", messages=[{"role": "user", "content": "x"}])
     assert answer.choices[0].message.content.startswith("echo:")  # type: ignore[union-attr]

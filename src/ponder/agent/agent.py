@@ -77,6 +77,7 @@ class Agent(Generic[OutputT]):
     ) -> None:
         base = config or AgentConfig()
         self.config = base.replace(**config_overrides) if config_overrides else base
+        self._given = (model, tuple(tools), instructions, strategy)
         self.instructions = instructions or self.config.instructions
         self.output_type = output_type
         self._output = _output_spec(output_type)
@@ -95,6 +96,20 @@ class Agent(Generic[OutputT]):
         self._strategy = strategy or self._default_strategy()
         program_for(self._strategy)  # a strategy the workflows cannot drive is refused now
         self._warn_unoffered_tools()
+
+    def with_config(self, config: AgentConfig) -> Agent:
+        """A new agent like this one with ``config``: the same tools, hooks and handlers.
+
+        What came from the old config (model string, instructions, strategy) follows the new
+        one; what was passed explicitly (a model, instructions, a strategy) is kept.
+        """
+        model, tools, instructions, strategy = self._given
+        agent = Agent(model, tools, instructions, config, strategy=strategy, store=self.store)
+        agent.hooks = self.hooks
+        agent.on_event, agent.on_precompletion = self.hooks.on_event, self.hooks.on_precompletion
+        agent.on_completion = self.hooks.on_completion
+        agent.toolbox.elicitation = self.toolbox.elicitation
+        return agent
 
     def _warn_unoffered_tools(self) -> None:
         """RAG over an index offers no tools: say so when the agent has some."""

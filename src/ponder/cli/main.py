@@ -301,7 +301,9 @@ def serve(
             agent, agent_config = build_agent(options)
             loaded.append(agent_config)
             chosen = open_cli_store(store) if store else None
-            app = create_app(agent, token=token, store=chosen, allowed_hosts=hosts)
+            app = create_app(
+                agent, token=token, store=chosen, allowed_hosts=hosts, config_path=config
+            )
         serve_app(app, host=host, port=port, on_ready=announcer(host, port, token))
 
 

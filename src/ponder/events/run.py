@@ -83,12 +83,16 @@ class RunResumed(EventBase):
 
 @dataclass(slots=True, kw_only=True)
 class Usage(EventBase):
-    """Tokens used so far in the run, after a model response."""
+    """Tokens used so far in the run, after a model response (what for, how long it took)."""
 
     kind: Literal["usage"] = "usage"
     requests: int
     input_tokens: int
     output_tokens: int
+    purpose: str = ""
+    """What the request was for: ``reasoning``, ``action``, ``compaction``, ``decompose``, ..."""
+    latency: float | None = None
+    """Seconds the model request took, retries included (None: not measured)."""
 
 
 @dataclass(slots=True, kw_only=True)

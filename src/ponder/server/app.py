@@ -29,7 +29,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 import ponder
 from ponder.exceptions import RunLeaseError, UserError
-from ponder.server import elicitations, openai_compat, routes
+from ponder.server import elicitations, openai_compat, routes, settings
 from ponder.server.guards import BearerTokenGuard, BodySizeLimit, RequestOriginGuard
 from ponder.server.launcher import AgentSource, RunConflict, RunLauncher
 from ponder.server.launchers import Launcher
@@ -98,6 +98,7 @@ def create_app(
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     store: Store | None = None,
     allowed_hosts: list[str] | None = None,
+    config_path: Path | None = None,
 ) -> FastAPI:
     """The server for ``agent`` (an `Agent`, or a function returning one per run).
 
@@ -110,11 +111,15 @@ def create_app(
 
     Instead of an agent, a ``launcher`` may run the runs elsewhere (for example
     ``ponder.temporal.launcher.TemporalLauncher``, on Temporal's workers).
+    ``/v1/config`` edits the configuration of new runs of a local agent; with
+    ``config_path`` (the file the agent's config came from) edits can be saved to it.
     """
+    live_config: settings.LiveConfig | None = None
     if launcher is None:
         if agent is None:
             raise UserError("create_app needs an agent or a launcher")
-        launcher = RunLauncher(agent, registry or MemoryRunRegistry(), store)
+        live_config = settings.LiveConfig(agent, config_path)
+        launcher = RunLauncher(live_config.agent, registry or MemoryRunRegistry(), store)
     elif agent is not None or store is not None or registry is not None:
         raise UserError("create_app takes an agent (with a store, a registry) or a launcher")
     app = FastAPI(
@@ -124,6 +129,7 @@ def create_app(
         lifespan=_lifespan(launcher),
     )
     app.state.launcher = launcher
+    app.state.live_config = live_config
     _add_error_handlers(app)
     _add_routes(app)
     if token:
@@ -145,11 +151,16 @@ def _add_routes(app: FastAPI) -> None:
     app.include_router(routes.router)
     app.include_router(elicitations.router)
     app.include_router(openai_compat.router)
+    app.include_router(settings.router)
     app.mount("/static", StaticFiles(directory=_STATIC), name="static")
 
     @app.get("/", include_in_schema=False)
     async def viewer() -> FileResponse:
         return FileResponse(_STATIC / "index.html")
+
+    @app.get("/favicon.ico", include_in_schema=False)
+    async def favicon() -> FileResponse:
+        return FileResponse(_STATIC / "favicon.svg", media_type="image/svg+xml")
 
 
 def serve_app(

@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import hmac
 import json
-from typing import Any
-from urllib.parse import parse_qs
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -79,8 +77,8 @@ class BodySizeLimit:
 class BearerTokenGuard:
     """Requires ``Authorization: Bearer <token>`` on API paths.
 
-    ``access_token`` in the query is accepted too, for browsers' ``EventSource`` which
-    cannot send headers. The viewer page and the OpenAPI schema stay public.
+    Only the header counts: a token in the query string would land in access logs and
+    browser history. The viewer page and the OpenAPI schema stay public.
     """
 
     def __init__(self, app: ASGIApp, token: str, protected_prefix: str = "/v1/") -> None:
@@ -90,12 +88,10 @@ class BearerTokenGuard:
 
     def _presented(self, scope: Scope) -> bytes | None:
         header = dict(scope["headers"]).get(b"authorization")
-        if header is not None:
-            scheme, _, value = header.partition(b" ")
-            return value.strip() if scheme.lower() == b"bearer" else None
-        query: dict[str, Any] = parse_qs(scope.get("query_string", b"").decode("latin-1"))
-        values = query.get("access_token")
-        return values[0].encode() if values else None
+        if header is None:
+            return None
+        scheme, _, value = header.partition(b" ")
+        return value.strip() if scheme.lower() == b"bearer" else None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Pass the request on, or answer 401."""

@@ -57,6 +57,8 @@ class RunLauncher:
         self._source = source
         self.registry = registry
         self.store = store
+        self._agents: dict[str, Agent] = {}
+        """The agent each run started with, while it may continue (a config edit spares it)."""
         self.elicitations = PendingElicitations()
         self._tasks: dict[str, asyncio.Task[None]] = {}
 
@@ -87,6 +89,15 @@ class RunLauncher:
         """True while a task of this server drives the run."""
         task = self._tasks.get(run_id)
         return task is not None and not task.done()
+
+    def agent_of(self, run_id: str) -> Agent:
+        """The agent a run of this server started with; a new one for a run from elsewhere."""
+        return self._agents.get(run_id) or self.agent()
+
+    def forget_agent(self, record: RunRecord) -> None:
+        """Drop the run's agent unless the run waits to continue."""
+        if record.status != "suspended":
+            self._agents.pop(record.run_id, None)
 
     async def lookup(self, run_id: str) -> RunRecord | None:
         """The run's record: known here, or adopted from the store; None if unknown."""
@@ -128,6 +139,7 @@ class RunLauncher:
         if self.store is not None:
             await self.store.set_status(record.run_id, "cancelled")
         await self.end_run(record, "cancelled", "cancelled by request", "Cancelled")
+        self.forget_agent(record)
 
     async def wait(self, run_id: str) -> None:
         """Return when the run's task has ended."""
@@ -146,7 +158,7 @@ class RunLauncher:
         registry, run_id = self.registry, record.run_id
         output: str | None = None
         try:
-            agent = self.agent()
+            agent = self._agents[run_id] = self.agent()
             stream = agent.stream(
                 record.prompt, message_history=history, run_id=run_id, store=self.store
             )
@@ -160,6 +172,8 @@ class RunLauncher:
         except Exception as error:
             await self.end_run(record, "failed", str(error), type(error).__name__)
             return
+        finally:
+            self.forget_agent(record)
         if record.status != "suspended":
             await registry.finish(run_id, "completed", output=output)
 
@@ -221,7 +235,7 @@ class ResumedRun:
 
     async def drive(self) -> None:
         """Run the resume to its next end; failures after the start close the log."""
-        agent, run_id = self.launcher.agent(), self.record.run_id
+        agent, run_id = self.launcher.agent_of(self.record.run_id), self.record.run_id
         hook = agent.on_event("*")(self._on_event)
         try:
             result = await agent.resume(run_id, self.decision, store=self.launcher.store)
@@ -242,5 +256,6 @@ class ResumedRun:
             return
         finally:
             agent.hooks.remove(hook)
+            self.launcher.forget_agent(self.record)
         if result.status == "completed":
             await self.launcher.registry.finish(run_id, "completed", output=result.text)

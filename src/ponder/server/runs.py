@@ -56,6 +56,8 @@ class RunRecord:
     events: list[dict[str, Any]] = field(default_factory=list)
     suspension: dict[str, Any] | None = None
     """For a suspended run: ``{"reason", "payload"}`` (approval: ``payload["calls"]``)."""
+    stop_reason: str | None = None
+    """Why a completed run stopped (``run_finished``'s ``stop_reason``)."""
 
     @property
     def is_done(self) -> bool:
@@ -75,6 +77,7 @@ class RunRecord:
             case "run_finished":
                 if isinstance(event.get("usage"), dict):
                     self.usage = dict(event["usage"])
+                self.stop_reason = str(event.get("stop_reason") or "") or None
             case (
                 "run_started" | "run_failed" | "run_cancelled" | "round_started" | "reasoning"
                 | "structured_reasoning" | "tool_prediction" | "tool_call_started"
@@ -107,6 +110,7 @@ class RunRecord:
             "usage": self.usage,
             "event_count": len(self.events),
             "suspension": self.suspension,
+            "stop_reason": self.stop_reason,
         }
 
 

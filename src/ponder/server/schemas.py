@@ -64,6 +64,8 @@ class RunSummary(BaseModel):
     usage: dict[str, int]
     event_count: int
     suspension: Suspension | None = None
+    stop_reason: str | None = None
+    """Why a completed run stopped (``answered``, ``tool_call_limit``, ...)."""
 
 
 class ResumeRequest(BaseModel):

@@ -223,11 +223,13 @@ class RunContext:
         self, request: ModelRequest, call: ModelCall | None, purpose: str
     ) -> ModelResponse:
         """One model request: streamed or not, hooks, usage, degradation reports."""
+        started = self.clock()  # a durable engine's clock stays deterministic
         answer = request.output is not None and request.output is self.answer_schema
         if self.stream_text and self.sink is not None and (request.output is None or answer):
             response = await self._stream(request, text_is_reasoning=purpose == "reasoning")
         else:
             response = await self.model.request(request)
+        latency = self.clock() - started
         if call is not None:
             response = await self.hooks.after_response(call, response)
         for fell in response.fallbacks:
@@ -249,6 +251,8 @@ class RunContext:
                 requests=usage.requests,
                 input_tokens=usage.input_tokens,
                 output_tokens=usage.output_tokens,
+                purpose=purpose,
+                latency=latency,
             )
         )
         return response
