@@ -33,6 +33,7 @@ from ponder.exceptions import StoreError, UserError
 from ponder.messages import Ledger, Message, messages_from_json
 from ponder.models.base import Model, ModelSettings, Usage
 from ponder.store.base import Store, StoredRun
+from ponder.tools.definition import ToolDefinition
 from ponder.tools.executor import ToolExecutor
 from ponder.tools.registry import ToolRegistry
 from ponder.tools.tool import Tool
@@ -228,6 +229,7 @@ class Agent:
         run_id: str | None,
         session_id: str | None,
         store: Store | None,
+        external_tools: Sequence[ToolDefinition] = (),
     ) -> RunState:
         """A fresh state; with a stored session, its stateful tools' states carry over.
 
@@ -245,6 +247,7 @@ class Agent:
             prompt, message_history=history, run_id=run_id, session_id=session_id
         )
         state.tool_states.update(states)
+        state.external_tools = [t.model_dump(mode="json") for t in external_tools]
         return state
 
     async def run(
@@ -256,14 +259,19 @@ class Agent:
         run_id: str | None = None,
         session_id: str | None = None,
         store: Store | None = None,
+        external_tools: Sequence[ToolDefinition] = (),
     ) -> RunResult:
         """Run the agent on ``prompt``; with a ``store``, checkpoint it as it goes.
 
         With a ``session_id`` and a store, the session's last completed turn is the
         conversation this one continues (unless ``message_history`` is given).
+        ``external_tools`` are offered too; a call to one suspends the run until the
+        caller resumes it with the result (see ``ponder.tools.external``).
         """
         store = store or self.store
-        state = await self._new_run(prompt, message_history, run_id, session_id, store)
+        state = await self._new_run(
+            prompt, message_history, run_id, session_id, store, external_tools
+        )
         with self.toolbox.bind(state.run_id, self.model):
             ctx = await self._context(state, deps)
             return await start_run(ctx, self._strategy, self.program, store)
@@ -294,13 +302,16 @@ class Agent:
         run_id: str | None = None,
         session_id: str | None = None,
         store: Store | None = None,
+        external_tools: Sequence[ToolDefinition] = (),
     ) -> RunStream:
         """Run the agent, yielding its events as they happen; ``.result`` at the end."""
         chosen = store or self.store
         run_id = run_id or uuid.uuid4().hex
 
         async def start(sink: EventSink) -> RunResult:
-            state = await self._new_run(prompt, message_history, run_id, session_id, chosen)
+            state = await self._new_run(
+                prompt, message_history, run_id, session_id, chosen, external_tools
+            )
             with self.toolbox.bind(state.run_id, self.model):
                 ctx = await self._context(state, deps, sink, True)
                 return await start_run(ctx, self._strategy, self.program, chosen)

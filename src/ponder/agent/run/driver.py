@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from ponder.agent.result import RunResult
-from ponder.agent.run.approval import accept_decision
+from ponder.agent.run.approval import accept_decision, check_pending_tools
 from ponder.agent.run.checkpointer import Checkpointer
 from ponder.agent.run.context import RunContext
 from ponder.agent.run.nodes import RunDeps
@@ -41,6 +41,7 @@ async def start_run(
 ) -> RunResult:
     """Run a fresh state from the program's start."""
     checkpointer = ctx.checkpointer = Checkpointer(store, ctx) if store is not None else None
+    ctx.add_external_tools()
     deps = RunDeps(ctx, strategy_type(ctx))
     after = checkpointer.after_node if checkpointer is not None else None
     vm = Interpreter(program, ctx.state, deps=deps, after=after)
@@ -108,9 +109,11 @@ async def _restore(
     assert isinstance(state, RunState)  # state_type=RunState
     state.ledger = ledger
     ctx.state, ctx.checkpointer = state, checkpointer
+    ctx.add_external_tools()
     if stored.record.status == "completed" or vm.is_finished:
         return None
     accept_decision(ctx, value, suspended=vm.status == "suspended")
+    check_pending_tools(ctx)
     ctx.interrupted = {
         c
         for c in ledger.open_calls
