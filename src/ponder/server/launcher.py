@@ -20,6 +20,8 @@ from ponder.server.elicitations import PendingElicitations
 from ponder.server.runs import RUN_STATUSES, RunRecord, RunRegistry, RunStatus
 from ponder.server.stored import suspension_of
 from ponder.store.base import Store, StoredRun
+from ponder.store.memory import MemoryStore
+from ponder.tools.definition import ToolDefinition
 
 __all__ = ["AgentSource", "RunConflict", "RunLauncher"]
 
@@ -59,6 +61,9 @@ class RunLauncher:
         self.store = store
         self.elicitations = PendingElicitations()
         self._tasks: dict[str, asyncio.Task[None]] = {}
+        self.scratch = MemoryStore()
+        """Where runs that must be resumable go when the server has no store."""
+        self._stores: dict[str, Store] = {}
 
     def agent(self) -> Agent:
         """The agent for a run (the same one, or a fresh one from the factory).
@@ -70,12 +75,30 @@ class RunLauncher:
             agent.on_elicitation(self.elicitations.ask)
         return agent
 
-    def start(self, prompt: str, history: Sequence[Message] = ()) -> RunRecord:
-        """Register and start a run; its events land in the registry as they happen."""
+    def start(
+        self,
+        prompt: str,
+        history: Sequence[Message] = (),
+        *,
+        external_tools: Sequence[ToolDefinition] = (),
+        resumable: bool = False,
+    ) -> RunRecord:
+        """Register and start a run; its events land in the registry as they happen.
+
+        A ``resumable`` run is checkpointed also when the server has no store (in memory).
+        """
         run_id = uuid.uuid4().hex
         record = self.registry.create(run_id, prompt)
-        self._spawn(run_id, self._drive(record, list(history)))
+        store = self.store or (self.scratch if resumable else None)
+        if store is not None:
+            self._stores[run_id] = store
+        work = self._drive(record, list(history), store, list(external_tools))
+        self._spawn(run_id, work)
         return record
+
+    def store_of(self, run_id: str) -> Store | None:
+        """The store a run of this server is checkpointed to (the server's, by default)."""
+        return self._stores.get(run_id, self.store)
 
     def _spawn(self, run_id: str, work: Any) -> asyncio.Task[None]:
         task = asyncio.get_running_loop().create_task(work)
@@ -142,13 +165,23 @@ class RunLauncher:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
 
-    async def _drive(self, record: RunRecord, history: list[Message]) -> None:
+    async def _drive(
+        self,
+        record: RunRecord,
+        history: list[Message],
+        store: Store | None,
+        external_tools: list[ToolDefinition],
+    ) -> None:
         registry, run_id = self.registry, record.run_id
         output: str | None = None
         try:
             agent = self.agent()
             stream = agent.stream(
-                record.prompt, message_history=history, run_id=run_id, store=self.store
+                record.prompt,
+                message_history=history,
+                run_id=run_id,
+                store=store,
+                external_tools=external_tools,
             )
             async for event in stream:
                 await registry.append(run_id, event_to_dict(event))
@@ -169,7 +202,7 @@ class RunLauncher:
         Returns once the run is under way; ``UserError`` for a bad decision or a cancelled
         run, ``RunLeaseError`` when another process drives it, `RunConflict` otherwise.
         """
-        if self.store is None:
+        if self.store_of(record.run_id) is None:
             raise UserError("this server has no store: start it with --store to resume runs")
         if self.is_active(record.run_id):
             raise RunConflict(f"run {record.run_id!r} is running on this server")
@@ -224,7 +257,8 @@ class ResumedRun:
         agent, run_id = self.launcher.agent(), self.record.run_id
         hook = agent.on_event("*")(self._on_event)
         try:
-            result = await agent.resume(run_id, self.decision, store=self.launcher.store)
+            store = self.launcher.store_of(run_id)
+            result = await agent.resume(run_id, self.decision, store=store)
             await self._release()
         except asyncio.CancelledError:
             if not self.started.done():
