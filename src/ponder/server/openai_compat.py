@@ -193,19 +193,22 @@ def _is_pause(event: dict[str, Any]) -> bool:
 async def _stream(
     request: Request, body: ChatRequest, record: RunRecord, launcher: RunLauncher, seq: int
 ) -> AsyncIterator[str]:
-    registry, ended = launcher.registry, False
+    registry, ended, answered = launcher.registry, False, False
     try:
         yield _chunk(body, record, {"role": "assistant", "content": ""}, None)
         while not ended:
             for event in registry.events_after(record.run_id, seq):
-                seq, ended = int(event["seq"]), _is_pause(event)
+                seq, ended = int(event["seq"]), ended or _is_pause(event)
                 delta = _delta_for(event)
                 if delta is not None:
+                    answered = answered or "content" in delta
                     yield _chunk(body, record, delta, None)
             if not ended and not record.is_done:
                 await registry.wait(record.run_id, seq, _WAIT_SECONDS)
             ended = ended or (record.is_done and not registry.events_after(record.run_id, seq))
         await launcher.wait(record.run_id)
+        if record.status == "completed" and record.output and not answered:
+            yield _chunk(body, record, {"content": record.output}, None)  # a resumed run's
         yield _final(request, body, record)
     finally:
         launcher.cancel(record.run_id)

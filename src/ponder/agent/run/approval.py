@@ -31,8 +31,8 @@ __all__ = [
     "approval_decision",
     "approval_payload",
     "approval_settled",
-    "check_pending_tools",
     "check_decision",
+    "check_pending_tools",
     "decide",
     "hold_for_approval",
 ]
