@@ -10,8 +10,9 @@ import httpx
 import openai
 import pytest
 
+from ponder.agent import Agent
 from ponder.messages import AssistantMessage, SystemMessage, ToolMessage, UserMessage
-from ponder.models import ScriptedModel
+from ponder.models import ScriptedModel, call_tools, reply
 from ponder.server.app import create_app
 
 from .live import LiveServer, live_server, sse_events
@@ -275,3 +276,46 @@ def test_completion_fields_are_right(server: LiveServer) -> None:
     assert answer.model == "my-agent" and answer.created == int(run["created"])
     usage = answer.usage
     assert usage is not None and usage.total_tokens == usage.prompt_tokens + usage.completion_tokens
+
+
+def step_agent_factory() -> Any:
+    """A step-react agent per run: its plan and step summaries are JSON the model writes."""
+
+    def make() -> Agent:
+        plan = {
+            "needs_decomposition": True,
+            "reason": "two parts",
+            "steps": [
+                {"id": "a", "description": "Look", "depends_on": []},
+                {"id": "b", "description": "Tell", "depends_on": ["a"]},
+            ],
+        }
+        script = [
+            reply(json.dumps(plan)),
+            call_tools(("agent_stop", {"result": "looked"})),
+            reply(json.dumps({"summary": "Looked.", "outputs": []})),
+            call_tools(("agent_stop", {"result": "told"})),
+            reply(json.dumps({"summary": "Told.", "outputs": []})),
+            reply("Here is the answer."),
+        ]
+        return Agent(
+            ScriptedModel(script),
+            agent_workflow="step-react",
+            agent_thought_mode="chat",
+            enable_thinking_tool=False,
+        )
+
+    return make
+
+
+@pytest.mark.parametrize("stream", [True, False])
+def test_a_step_react_answer_carries_no_plan_or_summary_json(stream: bool) -> None:
+    with live_server(create_app(step_agent_factory())) as server:
+        client = client_for(server)
+        if stream:
+            chunks = client.chat.completions.create(model="m", messages=[QUESTION], stream=True)
+            text = "".join(c.delta.content or "" for chunk in chunks for c in chunk.choices)
+        else:
+            answer = client.chat.completions.create(model="m", messages=[QUESTION])
+            text = answer.choices[0].message.content or ""
+    assert text == "Here is the answer."
