@@ -128,6 +128,7 @@ class PostgresStore(Store):
 
         run_row, message_rows, size = sql.checkpoint_rows(checkpoint, time.time())
         run_id = checkpoint.run_id
+        event_rows = sql.event_rows(run_id, checkpoint.events)
 
         async def work(conn: Any) -> None:
             async with conn.transaction():
@@ -139,6 +140,8 @@ class PostgresStore(Store):
                     await cursor.execute(_pg(sql.DELETE_MESSAGES), (run_id,))
                 if message_rows:
                     await cursor.executemany(_pg(sql.INSERT_MESSAGE), message_rows)
+                if event_rows:
+                    await cursor.executemany(_pg(sql.INSERT_EVENT), event_rows)
                 if checkpoint.drop_effects:
                     await cursor.execute(_pg(sql.DELETE_EFFECTS), (run_id,))
 
@@ -169,6 +172,26 @@ class PostgresStore(Store):
             return list(await cursor.fetchall())
 
         return await self._use("cannot read the store", work)
+
+    async def append_events(self, run_id: str, events: list[dict[str, Any]]) -> None:
+        """Add the run's last events to its log."""
+        rows = sql.event_rows(run_id, events)
+
+        async def work(conn: Any) -> None:
+            if rows:
+                async with conn.transaction():
+                    await conn.cursor().executemany(_pg(sql.INSERT_EVENT), rows)
+
+        await self._use(f"cannot write the events of run {run_id!r}", work)
+
+    async def load_events(self, run_id: str, after: int = 0) -> list[dict[str, Any]]:
+        """The run's stored events after ``after``."""
+        return sql.decode_events(run_id, await self._fetch(sql.SELECT_EVENTS, (run_id, after)))
+
+    async def find_ids(self, prefix: str, limit: int = 2) -> list[str]:
+        """Stored run ids starting with ``prefix``."""
+        rows = await self._fetch(sql.SELECT_IDS_LIKE, (sql.like_prefix(prefix), limit))
+        return [str(r[0]) for r in rows]
 
     async def load(self, run_id: str) -> StoredRun:
         """Read a run back."""
@@ -205,7 +228,7 @@ class PostgresStore(Store):
 
         async def work(conn: Any) -> None:
             async with conn.transaction():
-                for statement in (sql.DELETE_MESSAGES, sql.DELETE_EFFECTS, sql.DELETE_RUN):
+                for statement in sql.DELETE_ALL:
                     await conn.execute(_pg(statement), (run_id,))
 
         await self._use(f"cannot delete run {run_id!r}", work)

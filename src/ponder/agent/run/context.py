@@ -129,6 +129,8 @@ class RunContext:
         event.time = self.clock()
         if self.sink is not None:
             self.sink(event)
+        if self.checkpointer is not None:
+            self.checkpointer.note(event)
         if self.hooks.has_event_handlers:
             self._backlog.append(event)
 

@@ -204,11 +204,13 @@ async def _outcome(
         await _save(ctx, "failed")
         await deps.strategy.on_exception(cause)
         await ctx.emit(RunFailed(error=str(cause), error_type=type(cause).__name__))
+        await _save_events(ctx)
         raise cause from None
     except asyncio.CancelledError:
         state.status = "cancelled"
         await asyncio.shield(_save(ctx, "cancelled"))
         await ctx.emit(RunCancelled())
+        await asyncio.shield(_save_events(ctx))
         raise
     if isinstance(outcome, Finished):
         state.status = "completed"
@@ -231,6 +233,15 @@ async def _save(ctx: RunContext, status: str) -> None:
             await ctx.checkpointer.checkpoint(status)
         except RunLeaseError:
             pass  # another process holds the run now: what it stores stands
+
+
+async def _save_events(ctx: RunContext) -> None:
+    """Write the run's last events (after its last checkpoint) to the store's log."""
+    if ctx.checkpointer is not None:
+        try:
+            await ctx.checkpointer.flush_events()
+        except StoreError:
+            pass  # the log misses its end; the run's status and ledger are stored
 
 
 def _result(ctx: RunContext, outcome: Outcome) -> RunResult:
