@@ -62,6 +62,14 @@ def _session_tool_states(stored: StoredRun, registry: ToolRegistry) -> dict[str,
     return states
 
 
+def _server_label(spec: str | dict[str, Any]) -> str:
+    """An MCP server entry as the recipe records it: no environment, headers or secrets."""
+    if isinstance(spec, str):
+        return spec
+    found = spec.get("name") or spec.get("url") or spec.get("command") or "server"
+    return str(found)
+
+
 class Agent:
     """An agent: a model, tools and instructions, run by ponder's workflow VM."""
 
@@ -92,6 +100,22 @@ class Agent:
         self._strategy = strategy or self._default_strategy()
         program_for(self._strategy)  # a strategy the workflows cannot drive is refused now
         self._warn_unoffered_tools()
+        self.recipe: dict[str, Any] = self._default_recipe()
+        """How this agent was built, stored with each run (the CLI adds its options).
+
+        ``model``, ``workflow``, ``mcp_servers``; from the CLI also ``config`` (a path),
+        ``tools`` (``module:attr`` references), ``instructions`` and ``rag``.
+        """
+
+    def _default_recipe(self) -> dict[str, Any]:
+        spec, config = self._model_spec, self.config
+        scripts = config.agent_mcp_server_scripts if config.agent_mcp_client_enable else ()
+        servers = [_server_label(spec) for spec in scripts]
+        return {
+            "model": spec if isinstance(spec, str) else getattr(spec, "name", None),
+            "workflow": config.agent_workflow,
+            "mcp_servers": servers,
+        }
 
     def _warn_unoffered_tools(self) -> None:
         """RAG over an index offers no tools: say so when the agent has some."""
@@ -220,6 +244,7 @@ class Agent:
             session_id=session_id,
             prompt=prompt,
             ledger=Ledger(message_history),
+            recipe=dict(self.recipe),
         )
 
     async def _new_run(

@@ -26,6 +26,8 @@ from ponder.tools.definition import ToolDefinition
 __all__ = ["AgentSource", "RunConflict", "RunLauncher"]
 
 AgentSource = Agent | Callable[[], Agent]
+_MIN_PREFIX = 4
+"""The shortest run id prefix looked up in the store."""
 
 
 class RunConflict(Exception):
@@ -36,20 +38,35 @@ def _status(text: str) -> RunStatus:
     return next((s for s in RUN_STATUSES if s == text), "failed")
 
 
-def _record_of(stored: StoredRun) -> RunRecord:
+def _stored_state(stored: StoredRun) -> dict[str, Any]:
+    vm = stored.header.get("vm")
+    state = vm.get("state") if isinstance(vm, dict) else None
+    return state if isinstance(state, dict) else {}
+
+
+def _record_of(stored: StoredRun, events: list[dict[str, Any]]) -> RunRecord:
+    """The server's record of a stored run: its outcome from the checkpoint, its event log."""
+    state = _stored_state(stored)
+    usage = state.get("usage")
     record = RunRecord(
         run_id=stored.record.run_id,
         prompt=stored.record.prompt,
         created=stored.record.created,
         status=_status(stored.record.status),
+        output=state.get("output") if isinstance(state.get("output"), str) else None,
+        stop_reason=state.get("stop_reason") or None,
+        usage={k: int(v) for k, v in usage.items()} if isinstance(usage, dict) else {},
+        events=events,
     )
     record.suspension = suspension_of(stored)
+    failure = next((e for e in reversed(events) if e.get("kind") == "run_failed"), None)
+    if record.status in ("failed", "cancelled") and failure is not None:
+        record.error = f"{failure.get('error_type')}: {failure.get('error')}"
     return record
 
 
 def _last_seq(stored: StoredRun) -> int:
-    state = stored.header.get("vm", {}).get("state", {})
-    return int(state.get("event_seq", 0)) if isinstance(state, dict) else 0
+    return int(_stored_state(stored).get("event_seq", 0))
 
 
 class RunLauncher:
@@ -112,20 +129,40 @@ class RunLauncher:
         return task is not None and not task.done()
 
     async def lookup(self, run_id: str) -> RunRecord | None:
-        """The run's record: known here, or adopted from the store; None if unknown."""
+        """The run's record: known here, or adopted from the store; None if unknown.
+
+        A unique prefix of a run id finds the run too; `UserError` if several match.
+        """
+        record = self.registry.get(run_id)
+        if record is not None:
+            return record
+        run_id = await self._full_id(run_id)
         record = self.registry.get(run_id)
         if record is not None or self.store is None:
             return record
         try:
             stored = await self.store.load(run_id)
+            events = await self.store.load_events(run_id)
         except StoreError:
             return None
-        record = _record_of(stored)
+        record = _record_of(stored, events)
         self.registry.add(record)
-        if record.suspension is not None:
+        if record.suspension is not None and not events:
             event = {"kind": "run_suspended", "run_id": run_id, "seq": _last_seq(stored)}
             await self.registry.append(run_id, {**event, "time": time.time(), **record.suspension})
         return record
+
+    async def _full_id(self, prefix: str) -> str:
+        """The one run id, here or in the store, that starts with ``prefix`` (else itself)."""
+        found = {
+            r.run_id for r in self.registry.list_runs(1_000_000) if r.run_id.startswith(prefix)
+        }
+        if self.store is not None and len(prefix) >= _MIN_PREFIX:
+            found.update(await self.store.find_ids(prefix))
+        if len(found) > 1:
+            shown = ", ".join(sorted(found)[:5])
+            raise UserError(f"run id prefix {prefix!r} is ambiguous: it starts {shown}")
+        return found.pop() if found else prefix
 
     async def stored_records(self, limit: int) -> list[RunRecord]:
         """The store's newest runs that this server has no record of (not adopted)."""

@@ -65,6 +65,7 @@ class RunSummary(BaseModel):
     status: Literal["running", "completed", "suspended", "failed", "cancelled"]
     output: str | None
     error: str | None
+    stop_reason: str | None = None
     usage: dict[str, int]
     event_count: int
     suspension: Suspension | None = None
