@@ -58,6 +58,9 @@ def _record_of(stored: StoredRun, events: list[dict[str, Any]]) -> RunRecord:
         usage={k: int(v) for k, v in usage.items()} if isinstance(usage, dict) else {},
         events=events,
     )
+    for event in events:
+        record.fold(event)  # the log's usage and outcome are the ones a live run showed
+    record.status = _status(stored.record.status)
     record.suspension = suspension_of(stored)
     failure = next((e for e in reversed(events) if e.get("kind") == "run_failed"), None)
     if record.status in ("failed", "cancelled") and failure is not None:
