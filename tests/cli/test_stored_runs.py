@@ -7,17 +7,26 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
+import pytest
 
 from ponder.agent import Agent
 from ponder.models import ScriptedModel
 from ponder.server.app import create_app
 from ponder.store import SQLiteStore
+from ponder.testing import FakeOpenAIServer
 
 from ..server.live import live_server, sse_events
-from .test_runs import Cli, cli, provider  # noqa: F401 - fixtures
+from .test_runs import Cli, publisher
+
+
+@pytest.fixture
+def cli(tmp_path: Path) -> Iterator[Cli]:
+    with FakeOpenAIServer(publisher) as provider:
+        yield Cli(provider, tmp_path)
 
 
 def store_path(cli: Cli) -> Path:
