@@ -272,12 +272,20 @@ def _keys(request: Request) -> IdempotencyKeys:
     return found
 
 
+def _resumed_at(record: RunRecord) -> int:
+    """The seq before the run's last resume (0 if it never resumed)."""
+    resumed = [int(e["seq"]) for e in record.events if e.get("kind") == "run_resumed"]
+    return resumed[-1] - 1 if resumed else 0
+
+
 async def _begin(launcher: RunLauncher, body: ChatRequest) -> tuple[RunRecord, int]:
     """Start the run the request asks for, or resume the one its tool results answer."""
     check_options(body)
     results = tool_results(body)
     if results is not None:
         record = await launcher.lookup(results.run_id)
+        if record is not None and record.status == "completed":
+            return record, _resumed_at(record)  # answered already: the same answer again
         if record is None or record.status != "suspended":
             raise RequestError(
                 f"the tool results answer run {results.run_id}, which does not wait for them "
