@@ -59,4 +59,4 @@ def test_structured_output_is_refused_not_ignored(server: LiveServer) -> None:
     )
     with pytest.raises(openai.BadRequestError) as refused:
         structured.invoke("What is the weather in Paris?")
-    assert refused.value.param in ("response_format", "tool_choice")  # type: ignore[attr-defined]
+    assert refused.value.param in ("response_format", "tool_choice")
