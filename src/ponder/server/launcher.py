@@ -116,12 +116,22 @@ class RunLauncher:
         self._spawn(run_id, work)
         return record
 
+    async def _then_forget(self, run_id: str, work: Any) -> None:
+        """Run ``work``; a run in the scratch store leaves it once it cannot resume."""
+        try:
+            await work
+        finally:
+            record = self.registry.get(run_id)
+            if self._stores.get(run_id) is self.scratch and (record is None or record.is_done):
+                self._stores.pop(run_id, None)
+                await self.scratch.delete(run_id)
+
     def store_of(self, run_id: str) -> Store | None:
         """The store a run of this server is checkpointed to (the server's, by default)."""
         return self._stores.get(run_id, self.store)
 
     def _spawn(self, run_id: str, work: Any) -> asyncio.Task[None]:
-        task = asyncio.get_running_loop().create_task(work)
+        task = asyncio.get_running_loop().create_task(self._then_forget(run_id, work))
         self._tasks[run_id] = task
         task.add_done_callback(lambda _: self._tasks.pop(run_id, None))
         return task
