@@ -166,3 +166,25 @@ def test_a_step_strategy_that_is_no_step_react_strategy_is_refused() -> None:
 
     with pytest.raises(UserError, match="Stepper has category 'step' but is no StepReActStrategy"):
         Agent(ScriptedModel(["answer"]), strategy=Stepper)
+
+
+async def test_only_the_answer_streams_as_text_not_the_plan_or_summaries() -> None:
+    model = ScriptedModel(
+        [
+            plan(("fetch", "Fetch the data", []), ("report", "Report it", ["fetch"])),
+            stop("fetched"),
+            summary("Fetched the data.", "value of data"),
+            stop("reported"),
+            summary("Reported it.", "report.md"),
+            reply("The report is in report.md."),
+        ]
+    )
+    stream = step_agent(model).stream("Make a report of the data.")
+    events = [e async for e in stream]
+    streamed = "".join(e.text for e in of_kind(events, "text_delta"))
+    assert streamed == stream.result.output == "The report is in report.md."
+    assert [len(p.steps) for p in of_kind(events, "plan_updated")] == [2]
+    assert [e.summary for e in of_kind(events, "step_finished")] == [
+        "Fetched the data.",
+        "Reported it.",
+    ]

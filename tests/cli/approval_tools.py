@@ -28,3 +28,17 @@ def publish(text: str) -> str:
 
 TOOLS = [publish]
 NOT_TOOLS = 42
+
+
+@tool
+def shout(text: str) -> str:
+    """Say a text loudly.
+
+    Args:
+        text: What to say.
+    """
+    return text.upper()
+
+
+OTHER_TOOLS = [shout]
+"""A tool list without ``publish``: an agent built with it cannot run a pending publish."""

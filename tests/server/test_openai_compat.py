@@ -81,8 +81,9 @@ def test_last_message_must_be_the_users(server: LiveServer) -> None:
             model="m", messages=[{"role": "assistant", "content": "hello"}]
         )
     assert "last message" in str(caught.value)
-    with pytest.raises(openai.UnprocessableEntityError):
+    with pytest.raises(openai.BadRequestError) as empty:
         client.chat.completions.create(model="m", messages=[])
+    assert empty.value.param == "messages"
 
 
 def test_a_failing_run_is_a_502_not_a_500() -> None:

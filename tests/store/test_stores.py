@@ -172,10 +172,40 @@ async def test_a_version_1_sqlite_store_is_migrated(tmp_path: object) -> None:
         .execute("SELECT value FROM ponder_meta WHERE key = 'schema'")
         .fetchone()
     )
-    assert version == "2"
+    assert version == "3"
     await store.close()
     newer = sqlite3.connect(path)
     newer.execute("UPDATE ponder_meta SET value = '99'")
     newer.commit()
     with pytest.raises(StoreError, match="schema version 99 is newer"):
         SQLiteStore(path)
+
+
+def event(seq: int, kind: str = "usage", **fields: object) -> dict[str, object]:
+    return {"kind": kind, "seq": seq, "run_id": "r", "time": 1.0, **fields}
+
+
+async def test_the_event_log_is_written_with_checkpoints_and_read_back(
+    store: Store, run_id: str
+) -> None:
+    await store.write(Checkpoint(run_id, "running", header(1), 0, [], events=[event(1), event(2)]))
+    await store.write(Checkpoint(run_id, "running", header(2), 0, [], events=[event(3)]))
+    await store.append_events(run_id, [event(4, "run_finished", output="done")])
+    assert [e["seq"] for e in await store.load_events(run_id)] == [1, 2, 3, 4]
+    tail = await store.load_events(run_id, after=3)
+    assert tail == [event(4, "run_finished", output="done")]
+    # a resumed run renumbering events a crashed process wrote: the newer one stands
+    await store.append_events(run_id, [event(4, "run_failed", error="x")])
+    assert [e["kind"] for e in await store.load_events(run_id, after=3)] == ["run_failed"]
+    await store.delete(run_id)
+    assert await store.load_events(run_id) == []
+
+
+async def test_ids_are_found_by_prefix(store: Store, run_id: str) -> None:
+    for suffix in ("a1", "a2", "b_%"):
+        await store.write(Checkpoint(f"{run_id}{suffix}", "running", header(0), 0, []))
+    assert await store.find_ids(f"{run_id}a") == [f"{run_id}a1", f"{run_id}a2"]
+    assert await store.find_ids(f"{run_id}a", limit=1) == [f"{run_id}a1"]
+    assert await store.find_ids(f"{run_id}b_") == [f"{run_id}b_%"]
+    assert await store.find_ids(f"{run_id}b%") == []  # wildcards are taken literally
+    assert await store.find_ids(f"{run_id}zz") == []

@@ -36,6 +36,7 @@ from ponder.media import File, Image, split_prompt
 from ponder.messages import Ledger, Message, messages_from_json
 from ponder.models.base import Model, Usage
 from ponder.store.base import Store
+from ponder.tools.definition import ToolDefinition
 from ponder.tools.executor import ToolExecutor
 from ponder.tools.registry import ToolRegistry
 from ponder.tools.tool import Tool
@@ -54,6 +55,14 @@ def _output_spec(output_type: Any) -> OutputSpec | None:
     if isinstance(output_type, OutputSpec):
         return output_type
     return None if output_type is None or output_type is str else OutputSpec(output_type)
+
+
+def _server_label(spec: str | dict[str, Any]) -> str:
+    """An MCP server entry as the recipe records it: no environment, headers or secrets."""
+    if isinstance(spec, str):
+        return spec
+    found = spec.get("name") or spec.get("url") or spec.get("command") or "server"
+    return str(found)
 
 
 class Agent(Generic[OutputT]):
@@ -96,6 +105,22 @@ class Agent(Generic[OutputT]):
         self._strategy = strategy or self._default_strategy()
         program_for(self._strategy)  # a strategy the workflows cannot drive is refused now
         self._warn_unoffered_tools()
+        self.recipe: dict[str, Any] = self._default_recipe()
+        """How this agent was built, stored with each run (the CLI adds its options).
+
+        ``model``, ``workflow``, ``mcp_servers``; from the CLI also ``config`` (a path),
+        ``tools`` (``module:attr`` references), ``instructions`` and ``rag``.
+        """
+
+    def _default_recipe(self) -> dict[str, Any]:
+        spec, config = self._model_spec, self.config
+        scripts = config.agent_mcp_server_scripts if config.agent_mcp_client_enable else ()
+        servers = [_server_label(spec) for spec in scripts]
+        return {
+            "model": spec if isinstance(spec, str) else getattr(spec, "name", None),
+            "workflow": config.agent_workflow,
+            "mcp_servers": servers,
+        }
 
     def with_config(self, config: AgentConfig) -> Agent:
         """A new agent like this one with ``config``: the same tools, hooks and handlers.
@@ -249,6 +274,7 @@ class Agent(Generic[OutputT]):
             session_id=session_id,
             prompt=prompt,
             ledger=Ledger(message_history),
+            recipe=dict(self.recipe),
         )
 
     async def _new_run(
@@ -259,6 +285,7 @@ class Agent(Generic[OutputT]):
         session_id: str | None,
         store: Store | None,
         output: OutputSpec | None = None,
+        external_tools: Sequence[ToolDefinition] = (),
     ) -> RunState:
         """A fresh state; with a stored session, its stateful tools' states carry over.
 
@@ -277,6 +304,7 @@ class Agent(Generic[OutputT]):
         state.attachments = media
         state.tool_states.update(states)
         state.output_schema = output.json_schema if output is not None else None
+        state.external_tools = [t.model_dump(mode="json") for t in external_tools]
         return state
 
     @overload
@@ -291,6 +319,7 @@ class Agent(Generic[OutputT]):
         session_id: str | None = None,
         store: Store | None = None,
         limits: UsageLimits | None = None,
+        external_tools: Sequence[ToolDefinition] = (),
     ) -> RunResult[OutputT]: ...
     @overload
     async def run(
@@ -304,6 +333,7 @@ class Agent(Generic[OutputT]):
         session_id: str | None = None,
         store: Store | None = None,
         limits: UsageLimits | None = None,
+        external_tools: Sequence[ToolDefinition] = (),
     ) -> RunResult[T]: ...
     async def run(
         self,
@@ -316,6 +346,7 @@ class Agent(Generic[OutputT]):
         session_id: str | None = None,
         store: Store | None = None,
         limits: UsageLimits | None = None,
+        external_tools: Sequence[ToolDefinition] = (),
     ) -> RunResult[Any]:
         """Run the agent on ``prompt``; with a ``store``, checkpoint it as it goes.
 
@@ -323,10 +354,14 @@ class Agent(Generic[OutputT]):
         conversation this one continues (unless ``message_history`` is given). An
         ``output_type`` types this run's answer instead of the agent's; ``limits`` bound
         its requests, tokens and tool calls (it ends with an answer when one is reached).
+        ``external_tools`` are offered too; a call to one suspends the run until the
+        caller resumes it with the result (see ``ponder.tools.external``).
         """
         store = store or self.store
         output = self._spec(output_type)
-        state = await self._new_run(prompt, message_history, run_id, session_id, store, output)
+        state = await self._new_run(
+            prompt, message_history, run_id, session_id, store, output, external_tools
+        )
         state.limits = UsageLimits.of(limits)
         with self.toolbox.bind(state.run_id, self.model):
             ctx = await self._context(state, deps, output=output)
@@ -360,6 +395,7 @@ class Agent(Generic[OutputT]):
         session_id: str | None = None,
         store: Store | None = None,
         limits: UsageLimits | None = None,
+        external_tools: Sequence[ToolDefinition] = (),
     ) -> RunStream[Any]:
         """Run the agent, yielding its events as they happen; ``.result`` at the end.
 
@@ -370,7 +406,9 @@ class Agent(Generic[OutputT]):
         output = self._spec(output_type)
 
         async def start(sink: EventSink) -> RunResult[Any]:
-            state = await self._new_run(prompt, message_history, run_id, session_id, chosen, output)
+            state = await self._new_run(
+                prompt, message_history, run_id, session_id, chosen, output, external_tools
+            )
             state.limits = UsageLimits.of(limits)
             with self.toolbox.bind(state.run_id, self.model):
                 ctx = await self._context(state, deps, sink, True, output)

@@ -50,7 +50,9 @@ InstructionsOption = Annotated[
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of the view.")]
 ToolsOption = Annotated[
     str | None,
-    typer.Option("--tools", help="module:attribute naming a list of tools to offer the agent."),
+    typer.Option(
+        "--tools", help="module:attribute naming a list of tools to offer (several: a,b)."
+    ),
 ]
 StoreOption = Annotated[
     str | None,
@@ -87,8 +89,19 @@ def import_attribute(target: str, what: str) -> Any:
     return value
 
 
-def load_tools(target: str) -> list[Any]:
-    """The list of tools (or plain functions) named by ``target``."""
+def load_tools(targets: str) -> list[Any]:
+    """The tools (or plain functions) named by ``targets``: ``module:attr`` items, ``,``-joined.
+
+    Each names a tool or a list of tools.
+    """
+    found: list[Any] = []
+    for target in (t.strip() for t in targets.split(",")):
+        if target:
+            found.extend(_load_tool_list(target))
+    return found
+
+
+def _load_tool_list(target: str) -> list[Any]:
     value = import_attribute(target, "tools")
     from ponder.tools.tool import Tool
 

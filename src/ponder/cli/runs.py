@@ -1,8 +1,9 @@
 """``ponder runs``: list, show, resume, cancel and prune checkpointed runs.
 
 Every command takes ``--store URL`` (or ``PONDER_STORE``); without it, the default SQLite
-file. A run that suspends for approval prints its pending calls and the exact command that
-continues it, and exits with code 3.
+file. A run id may be given by any unique prefix. A run that suspends for approval prints
+its pending calls and the exact command that continues it, and exits with code 3; the store
+records how the run's agent was built, so resuming needs no agent options.
 """
 
 from __future__ import annotations
@@ -51,7 +52,15 @@ from ponder.exceptions import StoreError, UserError
 from ponder.server.stored import pending_calls, record_summary, suspension_of
 from ponder.store import Store, StoredRun, open_store
 
-__all__ = ["open_cli_store", "print_typed_answer", "report_outcome", "runs_app", "store_label"]
+__all__ = [
+    "open_cli_store",
+    "print_typed_answer",
+    "recipe_of",
+    "report_outcome",
+    "resolve_run_id",
+    "runs_app",
+    "store_label",
+]
 
 T = TypeVar("T")
 NO_CHECKPOINT = (
@@ -63,7 +72,9 @@ STATUSES = ("running", "completed", "suspended", "failed", "cancelled", "interru
 runs_app = typer.Typer(
     help="Checkpointed runs: list, show, resume, cancel and prune them.", no_args_is_help=True
 )
-RunIdArgument = Annotated[str, typer.Argument(help="The run's id (see `ponder runs list`).")]
+RunIdArgument = Annotated[
+    str, typer.Argument(help="The run's id, or a unique prefix of it (see `ponder runs list`).")
+]
 
 
 def store_label(url: str | None) -> str:
@@ -81,6 +92,29 @@ def open_cli_store(url: str | None) -> Store:
         return open_store(url)
     except OSError as error:
         raise StoreError(f"cannot open the store {store_label(url)}: {error}") from None
+
+
+async def resolve_run_id(store: Store, text: str) -> str:
+    """The stored run id ``text`` is, or is the unique prefix of."""
+    found = await store.find_ids(text, limit=6)
+    if text in found or len(found) == 1:
+        return text if text in found else found[0]
+    if not found:
+        raise StoreError(f"no stored run with id {text!r}")
+    shown = ", ".join(found[:5])
+    raise UserError(f"run id prefix {text!r} is ambiguous: it starts {shown}; give more of it")
+
+
+async def _load(store: Store, text: str) -> StoredRun:
+    return await store.load(await resolve_run_id(store, text))
+
+
+def recipe_of(stored: StoredRun) -> dict[str, Any]:
+    """How the stored run's agent was built (``{}`` for a run stored before recipes)."""
+    vm = stored.header.get("vm")
+    state = vm.get("state") if isinstance(vm, dict) else None
+    found = state.get("recipe") if isinstance(state, dict) else None
+    return found if isinstance(found, dict) else {}
 
 
 def _with_store(url: str | None, action: Callable[[Store], Awaitable[T]]) -> T:
@@ -149,8 +183,9 @@ def show(
         show_remote(run_id, temporal, namespace, as_json)
         return
     with reported():
-        stored = _with_store(store, lambda s: s.load(run_id))
+        stored = _with_store(store, lambda s: _load(s, run_id))
         messages = stored.ledger_messages()
+    run_id = stored.record.run_id
     if as_json:
         _echo_json(_show_json(stored))
         return
@@ -164,7 +199,6 @@ def show(
         console.print(pending_approval(calls))
         command = resume_command(run_id, store_label(store), [], "--approve")
         console.print(f"resume with: {command}", markup=False)
-        console.print("  (add the --model, --config and --tools the run used)", markup=False)
 
 
 def _decision_flags(approve: bool, reject: bool, reason: str | None, decision: str | None) -> Any:
@@ -271,9 +305,12 @@ def resume(
         decide_remote(run_id, temporal, namespace, value, as_json)
         return
     loaded: list[AgentConfig] = []
-    options = AgentOptions(model, config, workflow, tools=tools)
+    given = AgentOptions(model, config, workflow, tools=tools)
     with reported(loaded):
         value = _decision_flags(approve, reject, reason, decision)
+        stored = _with_store(store, lambda s: _load(s, run_id))
+        run_id = stored.record.run_id
+        options = AgentOptions.from_recipe(recipe_of(stored), given)
         agent, agent_config = build_agent(options)
         loaded.append(agent_config)
         with json_stdout(as_json) as out:
@@ -301,7 +338,7 @@ def report_outcome(
     calls = pending_calls(outcome.suspension)
     if calls:
         console.print(pending_approval(calls))
-    command = resume_command(outcome.run_id, store, options.as_arguments(), "--approve")
+    command = resume_command(outcome.run_id, store, [], "--approve")
     console.print(f"resume with: {command}", markup=False)
     raise typer.Exit(EXIT_SUSPENDED)
 
@@ -319,18 +356,18 @@ def print_typed_answer(outcome: RunOutcome) -> None:
 def cancel(run_id: RunIdArgument, store: StoreOption = None) -> None:
     """Mark a suspended or crashed run cancelled, so it is never resumed."""
 
-    async def mark(chosen: Store) -> str:
-        stored = await chosen.load(run_id)
-        status = stored.record.status
+    async def mark(chosen: Store) -> tuple[str, str]:
+        stored = await _load(chosen, run_id)
+        found, status = stored.record.run_id, stored.record.status
         if status == "completed":
-            raise UserError(f"run {run_id!r} already completed; there is nothing to cancel")
+            raise UserError(f"run {found!r} already completed; there is nothing to cancel")
         if status != "cancelled":
-            await chosen.set_status(run_id, "cancelled")
-        return status
+            await chosen.set_status(found, "cancelled")
+        return found, status
 
     with reported():
-        before = _with_store(store, mark)
-    typer.echo(f"run {run_id} cancelled (was {before})")
+        found, before = _with_store(store, mark)
+    typer.echo(f"run {found} cancelled (was {before})")
 
 
 @runs_app.command()

@@ -113,6 +113,34 @@ class AgentOptions:
             overrides["rag_index_path"] = str(self.rag.resolve())
         return load_config(self.config_path, **overrides)
 
+    def recipe(self) -> dict[str, Any]:
+        """What a stored run records of these options, to rebuild the agent when resumed."""
+        return {
+            "config": str(self.config_path.resolve()) if self.config_path else None,
+            "tools": [self.tools] if self.tools else [],
+            "instructions": self.instructions,
+            "rag": str(self.rag.resolve()) if self.rag else None,
+        }
+
+    @classmethod
+    def from_recipe(cls, recipe: dict[str, Any], given: AgentOptions) -> AgentOptions:
+        """The options a stored run was made with; each option ``given`` wins."""
+
+        def text(key: str) -> str | None:
+            value = recipe.get(key)
+            return value if isinstance(value, str) and value else None
+
+        config, rag = text("config"), text("rag")
+        tools = recipe.get("tools")
+        return cls(
+            given.model or text("model"),
+            given.config_path or (Path(config) if config else None),
+            given.workflow or text("workflow"),
+            given.instructions or text("instructions") or "",
+            tools=given.tools or (",".join(tools) if isinstance(tools, list) and tools else None),
+            rag=given.rag or (Path(rag) if rag else None),
+        )
+
     def as_arguments(self) -> list[str]:
         """These options as command-line arguments, to rebuild the same agent elsewhere."""
         pairs = [
@@ -132,6 +160,7 @@ def build_agent(options: AgentOptions) -> tuple[Agent, AgentConfig]:
     tools = load_tools(options.tools) if options.tools else []
     agent = Agent(config=config, tools=tools, instructions=options.instructions)
     _ = agent.model
+    agent.recipe.update(options.recipe())
     return agent, config
 
 

@@ -5,8 +5,9 @@ app = create_app(Agent(ScriptedModel([...])), token=None)
 serve_app(app, host="127.0.0.1", port=8000)
 ```
 
-Errors are JSON ``{"error": {"message", "type", "param"}}``: 4xx for bad input (never a
-500 for it), 401 without the token when one is set, 413 for oversized bodies.
+Errors are JSON ``{"error": {"message", "type", "param", "code"}}``: 4xx for bad input
+(never a 500 for it; a 400 on the OpenAI-compatible paths, where the runs API says 422),
+401 without the token when one is set, 413 for oversized bodies.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from ponder.server import elicitations, openai_compat, routes, settings
 from ponder.server.guards import BearerTokenGuard, BodySizeLimit, RequestOriginGuard
 from ponder.server.launcher import AgentSource, RunConflict, RunLauncher
 from ponder.server.launchers import Launcher
+from ponder.server.openai_request import RequestError
 from ponder.server.runs import MemoryRunRegistry, RunRegistry
 from ponder.store.base import Store
 
@@ -48,20 +50,32 @@ _ERROR_TYPES = {
 }
 
 
-def _error(status: int, message: str, error_type: str, param: str | None = None) -> JSONResponse:
-    body: dict[str, Any] = {"message": message, "type": error_type, "param": param}
+_OPENAI_PATHS = ("/v1/chat/", "/v1/models")
+"""Paths of the OpenAI-compatible API, whose bad requests are 400s as OpenAI's are."""
+
+
+def _error(
+    status: int,
+    message: str,
+    error_type: str,
+    param: str | None = None,
+    code: str | None = None,
+) -> JSONResponse:
+    body: dict[str, Any] = {"message": message, "type": error_type, "param": param, "code": code}
     return JSONResponse({"error": body}, status_code=status)
 
 
-async def _validation_error(_: Request, exc: Exception) -> JSONResponse:
+async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, RequestValidationError)
     errors = exc.errors()
     first = errors[0] if errors else {"loc": (), "msg": "invalid request"}
     param = ".".join(str(p) for p in first.get("loc", ()) if p != "body") or None
     message = "; ".join(
-        f"{'.'.join(str(p) for p in e.get('loc', ()))}: {e.get('msg')}" for e in errors[:5]
+        f"{'.'.join(str(p) for p in e.get('loc', ()) if p != 'body')}: {e.get('msg')}"
+        for e in errors[:5]
     )
-    return _error(422, message or "invalid request", "invalid_request_error", param)
+    status = 400 if request.url.path.startswith(_OPENAI_PATHS) else 422
+    return _error(status, message or "invalid request", "invalid_request_error", param)
 
 
 async def _http_error(_: Request, exc: Exception) -> JSONResponse:
@@ -69,6 +83,8 @@ async def _http_error(_: Request, exc: Exception) -> JSONResponse:
     kind = _ERROR_TYPES.get(exc.status_code, "invalid_request_error")
     if exc.status_code >= 500:
         kind = "server_error"
+    if isinstance(exc, RequestError):
+        return _error(exc.status_code, str(exc.detail), kind, exc.param, exc.code)
     return _error(exc.status_code, str(exc.detail), kind)
 
 

@@ -18,8 +18,9 @@ _STATE_CHANGING = {"POST", "PUT", "PATCH", "DELETE"}
 
 
 async def send_error(send: Send, status: int, message: str, error_type: str) -> None:
-    """Send a JSON error response ``{"error": {"message", "type"}}``."""
-    body = json.dumps({"error": {"message": message, "type": error_type}}).encode()
+    """Send a JSON error response ``{"error": {"message", "type", "param", "code"}}``."""
+    error = {"message": message, "type": error_type, "param": None, "code": None}
+    body = json.dumps({"error": error}).encode()
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
     if status == 401:
         headers.append((b"www-authenticate", b"Bearer"))

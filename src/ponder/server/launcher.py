@@ -20,10 +20,14 @@ from ponder.server.elicitations import PendingElicitations
 from ponder.server.runs import RUN_STATUSES, RunRecord, RunRegistry, RunStatus
 from ponder.server.stored import suspension_of
 from ponder.store.base import Store, StoredRun
+from ponder.store.memory import MemoryStore
+from ponder.tools.definition import ToolDefinition
 
 __all__ = ["AgentSource", "RunConflict", "RunLauncher"]
 
 AgentSource = Agent | Callable[[], Agent]
+_MIN_PREFIX = 4
+"""The shortest run id prefix looked up in the store."""
 
 
 class RunConflict(Exception):
@@ -34,20 +38,38 @@ def _status(text: str) -> RunStatus:
     return next((s for s in RUN_STATUSES if s == text), "failed")
 
 
-def _record_of(stored: StoredRun) -> RunRecord:
+def _stored_state(stored: StoredRun) -> dict[str, Any]:
+    vm = stored.header.get("vm")
+    state = vm.get("state") if isinstance(vm, dict) else None
+    return state if isinstance(state, dict) else {}
+
+
+def _record_of(stored: StoredRun, events: list[dict[str, Any]]) -> RunRecord:
+    """The server's record of a stored run: its outcome from the checkpoint, its event log."""
+    state = _stored_state(stored)
+    usage = state.get("usage")
     record = RunRecord(
         run_id=stored.record.run_id,
         prompt=stored.record.prompt,
         created=stored.record.created,
         status=_status(stored.record.status),
+        output=state.get("output") if isinstance(state.get("output"), str) else None,
+        stop_reason=state.get("stop_reason") or None,
+        usage={k: int(v) for k, v in usage.items()} if isinstance(usage, dict) else {},
+        events=events,
     )
+    for event in events:
+        record.fold(event)  # the log's usage and outcome are the ones a live run showed
+    record.status = _status(stored.record.status)
     record.suspension = suspension_of(stored)
+    failure = next((e for e in reversed(events) if e.get("kind") == "run_failed"), None)
+    if record.status in ("failed", "cancelled") and failure is not None:
+        record.error = f"{failure.get('error_type')}: {failure.get('error')}"
     return record
 
 
 def _last_seq(stored: StoredRun) -> int:
-    state = stored.header.get("vm", {}).get("state", {})
-    return int(state.get("event_seq", 0)) if isinstance(state, dict) else 0
+    return int(_stored_state(stored).get("event_seq", 0))
 
 
 class RunLauncher:
@@ -61,6 +83,9 @@ class RunLauncher:
         """The agent each run started with, while it may continue (a config edit spares it)."""
         self.elicitations = PendingElicitations()
         self._tasks: dict[str, asyncio.Task[None]] = {}
+        self.scratch = MemoryStore()
+        """Where runs that must be resumable go when the server has no store."""
+        self._stores: dict[str, Store] = {}
 
     def agent(self) -> Agent:
         """The agent for a run (the same one, or a fresh one from the factory).
@@ -72,15 +97,43 @@ class RunLauncher:
             agent.on_elicitation(self.elicitations.ask)
         return agent
 
-    def start(self, prompt: str, history: Sequence[Message] = ()) -> RunRecord:
-        """Register and start a run; its events land in the registry as they happen."""
+    def start(
+        self,
+        prompt: str,
+        history: Sequence[Message] = (),
+        *,
+        external_tools: Sequence[ToolDefinition] = (),
+        resumable: bool = False,
+    ) -> RunRecord:
+        """Register and start a run; its events land in the registry as they happen.
+
+        A ``resumable`` run is checkpointed also when the server has no store (in memory).
+        """
         run_id = uuid.uuid4().hex
         record = self.registry.create(run_id, prompt)
-        self._spawn(run_id, self._drive(record, list(history)))
+        store = self.store or (self.scratch if resumable else None)
+        if store is not None:
+            self._stores[run_id] = store
+        work = self._drive(record, list(history), store, list(external_tools))
+        self._spawn(run_id, work)
         return record
 
+    async def _then_forget(self, run_id: str, work: Any) -> None:
+        """Run ``work``; a run in the scratch store leaves it once it cannot resume."""
+        try:
+            await work
+        finally:
+            record = self.registry.get(run_id)
+            if self._stores.get(run_id) is self.scratch and (record is None or record.is_done):
+                self._stores.pop(run_id, None)
+                await self.scratch.delete(run_id)
+
+    def store_of(self, run_id: str) -> Store | None:
+        """The store a run of this server is checkpointed to (the server's, by default)."""
+        return self._stores.get(run_id, self.store)
+
     def _spawn(self, run_id: str, work: Any) -> asyncio.Task[None]:
-        task = asyncio.get_running_loop().create_task(work)
+        task = asyncio.get_running_loop().create_task(self._then_forget(run_id, work))
         self._tasks[run_id] = task
         task.add_done_callback(lambda _: self._tasks.pop(run_id, None))
         return task
@@ -100,20 +153,40 @@ class RunLauncher:
             self._agents.pop(record.run_id, None)
 
     async def lookup(self, run_id: str) -> RunRecord | None:
-        """The run's record: known here, or adopted from the store; None if unknown."""
+        """The run's record: known here, or adopted from the store; None if unknown.
+
+        A unique prefix of a run id finds the run too; `UserError` if several match.
+        """
+        record = self.registry.get(run_id)
+        if record is not None:
+            return record
+        run_id = await self._full_id(run_id)
         record = self.registry.get(run_id)
         if record is not None or self.store is None:
             return record
         try:
             stored = await self.store.load(run_id)
+            events = await self.store.load_events(run_id)
         except StoreError:
             return None
-        record = _record_of(stored)
+        record = _record_of(stored, events)
         self.registry.add(record)
-        if record.suspension is not None:
+        if record.suspension is not None and not events:
             event = {"kind": "run_suspended", "run_id": run_id, "seq": _last_seq(stored)}
             await self.registry.append(run_id, {**event, "time": time.time(), **record.suspension})
         return record
+
+    async def _full_id(self, prefix: str) -> str:
+        """The one run id, here or in the store, that starts with ``prefix`` (else itself)."""
+        found = {
+            r.run_id for r in self.registry.list_runs(1_000_000) if r.run_id.startswith(prefix)
+        }
+        if self.store is not None and len(prefix) >= _MIN_PREFIX:
+            found.update(await self.store.find_ids(prefix))
+        if len(found) > 1:
+            shown = ", ".join(sorted(found)[:5])
+            raise UserError(f"run id prefix {prefix!r} is ambiguous: it starts {shown}")
+        return found.pop() if found else prefix
 
     async def stored_records(self, limit: int) -> list[RunRecord]:
         """The store's newest runs that this server has no record of (not adopted)."""
@@ -154,13 +227,23 @@ class RunLauncher:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
 
-    async def _drive(self, record: RunRecord, history: list[Message]) -> None:
+    async def _drive(
+        self,
+        record: RunRecord,
+        history: list[Message],
+        store: Store | None,
+        external_tools: list[ToolDefinition],
+    ) -> None:
         registry, run_id = self.registry, record.run_id
         output: str | None = None
         try:
             agent = self._agents[run_id] = self.agent()
             stream = agent.stream(
-                record.prompt, message_history=history, run_id=run_id, store=self.store
+                record.prompt,
+                message_history=history,
+                run_id=run_id,
+                store=store,
+                external_tools=external_tools,
             )
             async for event in stream:
                 await registry.append(run_id, event_to_dict(event))
@@ -183,7 +266,7 @@ class RunLauncher:
         Returns once the run is under way; ``UserError`` for a bad decision or a cancelled
         run, ``RunLeaseError`` when another process drives it, `RunConflict` otherwise.
         """
-        if self.store is None:
+        if self.store_of(record.run_id) is None:
             raise UserError("this server has no store: start it with --store to resume runs")
         if self.is_active(record.run_id):
             raise RunConflict(f"run {record.run_id!r} is running on this server")
@@ -238,7 +321,8 @@ class ResumedRun:
         agent, run_id = self.launcher.agent_of(self.record.run_id), self.record.run_id
         hook = agent.on_event("*")(self._on_event)
         try:
-            result = await agent.resume(run_id, self.decision, store=self.launcher.store)
+            store = self.launcher.store_of(run_id)
+            result = await agent.resume(run_id, self.decision, store=store)
             await self._release()
         except asyncio.CancelledError:
             if not self.started.done():

@@ -1,50 +1,48 @@
-"""``POST /v1/chat/completions``: any OpenAI client can talk to a ponder agent.
+"""``/v1/chat/completions`` and ``/v1/models``: any OpenAI client can talk to a ponder agent.
 
-The last message must be the user's; the earlier ones become the run's history. The
-answer is the run's output; the agent's reasoning — ``think_and_reason`` summaries,
-sequential thoughts, provider reasoning — goes out as ``reasoning_content``. Each request
-is a run in the registry, so the viewer shows it too.
+The last message is the user's (a new run, the earlier messages its history) or ``tool``
+results answering a suspended run's client-side calls (that run resumes). The answer is
+the run's output; the agent's reasoning goes out as ``reasoning_content``. The request's
+``tools`` are the client's: when the agent calls one, the response carries ``tool_calls``
+with ``finish_reason: "tool_calls"`` and the run waits for the results. A run that waits
+for approval answers 200 with a ``ponder`` object (run id, pending calls, approve URL).
+Each request is a run in the registry, so the viewer shows it too; an ``Idempotency-Key``
+header makes a retried request return the first one's run instead of starting another.
 """
 
 from __future__ import annotations
 
 import json
 import time
+from collections import OrderedDict
 from collections.abc import AsyncIterator
-from typing import Any, assert_never
+from typing import Annotated, Any, assert_never
 
-from fastapi import APIRouter, HTTPException, Request
-from fastapi.responses import StreamingResponse
+from fastapi import APIRouter, Header, Request
+from fastapi.responses import JSONResponse, StreamingResponse
 
 from ponder.events import kind_of
-from ponder.messages import AssistantMessage, Message, SystemMessage, TextPart, UserMessage
+from ponder.server.launcher import RunLauncher
 from ponder.server.launchers import Launcher
+from ponder.server.openai_request import (
+    RequestError,
+    check_options,
+    client_call_id,
+    client_tools,
+    to_history,
+    tool_results,
+)
 from ponder.server.runs import TERMINAL_KINDS, RunRecord
 from ponder.server.schemas import ChatRequest, ErrorBody
+from ponder.server.stored import pending_calls
 
-__all__ = ["reasoning_text", "router"]
+__all__ = ["MODEL_ID", "reasoning_text", "router"]
 
 router = APIRouter(tags=["openai"])
+MODEL_ID = "ponder"
 _WAIT_SECONDS = 10.0
-
-
-def _history(body: ChatRequest) -> tuple[list[Message], str]:
-    *earlier, last = body.messages
-    if last.role != "user":
-        raise HTTPException(400, "the last message must have role 'user'")
-    prompt = body.text_of(last)
-    if not prompt.strip():
-        raise HTTPException(400, "the last user message has no text")
-    history: list[Message] = []
-    for message in earlier:
-        text = body.text_of(message)
-        if message.role in ("system", "developer"):
-            history.append(SystemMessage(content=text))
-        elif message.role == "user":
-            history.append(UserMessage(content=text))
-        elif message.role == "assistant" and text:
-            history.append(AssistantMessage(parts=(TextPart(text=text),)))
-    return history, prompt
+_KEYS_KEPT = 10_000
+_NO_RETRY = {"x-should-retry": "false"}
 
 
 def reasoning_text(event: dict[str, Any]) -> str:
@@ -91,23 +89,84 @@ def _usage(record: RunRecord) -> dict[str, int]:
     }
 
 
-def _error_of(record: RunRecord) -> HTTPException:
-    return HTTPException(502, f"the agent run failed: {record.error or record.status}")
+def _client_calls(record: RunRecord) -> list[dict[str, Any]] | None:
+    """The calls a suspended run sends the client, when every pending call is the client's."""
+    calls = pending_calls(record.suspension)
+    if not calls or not all(c.get("external") for c in calls):
+        return None
+    return [
+        {
+            "id": client_call_id(record.run_id, str(c["id"])),
+            "type": "function",
+            "function": {"name": c["name"], "arguments": _arguments_text(c.get("arguments"))},
+        }
+        for c in calls
+    ]
 
 
-def _completion(body: ChatRequest, record: RunRecord) -> dict[str, Any]:
-    reasoning = "".join(reasoning_text(e) for e in record.events)
+def _arguments_text(arguments: Any) -> str:
+    return arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)
+
+
+def _awaiting(request: Request, record: RunRecord) -> dict[str, Any]:
+    """What the response says about a run that waits for approval."""
+    base = str(request.base_url).rstrip("/")
+    return {
+        "run_id": record.run_id,
+        "status": "suspended",
+        "pending_calls": pending_calls(record.suspension),
+        "approve_url": f"{base}/v1/runs/{record.run_id}/resume",
+    }
+
+
+def _approval_text(record: RunRecord) -> str:
+    names = ", ".join(str(c.get("name")) for c in pending_calls(record.suspension))
+    return (
+        f"Run {record.run_id} waits for approval of {names or 'its pending calls'}: "
+        f'POST /v1/runs/{record.run_id}/resume with {{"decision": "approve"}} or "reject".'
+    )
+
+
+def _message(request: Request, record: RunRecord, events: list[dict[str, Any]]) -> dict[str, Any]:
+    """The assistant message of a finished or suspended run, and its finish reason."""
     message: dict[str, Any] = {"role": "assistant", "content": record.output or ""}
+    reasoning = "".join(reasoning_text(e) for e in events)
     if reasoning:
         message["reasoning_content"] = reasoning
-    return {
+    if record.status == "suspended":
+        calls = _client_calls(record)
+        if calls is not None:
+            return {**message, "content": None, "tool_calls": calls}
+        message["content"] = _approval_text(record)
+        message["ponder"] = _awaiting(request, record)
+    return message
+
+
+def _finish_reason(record: RunRecord) -> str:
+    return "tool_calls" if _client_calls(record) is not None else "stop"
+
+
+def _completion(
+    request: Request, body: ChatRequest, record: RunRecord, first_seq: int
+) -> dict[str, Any]:
+    events = [e for e in record.events if int(e["seq"]) > first_seq]
+    choice = {
+        "index": 0,
+        "message": _message(request, record, events),
+        "finish_reason": _finish_reason(record),
+        "logprobs": None,
+    }
+    completion = {
         "id": f"chatcmpl-{record.run_id}",
         "object": "chat.completion",
         "created": int(record.created),
         "model": body.model,
-        "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+        "choices": [choice],
         "usage": _usage(record),
     }
+    if record.status == "suspended" and _client_calls(record) is None:
+        completion["ponder"] = _awaiting(request, record)
+    return completion
 
 
 def _chunk(body: ChatRequest, record: RunRecord, delta: dict[str, Any], finish: str | None) -> str:
@@ -123,35 +182,57 @@ def _chunk(body: ChatRequest, record: RunRecord, delta: dict[str, Any], finish: 
 
 def _delta_for(event: dict[str, Any]) -> dict[str, Any] | None:
     found = _piece(event)
-    if found is None or (found[0] == "reasoning_content" and not found[1]):
+    if found is None or not found[1]:
         return None
     return {found[0]: found[1]}
 
 
-async def _stream(body: ChatRequest, record: RunRecord, launcher: Launcher) -> AsyncIterator[str]:
-    registry, seq, ended = launcher.registry, 0, False
+def _is_pause(event: dict[str, Any]) -> bool:
+    """True for the event after which this request's stream has nothing more to send."""
+    return event["kind"] in TERMINAL_KINDS or event["kind"] == "run_suspended"
+
+
+async def _stream(
+    request: Request, body: ChatRequest, record: RunRecord, launcher: Launcher, seq: int
+) -> AsyncIterator[str]:
+    registry, ended, answered = launcher.registry, False, False
     try:
         yield _chunk(body, record, {"role": "assistant", "content": ""}, None)
         while not ended:
             for event in registry.events_after(record.run_id, seq):
-                seq, ended = int(event["seq"]), event["kind"] in TERMINAL_KINDS
+                seq, ended = int(event["seq"]), ended or _is_pause(event)
                 delta = _delta_for(event)
                 if delta is not None:
+                    answered = answered or "content" in delta
                     yield _chunk(body, record, delta, None)
             if not ended and not record.is_done:
                 await registry.wait(record.run_id, seq, _WAIT_SECONDS)
             ended = ended or (record.is_done and not registry.events_after(record.run_id, seq))
         await launcher.wait(record.run_id)
-        yield _final(body, record)
+        if record.status == "completed" and record.output and not answered:
+            yield _chunk(body, record, {"content": record.output}, None)  # a resumed run's
+        yield _final(request, body, record)
     finally:
         launcher.cancel(record.run_id)
 
 
-def _final(body: ChatRequest, record: RunRecord) -> str:
-    if record.status != "completed":
-        detail = {"message": f"the agent run failed: {record.error}", "type": "run_failed"}
+def _final(request: Request, body: ChatRequest, record: RunRecord) -> str:
+    if record.status not in ("completed", "suspended"):
+        detail = {
+            "message": f"the agent run failed: {record.error}",
+            "type": "server_error",
+            "param": None,
+            "code": "run_failed",
+        }
         return f"data: {json.dumps({'error': detail})}\n\ndata: [DONE]\n\n"
-    text = _chunk(body, record, {}, "stop")
+    text = ""
+    calls = _client_calls(record) if record.status == "suspended" else None
+    if calls is not None:
+        deltas = [{**call, "index": i} for i, call in enumerate(calls)]
+        text += _chunk(body, record, {"tool_calls": deltas}, None)
+    elif record.status == "suspended":
+        text += _chunk(body, record, {"content": _approval_text(record)}, None)
+    text += _chunk(body, record, {}, _finish_reason(record))
     if body.stream_options is not None and body.stream_options.include_usage:
         usage_chunk = {
             "id": f"chatcmpl-{record.run_id}",
@@ -165,6 +246,74 @@ def _final(body: ChatRequest, record: RunRecord) -> str:
     return text + "data: [DONE]\n\n"
 
 
+class IdempotencyKeys:
+    """The run each ``Idempotency-Key`` started (the newest keys are kept)."""
+
+    def __init__(self, size: int = _KEYS_KEPT) -> None:
+        self.size = size
+        self._runs: OrderedDict[str, tuple[str, int]] = OrderedDict()
+
+    def get(self, key: str | None) -> tuple[str, int] | None:
+        """The run id and first event seq of the request made with ``key``."""
+        return None if key is None else self._runs.get(key)
+
+    def put(self, key: str | None, run_id: str, seq: int) -> None:
+        """Remember the run ``key`` started."""
+        if key is None:
+            return
+        self._runs[key] = (run_id, seq)
+        while len(self._runs) > self.size:
+            self._runs.popitem(last=False)
+
+
+def _keys(request: Request) -> IdempotencyKeys:
+    state = request.app.state
+    if not hasattr(state, "idempotency_keys"):
+        state.idempotency_keys = IdempotencyKeys()
+    found: IdempotencyKeys = state.idempotency_keys
+    return found
+
+
+def _resumed_at(record: RunRecord) -> int:
+    """The seq before the run's last resume (0 if it never resumed)."""
+    resumed = [int(e["seq"]) for e in record.events if e.get("kind") == "run_resumed"]
+    return resumed[-1] - 1 if resumed else 0
+
+
+async def _begin(launcher: Launcher, body: ChatRequest) -> tuple[RunRecord, int]:
+    """Start the run the request asks for, or resume the one its tool results answer."""
+    check_options(body)
+    results = tool_results(body)
+    if results is not None:
+        record = await launcher.lookup(results.run_id)
+        if record is not None and record.status == "completed":
+            return record, _resumed_at(record)  # answered already: the same answer again
+        if record is None or record.status != "suspended":
+            raise RequestError(
+                f"the tool results answer run {results.run_id}, which does not wait for them "
+                f"({'unknown' if record is None else record.status})",
+                "messages",
+            )
+        seq = record.last_seq
+        await launcher.resume(record, results.decision)
+        return record, seq
+    *earlier, last = body.messages
+    if last.role != "user":
+        raise RequestError(
+            "the last message must have role 'user' (or be tool results)", "messages"
+        )
+    prompt = body.text_of(last)
+    if not prompt.strip():
+        raise RequestError("the last user message has no text", "messages")
+    tools = client_tools(body)
+    history = to_history(body, earlier)
+    if isinstance(launcher, RunLauncher):
+        return launcher.start(prompt, history, external_tools=tools, resumable=True), 0
+    if tools:  # a run on Temporal cannot hand its calls back to this client
+        raise RequestError("client-side tools need runs started by this server", "tools")
+    return launcher.start(prompt, history), 0
+
+
 @router.post(
     "/v1/chat/completions",
     responses={
@@ -172,18 +321,50 @@ def _final(body: ChatRequest, record: RunRecord) -> str:
         400: {"model": ErrorBody},
         401: {"model": ErrorBody},
         413: {"model": ErrorBody},
-        422: {"model": ErrorBody},
         502: {"model": ErrorBody},
     },
 )
-async def chat_completions(body: ChatRequest, request: Request) -> Any:
+async def chat_completions(
+    body: ChatRequest,
+    request: Request,
+    idempotency_key: Annotated[str | None, Header(max_length=256)] = None,
+) -> Any:
     """An OpenAI chat completion answered by the agent (``stream: true`` for SSE chunks)."""
-    history, prompt = _history(body)
     launcher: Launcher = request.app.state.launcher
-    record = launcher.start(prompt, history)
+    keys = _keys(request)
+    known = keys.get(idempotency_key)
+    record = launcher.registry.get(known[0]) if known is not None else None
+    if known is not None and record is not None:
+        seq = known[1]
+    else:
+        record, seq = await _begin(launcher, body)
+        keys.put(idempotency_key, record.run_id, seq)
     if body.stream:
-        return StreamingResponse(_stream(body, record, launcher), media_type="text/event-stream")
+        stream = _stream(request, body, record, launcher, seq)
+        return StreamingResponse(stream, media_type="text/event-stream")
     await launcher.wait(record.run_id)
-    if record.status != "completed":
-        raise _error_of(record)
-    return _completion(body, record)
+    if record.status not in ("completed", "suspended"):
+        error = {
+            "message": f"the agent run failed: {record.error or record.status}",
+            "type": "server_error",
+            "param": None,
+            "code": "run_failed",
+        }
+        return JSONResponse({"error": error}, status_code=502, headers=_NO_RETRY)
+    return _completion(request, body, record, seq)
+
+
+def _model_entry() -> dict[str, Any]:
+    return {"id": MODEL_ID, "object": "model", "created": 0, "owned_by": "ponder"}
+
+
+@router.get("/v1/models")
+async def list_models() -> dict[str, Any]:
+    """The served agent, as the one model; any ``model`` name in a request reaches it."""
+    return {"object": "list", "data": [_model_entry()]}
+
+
+@router.get("/v1/models/{model_id}")
+async def get_model(model_id: str) -> dict[str, Any]:
+    """The served agent under any name a client uses for it."""
+    return {**_model_entry(), "id": model_id}

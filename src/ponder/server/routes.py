@@ -9,7 +9,7 @@ import json
 from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Header, HTTPException, Query, Request
+from fastapi import APIRouter, Header, HTTPException, Query, Request, Response
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
 from ponder.messages import AssistantMessage, Message, SystemMessage, TextPart, UserMessage
@@ -143,6 +143,7 @@ async def _follow(request: Request, record: RunRecord, seq: int) -> AsyncIterato
     responses={
         **_ERRORS,
         200: {"content": {"text/event-stream": {}}, "description": "The run's events (SSE)."},
+        204: {"description": "The run has ended and no events follow the given one."},
     },
 )
 async def run_events(
@@ -150,8 +151,15 @@ async def run_events(
     request: Request,
     last_event_id: Annotated[str | None, Header(max_length=32)] = None,
     after: Annotated[int | None, Query(ge=0, description="Replay events after this seq.")] = None,
-) -> EventSourceResponse:
-    """The run's events as server-sent events; ``Last-Event-ID`` resumes without loss."""
+) -> Response:
+    """The run's events as server-sent events; ``Last-Event-ID`` resumes without loss.
+
+    A stored run is replayed from the store's event log. Once a run has ended, a request
+    for the events after its last one gets 204, which tells ``EventSource`` to stop
+    reconnecting.
+    """
     record = await _record(request, run_id)
     seq = _resume_point(last_event_id, after)
+    if record.is_done and not _launcher(request).registry.events_after(record.run_id, seq):
+        return Response(status_code=204)
     return EventSourceResponse(_follow(request, record, seq), ping=15)

@@ -4,7 +4,8 @@ A `RunRecord` is plain data — the prompt, status, outcome and the run's event 
 dicts with increasing ``seq``), so an SSE client can replay from any ``Last-Event-ID``.
 The registry owns the records and lets readers wait for new events. It folds the
 events it is given into the record: ``run_suspended`` marks the run suspended with its
-pending calls, ``run_resumed`` marks it running again, ``usage`` keeps the token total.
+pending calls, ``run_resumed`` marks it running again, ``usage`` keeps the token total,
+``run_finished`` gives the output and the stop reason.
 """
 
 from __future__ import annotations
@@ -77,6 +78,7 @@ class RunRecord:
             case "run_finished":
                 if isinstance(event.get("usage"), dict):
                     self.usage = dict(event["usage"])
+                self.output = str(event.get("output") or "")
                 self.stop_reason = str(event.get("stop_reason") or "") or None
             case (
                 "run_started" | "run_failed" | "run_cancelled" | "round_started" | "reasoning"
@@ -107,10 +109,10 @@ class RunRecord:
             "status": self.status,
             "output": self.output,
             "error": self.error,
+            "stop_reason": self.stop_reason,
             "usage": self.usage,
             "event_count": len(self.events),
             "suspension": self.suspension,
-            "stop_reason": self.stop_reason,
         }
 
 

@@ -14,6 +14,8 @@ __all__ = [
     "ContentPart",
     "ErrorBody",
     "ErrorDetail",
+    "FunctionCallIn",
+    "FunctionIn",
     "HistoryMessage",
     "ResumeRequest",
     "RunList",
@@ -21,6 +23,8 @@ __all__ = [
     "RunSummary",
     "StreamOptions",
     "Suspension",
+    "ToolCallIn",
+    "ToolIn",
 ]
 
 MAX_TEXT_CHARS = 200_000
@@ -112,6 +116,25 @@ class ContentPart(BaseModel):
     text: str | None = Field(default=None, max_length=MAX_TEXT_CHARS)
 
 
+class FunctionCallIn(BaseModel):
+    """The function of a tool call: its name and its arguments as JSON text."""
+
+    model_config = ConfigDict(extra="allow")
+
+    name: str = Field(max_length=256)
+    arguments: str = Field(default="{}", max_length=MAX_TEXT_CHARS)
+
+
+class ToolCallIn(BaseModel):
+    """A tool call of an assistant message in the client's history."""
+
+    model_config = ConfigDict(extra="allow")
+
+    id: str = Field(min_length=1, max_length=256)
+    type: Literal["function"] = "function"
+    function: FunctionCallIn
+
+
 class ChatMessageIn(BaseModel):
     """One message of an OpenAI chat request."""
 
@@ -120,6 +143,28 @@ class ChatMessageIn(BaseModel):
     role: Literal["system", "developer", "user", "assistant", "tool"]
     content: str | list[ContentPart] | None = Field(default=None, max_length=MAX_TEXT_CHARS)
     name: str | None = Field(default=None, max_length=256)
+    tool_calls: list[ToolCallIn] | None = Field(default=None, max_length=MAX_MESSAGES)
+    tool_call_id: str | None = Field(default=None, max_length=256)
+
+
+class FunctionIn(BaseModel):
+    """A client-side function the agent may call."""
+
+    model_config = ConfigDict(extra="allow")
+
+    name: str = Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_-]+$")
+    description: str = Field(default="", max_length=MAX_TEXT_CHARS)
+    parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
+    strict: bool | None = None
+
+
+class ToolIn(BaseModel):
+    """One entry of a request's ``tools``: a client-side function."""
+
+    model_config = ConfigDict(extra="allow")
+
+    type: Literal["function"]
+    function: FunctionIn
 
 
 class StreamOptions(BaseModel):
@@ -131,7 +176,11 @@ class StreamOptions(BaseModel):
 
 
 class ChatRequest(BaseModel):
-    """An OpenAI ``/v1/chat/completions`` request; sampling options are accepted and ignored."""
+    """An OpenAI ``/v1/chat/completions`` request.
+
+    ``tools`` are the client's: the agent may call them, and the client answers (see
+    ``ponder.server.openai_compat``). Options the agent cannot honour are refused.
+    """
 
     model_config = ConfigDict(extra="allow")
 
@@ -139,6 +188,13 @@ class ChatRequest(BaseModel):
     messages: list[ChatMessageIn] = Field(min_length=1, max_length=MAX_MESSAGES)
     stream: bool = False
     stream_options: StreamOptions | None = None
+    tools: list[ToolIn] | None = Field(default=None, max_length=128)
+    tool_choice: Any = None
+    response_format: Any = None
+    n: int | None = None
+    temperature: float | None = None
+    max_tokens: int | None = None
+    max_completion_tokens: int | None = None
 
     def text_of(self, message: ChatMessageIn) -> str:
         """A message's text (text parts joined)."""

@@ -10,7 +10,9 @@ A run is stored as three kinds of rows, all JSON text (never pickle):
   replaces the ledger, bumps the generation and rewrites them);
 - **effect rows**: the result of each completed tool call, written the moment the call
   finishes, so a resumed run never executes a completed call again; deleted by the
-  checkpoint whose messages hold them, so a result is kept once.
+  checkpoint whose messages hold them, so a result is kept once;
+- **event rows**: the run's event log (JSON dicts with their ``seq``; runs of text deltas
+  merged into one), written with each checkpoint, so a stored run can be replayed.
 
 ``FORMAT`` is the header's version; a store refuses headers of another format.
 """
@@ -69,6 +71,8 @@ class Checkpoint:
     """The writer's lease: the write fails with `RunLeaseError` if another holds the run."""
     drop_effects: bool = False
     """True when these messages hold every saved tool result: delete the effect rows."""
+    events: list[dict[str, Any]] = field(default_factory=list)
+    """The run's events since the last checkpoint (JSON dicts with ``seq``)."""
 
 
 @dataclass(slots=True)
@@ -177,6 +181,20 @@ class Store(ABC):
     @abstractmethod
     async def release(self, run_id: str, owner: str) -> None:
         """Give the lease back (no error if it is not held)."""
+
+    async def append_events(  # noqa: B027 - optional for stores that keep no event log
+        self, run_id: str, events: list[dict[str, Any]]
+    ) -> None:
+        """Add events to the run's log outside a checkpoint (the run's last ones)."""
+
+    async def load_events(self, run_id: str, after: int = 0) -> list[dict[str, Any]]:
+        """The run's stored events with ``seq`` above ``after``; ``[]`` if it keeps none."""
+        return []
+
+    async def find_ids(self, prefix: str, limit: int = 2) -> list[str]:
+        """Up to ``limit`` stored run ids that start with ``prefix``, in order."""
+        runs = await self.list_runs(limit=1_000_000)
+        return sorted(r.run_id for r in runs if r.run_id.startswith(prefix))[:limit]
 
     async def prune(self, *, keep_last: int | None = None, older_than: float | None = None) -> int:
         """Delete runs beyond the newest ``keep_last`` or not updated for ``older_than`` s.

@@ -26,6 +26,7 @@ class _Run:
     header: dict[str, Any] = field(default_factory=dict)
     messages: list[str] = field(default_factory=list)
     effects: dict[str, str] = field(default_factory=dict)
+    events: dict[int, str] = field(default_factory=dict)
 
 
 def _dump(value: Any) -> str:
@@ -70,6 +71,7 @@ class MemoryStore(Store):
         run.messages.extend(bodies)
         if checkpoint.drop_effects:
             run.effects.clear()
+        run.events.update((int(e["seq"]), _dump(e)) for e in checkpoint.events)
         run.header = json.loads(header)
         record = run.record
         run.record = replace(
@@ -86,6 +88,16 @@ class MemoryStore(Store):
         body = _dump(message)
         self._ensure(run_id).effects.setdefault(call_id, body)
         return len(body)
+
+    async def append_events(self, run_id: str, events: list[dict[str, Any]]) -> None:
+        """Add the run's last events to its log."""
+        self._ensure(run_id).events.update((int(e["seq"]), _dump(e)) for e in events)
+
+    async def load_events(self, run_id: str, after: int = 0) -> list[dict[str, Any]]:
+        """The run's stored events after ``after``."""
+        run = self._runs.get(run_id)
+        found = sorted(run.events.items()) if run is not None else []
+        return [json.loads(body) for seq, body in found if seq > after]
 
     async def load(self, run_id: str) -> StoredRun:
         """A copy of everything stored for the run."""

@@ -35,6 +35,28 @@ def _pg(statement: str) -> str:
     return statement.replace("?", "%s")
 
 
+async def _write_rows(
+    cursor: Any,
+    checkpoint: Checkpoint,
+    run_row: Any,
+    message_rows: list[Any],
+    event_rows: list[Any],
+) -> None:
+    """One checkpoint's statements, inside the caller's transaction; fenced if not ours."""
+    await cursor.execute(_pg(sql.UPSERT_RUN), run_row)
+    if cursor.rowcount == 0:
+        raise _Fenced
+    run_id = checkpoint.run_id
+    if checkpoint.rewrite:
+        await cursor.execute(_pg(sql.DELETE_MESSAGES), (run_id,))
+    if message_rows:
+        await cursor.executemany(_pg(sql.INSERT_MESSAGE), message_rows)
+    if event_rows:
+        await cursor.executemany(_pg(sql.INSERT_EVENT), event_rows)
+    if checkpoint.drop_effects:
+        await cursor.execute(_pg(sql.DELETE_EFFECTS), (run_id,))
+
+
 async def _landed(conn: Any, run_row: tuple[Any, ...]) -> bool:
     """Whether the run row is the one this checkpoint wrote (its own ``updated`` stamp)."""
     cursor = await conn.execute(_pg(sql.SELECT_STAMP), (run_row[0],))
@@ -139,6 +161,7 @@ class PostgresStore(Store):
         run_row, message_rows, size = sql.checkpoint_rows(checkpoint, time.time())
         run_id = checkpoint.run_id
         attempts = 0
+        event_rows = sql.event_rows(run_id, checkpoint.events)
 
         async def work(conn: Any) -> None:
             nonlocal attempts
@@ -146,16 +169,7 @@ class PostgresStore(Store):
             if attempts > 1 and await _landed(conn, run_row):
                 return  # the first attempt committed; only its reply was lost
             async with conn.transaction():
-                cursor = conn.cursor()
-                await cursor.execute(_pg(sql.UPSERT_RUN), run_row)
-                if cursor.rowcount == 0:
-                    raise _Fenced
-                if checkpoint.rewrite:
-                    await cursor.execute(_pg(sql.DELETE_MESSAGES), (run_id,))
-                if message_rows:
-                    await cursor.executemany(_pg(sql.INSERT_MESSAGE), message_rows)
-                if checkpoint.drop_effects:
-                    await cursor.execute(_pg(sql.DELETE_EFFECTS), (run_id,))
+                await _write_rows(conn.cursor(), checkpoint, run_row, message_rows, event_rows)
 
         try:
             await self._use(f"cannot write run {run_id!r}", work)
@@ -184,6 +198,26 @@ class PostgresStore(Store):
             return list(await cursor.fetchall())
 
         return await self._use("cannot read the store", work)
+
+    async def append_events(self, run_id: str, events: list[dict[str, Any]]) -> None:
+        """Add the run's last events to its log."""
+        rows = sql.event_rows(run_id, events)
+
+        async def work(conn: Any) -> None:
+            if rows:
+                async with conn.transaction():
+                    await conn.cursor().executemany(_pg(sql.INSERT_EVENT), rows)
+
+        await self._use(f"cannot write the events of run {run_id!r}", work)
+
+    async def load_events(self, run_id: str, after: int = 0) -> list[dict[str, Any]]:
+        """The run's stored events after ``after``."""
+        return sql.decode_events(run_id, await self._fetch(sql.SELECT_EVENTS, (run_id, after)))
+
+    async def find_ids(self, prefix: str, limit: int = 2) -> list[str]:
+        """Stored run ids starting with ``prefix``."""
+        rows = await self._fetch(sql.SELECT_IDS_LIKE, (sql.like_prefix(prefix), limit))
+        return [str(r[0]) for r in rows]
 
     async def load(self, run_id: str) -> StoredRun:
         """Read a run back."""
@@ -220,7 +254,7 @@ class PostgresStore(Store):
 
         async def work(conn: Any) -> None:
             async with conn.transaction():
-                for statement in (sql.DELETE_MESSAGES, sql.DELETE_EFFECTS, sql.DELETE_RUN):
+                for statement in sql.DELETE_ALL:
                     await conn.execute(_pg(statement), (run_id,))
 
         await self._use(f"cannot delete run {run_id!r}", work)

@@ -1,7 +1,7 @@
 """SQL shared by the SQLite and PostgreSQL stores (``?`` placeholders; PostgreSQL maps them).
 
 ``ponder_meta`` holds the schema version; `pending_migrations` brings an older store up to
-date (version 2 added ``session_id``).
+date (version 2 added ``session_id``, version 3 the ``ponder_events`` log).
 """
 
 from __future__ import annotations
@@ -16,11 +16,14 @@ from ponder.store.base import Checkpoint, RunRecord, StoredRun, check_header
 __all__ = [
     "ACQUIRE",
     "CONFLICT",
+    "DELETE_ALL",
     "DELETE_EFFECTS",
+    "DELETE_EVENTS",
     "DELETE_MESSAGES",
     "DELETE_RUN",
     "INDEXES",
     "INSERT_EFFECT",
+    "INSERT_EVENT",
     "INSERT_MESSAGE",
     "LATEST_IN_SESSION",
     "LIST_RUNS",
@@ -30,6 +33,8 @@ __all__ = [
     "SCHEMA",
     "SCHEMA_VERSION",
     "SELECT_EFFECTS",
+    "SELECT_EVENTS",
+    "SELECT_IDS_LIKE",
     "SELECT_MESSAGES",
     "SELECT_OWNER",
     "SELECT_RUN",
@@ -39,7 +44,10 @@ __all__ = [
     "SET_VERSION",
     "UPSERT_RUN",
     "checkpoint_rows",
+    "decode_events",
     "decode_run",
+    "event_rows",
+    "like_prefix",
     "migration_plan",
     "pending_migrations",
     "record_from_row",
@@ -47,7 +55,7 @@ __all__ = [
     "to_json",
 ]
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 SCHEMA = (
     "CREATE TABLE IF NOT EXISTS ponder_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -62,6 +70,9 @@ SCHEMA = (
     "CREATE TABLE IF NOT EXISTS ponder_effects ("
     " run_id TEXT NOT NULL, call_id TEXT NOT NULL, body TEXT NOT NULL,"
     " PRIMARY KEY (run_id, call_id))",
+    "CREATE TABLE IF NOT EXISTS ponder_events ("
+    " run_id TEXT NOT NULL, seq INTEGER NOT NULL, body TEXT NOT NULL,"
+    " PRIMARY KEY (run_id, seq))",
 )
 INDEXES = (
     "CREATE INDEX IF NOT EXISTS ponder_runs_updated ON ponder_runs (updated)",
@@ -69,6 +80,7 @@ INDEXES = (
 )
 MIGRATIONS: dict[int, tuple[str, ...]] = {
     2: ("ALTER TABLE ponder_runs ADD COLUMN session_id TEXT",),
+    3: (),  # ponder_events: created by SCHEMA
 }
 """Statements that bring a store of version ``n - 1`` to version ``n``."""
 
@@ -116,6 +128,18 @@ INSERT_EFFECT = (
 )
 DELETE_EFFECTS = "DELETE FROM ponder_effects WHERE run_id = ?"
 DELETE_RUN = "DELETE FROM ponder_runs WHERE run_id = ?"
+INSERT_EVENT = (
+    "INSERT INTO ponder_events (run_id, seq, body) VALUES (?, ?, ?)"
+    " ON CONFLICT (run_id, seq) DO UPDATE SET body = excluded.body"
+)
+"""A resumed run may number events the crashed process wrote but never checkpointed."""
+DELETE_EVENTS = "DELETE FROM ponder_events WHERE run_id = ?"
+DELETE_ALL = (DELETE_MESSAGES, DELETE_EFFECTS, DELETE_EVENTS, DELETE_RUN)
+"""Every row of a run, in an order that never leaves orphans."""
+SELECT_EVENTS = "SELECT body FROM ponder_events WHERE run_id = ? AND seq > ? ORDER BY seq"
+SELECT_IDS_LIKE = (
+    "SELECT run_id FROM ponder_runs WHERE run_id LIKE ? ESCAPE '!' ORDER BY run_id LIMIT ?"
+)
 SELECT_RUN = (
     "SELECT run_id, status, created, updated, prompt, messages, lease_owner, lease_until,"
     " header"
@@ -182,6 +206,25 @@ def checkpoint_rows(
         (checkpoint.run_id, checkpoint.first_index + i, body) for i, body in enumerate(bodies)
     ]
     return run_row, message_rows, len(header) + sum(len(b) for b in bodies)
+
+
+def event_rows(run_id: str, events: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
+    """The rows of ``events`` (each with its ``seq``)."""
+    return [
+        (run_id, int(e["seq"]), json.dumps(e, ensure_ascii=False, separators=(",", ":")))
+        for e in events
+    ]
+
+
+def decode_events(run_id: str, rows: list[tuple[Any, ...]]) -> list[dict[str, Any]]:
+    """The stored events of a run, from their rows."""
+    found = [_json(run_id, row[0], "event") for row in rows]
+    return [e for e in found if isinstance(e, dict)]
+
+
+def like_prefix(prefix: str) -> str:
+    """A ``LIKE ... ESCAPE '!'`` pattern for ids starting with ``prefix``, taken literally."""
+    return "".join(f"!{c}" if c in "%_!" else c for c in prefix) + "%"
 
 
 def record_from_row(row: tuple[Any, ...]) -> RunRecord:

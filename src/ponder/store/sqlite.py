@@ -90,6 +90,7 @@ class SQLiteStore(Store):
                     if checkpoint.rewrite:
                         db.execute(sql.DELETE_MESSAGES, (run_id,))
                     db.executemany(sql.INSERT_MESSAGE, message_rows)
+                    db.executemany(sql.INSERT_EVENT, sql.event_rows(run_id, checkpoint.events))
                     if checkpoint.drop_effects:
                         db.execute(sql.DELETE_EFFECTS, (run_id,))
             except sqlite3.IntegrityError:
@@ -106,6 +107,24 @@ class SQLiteStore(Store):
             body = sql.to_json(message)
             self._db.execute(sql.INSERT_EFFECT, (run_id, call_id, body))  # one statement: atomic
             return len(body)
+
+    async def append_events(self, run_id: str, events: list[dict[str, Any]]) -> None:
+        """Add the run's last events to its log."""
+        with _translated(f"cannot write the events of run {run_id!r}"):
+            with self._transaction() as db:
+                db.executemany(sql.INSERT_EVENT, sql.event_rows(run_id, events))
+
+    async def load_events(self, run_id: str, after: int = 0) -> list[dict[str, Any]]:
+        """The run's stored events after ``after``."""
+        with _translated(f"cannot read the events of run {run_id!r}"):
+            rows = self._db.execute(sql.SELECT_EVENTS, (run_id, after)).fetchall()
+            return sql.decode_events(run_id, rows)
+
+    async def find_ids(self, prefix: str, limit: int = 2) -> list[str]:
+        """Stored run ids starting with ``prefix``."""
+        with _translated("cannot list the runs"):
+            rows = self._db.execute(sql.SELECT_IDS_LIKE, (sql.like_prefix(prefix), limit))
+            return [str(r[0]) for r in rows.fetchall()]
 
     async def load(self, run_id: str) -> StoredRun:
         """Read a run back."""
@@ -142,7 +161,7 @@ class SQLiteStore(Store):
         """Remove a run."""
         with _translated(f"cannot delete run {run_id!r}"):
             with self._transaction() as db:
-                for statement in (sql.DELETE_MESSAGES, sql.DELETE_EFFECTS, sql.DELETE_RUN):
+                for statement in sql.DELETE_ALL:
                     db.execute(statement, (run_id,))
 
     async def acquire(

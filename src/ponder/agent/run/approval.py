@@ -5,7 +5,9 @@ A tool marked ``requires_approval`` suspends the run with the pending calls as p
 of the batch's other calls are saved, so the resumed run redoes nothing. The run is resumed
 with a decision (`accept_decision` checks it): ``"approve"`` / ``True`` or ``"reject"`` /
 ``False`` for every pending call, or a mapping from call id to ``"approve"``, ``"reject"``,
-``{"action": "reject", "reason": "..."}`` or ``{"action": "edit", "arguments": {...}}``.
+``{"action": "reject", "reason": "..."}``, ``{"action": "edit", "arguments": {...}}`` or
+``{"action": "result", "output": "..."}`` (the call's answer, given instead of running it:
+how the caller answers an external tool's call, see ``ponder.tools.external``).
 `approval_decision` then tells, per call, whether it runs (maybe edited), is refused, or
 still waits.
 """
@@ -13,11 +15,12 @@ still waits.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from ponder.exceptions import Suspend, UserError
-from ponder.messages import ToolCallPart, ToolMessage
+from ponder.messages import AssistantMessage, ToolCallPart, ToolMessage
+from ponder.tools.external import is_external
 from ponder.tools.tool import ToolResult
 
 if TYPE_CHECKING:
@@ -29,6 +32,7 @@ __all__ = [
     "approval_payload",
     "approval_settled",
     "check_decision",
+    "check_pending_tools",
     "decide",
     "hold_for_approval",
 ]
@@ -36,14 +40,21 @@ __all__ = [
 _ALL = {"approve": "approve", "reject": "reject", True: "approve", False: "reject"}
 
 
-def approval_payload(calls: Sequence[ToolCallPart]) -> dict[str, Any]:
-    """The suspension payload: the calls that wait for a decision."""
-    return {
-        "calls": [
-            {"id": c.id, "name": c.name, "arguments": c.args if c.args is not None else c.arguments}
-            for c in calls
-        ]
-    }
+def approval_payload(
+    calls: Sequence[ToolCallPart], external: Collection[str] = ()
+) -> dict[str, Any]:
+    """The suspension payload: the calls that wait for a decision (or, external, a result)."""
+    entries = []
+    for c in calls:
+        entry: dict[str, Any] = {
+            "id": c.id,
+            "name": c.name,
+            "arguments": c.args if c.args is not None else c.arguments,
+        }
+        if c.name in external:
+            entry["external"] = True
+        entries.append(entry)
+    return {"calls": entries}
 
 
 async def hold_for_approval(
@@ -60,7 +71,8 @@ async def hold_for_approval(
             if checkpointer.saved(call_id) is None:
                 await checkpointer.save(answer)
     ctx.state.awaiting_approval = [c.id for c in waiting]
-    raise Suspend("approval", approval_payload(waiting))
+    external = {c.name for c in waiting if is_external(ctx.tools.get(c.name))}
+    raise Suspend("approval", approval_payload(waiting, external))
 
 
 def approval_settled(ctx: RunContext) -> None:
@@ -74,6 +86,33 @@ def accept_decision(ctx: RunContext, value: Any, *, suspended: bool) -> None:
     if suspended and awaiting:
         check_decision(value, awaiting)
     ctx.decision = value if suspended else None
+
+
+def check_pending_tools(ctx: RunContext) -> None:
+    """Refuse (`UserError`) a decision that would run a pending call this agent cannot run.
+
+    Checked before the run changes, so the decision is not used up on an "unknown tool".
+    """
+    awaiting = ctx.state.awaiting_approval
+    if not awaiting or ctx.decision is None:
+        return
+    message = next(
+        (m for m in reversed(ctx.state.ledger.messages) if isinstance(m, AssistantMessage)), None
+    )
+    calls = [c for c in (message.tool_calls if message else ()) if c.id in awaiting]
+    missing = sorted(
+        {
+            c.name
+            for c in calls
+            if ctx.tools.get(c.name) is None and isinstance(decide(c, ctx.decision), ToolCallPart)
+        }
+    )
+    if missing:
+        raise UserError(
+            f"run {ctx.state.run_id!r} waits on calls to {', '.join(map(repr, missing))}, which "
+            "this agent does not offer: resume it with the tools it was started with "
+            "(--tools, the MCP servers); the run was not changed"
+        )
 
 
 def approval_decision(ctx: RunContext, call: ToolCallPart) -> ToolCallPart | ToolMessage | None:
@@ -91,10 +130,12 @@ def _check_one(call_id: str, decision: Any) -> None:
             return
         if action == "edit" and isinstance(decision.get("arguments"), dict):
             return
+        if action == "result" and isinstance(decision.get("output"), str):
+            return
     raise UserError(
         f"decision for call {call_id!r} must be 'approve', 'reject', "
-        "{'action': 'reject', 'reason': ...} or {'action': 'edit', 'arguments': {...}}; "
-        f"got {decision!r}"
+        "{'action': 'reject', 'reason': ...}, {'action': 'edit', 'arguments': {...}} or "
+        f"{{'action': 'result', 'output': '...'}}; got {decision!r}"
     )
 
 
@@ -124,6 +165,9 @@ def decide(call: ToolCallPart, value: Any) -> ToolCallPart | ToolMessage | None:
     if isinstance(decision, dict) and decision["action"] == "edit":
         args = decision["arguments"]
         return ToolCallPart(id=call.id, name=call.name, arguments=json.dumps(args), args=args)
+    if isinstance(decision, dict) and decision["action"] == "result":
+        given = ToolResult(success=not decision.get("is_error"), output=decision["output"])
+        return given.to_message(call)
     reason = decision.get("reason", "") if isinstance(decision, dict) else ""
     refusal = "the user rejected this call" + (f": {reason}" if reason else "")
     return ToolResult.fail(refusal).to_message(call)

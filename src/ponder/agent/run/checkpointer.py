@@ -12,12 +12,13 @@ reuses ids across rounds never gets one round's result for another round's call.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from ponder.events import CheckpointWritten
+from ponder.events import CheckpointWritten, Event, event_to_dict
 from ponder.exceptions import LedgerError, StoreError
 from ponder.messages import Ledger, ToolMessage
 from ponder.store.base import FORMAT, Checkpoint, Store, StoredRun
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Checkpointer", "effect_key"]
 
+_MERGED = frozenset({"text_delta", "reasoning_delta"})
 POSITION_KEYS = "position"
 """The header's ``ledger.keys`` value for effects keyed by `effect_key` (else: bare ids)."""
 
@@ -55,6 +57,28 @@ class Checkpointer:
         """True while effect rows exist that the stored messages do not hold yet."""
         self._generation: int | None = None
         """The generation last written; None before the first write of a fresh run."""
+        self._events: list[dict[str, Any]] = []
+        """Events since the last checkpoint, for the store's event log."""
+
+    def note(self, event: Event) -> None:
+        """Keep an event for the store's log; a run of text deltas is kept as one event."""
+        found = event_to_dict(event)
+        last = self._events[-1] if self._events else None
+        if last is not None and found["kind"] in _MERGED and last["kind"] == found["kind"]:
+            last.update(found, text=last["text"] + found["text"])
+            return
+        self._events.append(found)
+
+    def take_events(self) -> list[dict[str, Any]]:
+        """The kept events, JSON-safe; the checkpointer forgets them."""
+        events, self._events = self._events, []
+        return [json.loads(json.dumps(e, ensure_ascii=False, default=str)) for e in events]
+
+    async def flush_events(self) -> None:
+        """Write the events no checkpoint took (those after the run's last one)."""
+        events = self.take_events()
+        if events:
+            await self.store.append_events(self.run.state.run_id, events)
 
     async def after_node(self, vm: Interpreter, pc: int) -> None:
         """The interpreter's ``after`` hook: checkpoint after nodes marked ``durable``.
@@ -94,6 +118,7 @@ class Checkpointer:
             session_id=state.session_id,
             owner=self.owner,
             drop_effects=self._has_effects and not ledger.open_calls,
+            events=self.take_events(),
         )
         size = await self.store.write(checkpoint)
         self._written, self._generation = len(ledger), ledger.generation

@@ -89,6 +89,7 @@ class RunContext:
     output: OutputSpec | None = None
     """The type the final answer must have (None: plain text); see ``run.final_output``."""
     _backlog: list[Event] = field(default_factory=list)
+    _own_tools: ToolRegistry | None = None
     _degraded: set[str] = field(default_factory=set)
 
     @property
@@ -111,10 +112,19 @@ class RunContext:
         if self.tool_source is None:
             return False
         tools, executor = await self.tool_source()
-        if tools is self.tools:
+        if tools is self._own_tools:
             return False
         self.tools, self.executor = tools, executor
+        self.add_external_tools()
         return True
+
+    def add_external_tools(self) -> None:
+        """Offer the run's external tools (``RunState.external_tools``) besides the agent's."""
+        self._own_tools = self.tools
+        if self.state.external_tools:
+            from ponder.tools.external import external_tools
+
+            self.tools = self.tools.merged(external_tools(self.state.external_tools))
 
     def close(self) -> None:
         """Drop the run's reference cycles (the checkpointer) once it is over."""
@@ -130,6 +140,8 @@ class RunContext:
         event.time = self.clock()
         if self.sink is not None:
             self.sink(event)
+        if self.checkpointer is not None:
+            self.checkpointer.note(event)
         if self.hooks.has_event_handlers:
             self._backlog.append(event)
 

@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from ponder.agent.result import RunResult
-from ponder.agent.run.approval import accept_decision
+from ponder.agent.run.approval import accept_decision, check_pending_tools
 from ponder.agent.run.checkpointer import Checkpointer
 from ponder.agent.run.context import RunContext
 from ponder.agent.run.final_output import restored_output
@@ -46,6 +46,7 @@ async def start_run(
 ) -> RunResult:
     """Run a fresh state from the program's start."""
     checkpointer = ctx.checkpointer = Checkpointer(store, ctx) if store is not None else None
+    ctx.add_external_tools()
     deps = RunDeps(ctx, strategy_type(ctx))
     after = checkpointer.after_node if checkpointer is not None else None
     vm = Interpreter(program, ctx.state, deps=deps, after=after)
@@ -114,9 +115,11 @@ async def _restore(
     state.ledger = ledger
     ctx.state, ctx.checkpointer = state, checkpointer
     ctx.output = restored_output(ctx.output, state.output_schema)
+    ctx.add_external_tools()
     if stored.record.status == "completed" or vm.is_finished:
         return None
     accept_decision(ctx, value, suspended=vm.status == "suspended")
+    check_pending_tools(ctx)
     ctx.interrupted = {
         c
         for c in ledger.open_calls
@@ -209,12 +212,14 @@ async def _outcome(
         await _save(ctx, "failed")
         await deps.strategy.on_exception(cause)
         await ctx.emit(RunFailed(error=str(cause), error_type=type(cause).__name__))
+        await _save_events(ctx)
         raise cause from None
     except asyncio.CancelledError as cancel:
         resumable = INTERRUPT in cancel.args
         state.status = "interrupted" if resumable else "cancelled"
         await asyncio.shield(_save(ctx, state.status))
         await ctx.emit(RunCancelled(resumable=resumable))
+        await asyncio.shield(_save_events(ctx))
         raise
     if isinstance(outcome, Finished):
         state.status = "completed"
@@ -241,6 +246,15 @@ async def _save(ctx: RunContext, status: str) -> None:
             # the checkpoint cannot be written: the final status at least must not stay running
             await ctx.checkpointer.store.set_status(ctx.state.run_id, status)
             raise
+
+
+async def _save_events(ctx: RunContext) -> None:
+    """Write the run's last events (after its last checkpoint) to the store's log."""
+    if ctx.checkpointer is not None:
+        try:
+            await ctx.checkpointer.flush_events()
+        except StoreError:
+            pass  # the log misses its end; the run's status and ledger are stored
 
 
 def _result(ctx: RunContext, outcome: Outcome) -> RunResult:

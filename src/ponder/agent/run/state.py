@@ -81,6 +81,10 @@ class RunState(BaseModel):
     """Ids of the calls the run is suspended on, waiting for a decision."""
     offered_tools: list[str] | None = None
     """The tools the latest model request offered (None: not known, e.g. an older run)."""
+    recipe: dict[str, Any] = Field(default_factory=dict)
+    """How the agent was built (`Agent.recipe`), so the run can be resumed without flags."""
+    external_tools: list[dict[str, Any]] = Field(default_factory=list)
+    """Definitions of tools the caller answers (see ``ponder.tools.external``)."""
     text_replies: int = 0
     """Consecutive text replies in the acting phase before ``agent_stop`` (stop protocol)."""
     answer_retried: bool = False

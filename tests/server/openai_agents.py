@@ -1,0 +1,55 @@
+"""Agents for the OpenAI-endpoint tests: their models are pure functions of the request."""
+
+from __future__ import annotations
+
+from ponder.agent import Agent
+from ponder.messages import ToolMessage
+from ponder.models import ModelRequest, ModelResponse, ScriptedModel, call_tools, reply
+from ponder.tools import tool
+
+PUBLISHED: list[str] = []
+
+
+def weather_script(request: ModelRequest) -> ModelResponse:
+    """Calls the client's ``get_weather`` when it is offered, then answers from its result."""
+    results = [m for m in request.messages if isinstance(m, ToolMessage)]
+    if results and results[-1].name == "get_weather":
+        return reply(f"In Paris: {results[-1].content}.")
+    if any(t.name == "get_weather" for t in request.tools):
+        return call_tools(("get_weather", {"city": "Paris"}))
+    return reply(f"{len(request.messages)} messages")
+
+
+def weather_agent() -> Agent:
+    """One agent shared by every request; answers in ``chat`` mode (a text reply ends it)."""
+    return Agent(
+        ScriptedModel(weather_script), agent_thought_mode="chat", enable_thinking_tool=False
+    )
+
+
+@tool(requires_approval=True)
+def publish(text: str) -> str:
+    """Publish a text.
+
+    Args:
+        text: What to publish.
+    """
+    PUBLISHED.append(text)
+    return f"published {text!r}"
+
+
+def publish_script(request: ModelRequest) -> ModelResponse:
+    results = [m for m in request.messages if isinstance(m, ToolMessage)]
+    if not results:
+        return call_tools(("publish", {"text": "report"}, "p1"))
+    return reply(f"Done: {results[-1].content}")
+
+
+def publish_agent() -> Agent:
+    """An agent whose one tool waits for approval."""
+    return Agent(
+        ScriptedModel(publish_script),
+        tools=[publish],
+        agent_thought_mode="chat",
+        enable_thinking_tool=False,
+    )
