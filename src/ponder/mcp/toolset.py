@@ -199,7 +199,7 @@ class MCPToolset:
             )
 
         try:
-            with self.bindings.calling(server, ctx.run_id):
+            with self.bindings.calling(server, ctx.run_id, ctx.call_id):
                 result = await connection.call_tool(tool, args, timeout=timeout, progress=progress)
         except ToolError as exc:
             return ToolResult.fail(str(exc), data={"mcp_server": server, "mcp_tool": tool})
