@@ -87,14 +87,7 @@ async def answer_open_calls(
     pending = [c for c in calls if c.id in open_ids and c.id not in answers]
     runnable = _settle_pending(ctx, pending, answers)
     await _run(ctx, runnable, answers)
-    asked = _asked(ctx, runnable, answers)
-    waiting = [c for c in pending if c.id not in answers and c not in asked]
-    if asked:
-        await hold_for_input(ctx, asked, answers, waiting)
-    if waiting:
-        await hold_for_approval(ctx, waiting, answers)
-    approval_settled(ctx)
-    ctx.state.awaiting_input = []
+    await _hold_if_waiting(ctx, pending, runnable, answers)
     ctx.interrupted.clear()
     for call in calls:
         if call.id in answers:
@@ -102,6 +95,23 @@ async def answer_open_calls(
     if ctx.checkpointer is not None:
         ctx.checkpointer.forget(answers)
     return calls
+
+
+async def _hold_if_waiting(
+    ctx: RunContext,
+    pending: list[ToolCallPart],
+    ran: list[ToolCallPart],
+    answers: dict[str, ToolMessage],
+) -> None:
+    """Suspend on the questions the calls asked, or on the calls awaiting approval."""
+    asked = _asked(ctx, ran, answers)
+    waiting = [c for c in pending if c.id not in answers and c not in asked]
+    if asked:
+        await hold_for_input(ctx, asked, answers, waiting)
+    if waiting:
+        await hold_for_approval(ctx, waiting, answers)
+    approval_settled(ctx)
+    ctx.state.awaiting_input = []
 
 
 def _asked(
