@@ -99,3 +99,39 @@ def test_elicitation_is_answered_on_the_terminal_and_checked(tmp_path: Path) -> 
     statuses = [e["data"]["status"] for e in events if e.get("type") == "elicitation"]
     assert statuses == ["requested", "accept", "requested", "invalid"]
     assert events[-1]["kind"] == "run_finished"
+
+
+def test_a_stored_run_suspends_on_a_question_and_resumes_with_the_answer(
+    tmp_path: Path,
+) -> None:
+    config = config_file(tmp_path)
+    store = f"sqlite:///{tmp_path / 'runs.db'}"
+    agent = ["-m", "openai:fake-model", "--config", str(config)]
+    script = [contact_script()[0], *contact_script()[2:]]
+    with FakeOpenAIServer(script) as provider:
+        env = {"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": provider.base_url}
+        first = ponder("run", "add a contact", "--store", store, *agent, stdin="", **env)
+        assert first.returncode == 3, first.stderr
+        assert "waiting for input" in first.stdout + first.stderr
+        assert "Who should I add?" in first.stdout + first.stderr
+        assert "--answer" in first.stdout + first.stderr
+        said = first.stdout + first.stderr
+        run_id = said.split("resume with: ponder runs resume ")[1].split()[0]
+        shown = ponder("runs", "show", run_id, "--store", store, "--json")
+        [question] = json.loads(shown.stdout)["pending_questions"]
+        assert question["schema"]["required"] == ["name", "age"]
+        base = ("runs", "resume", run_id, "--store", store, *agent)
+        missing = ponder(*base, **env)
+        assert missing.returncode == 2 and "pass --answer JSON" in missing.stderr
+        bad = ponder(*base, "--answer", '{"action": "accept", "content": {"name": "Ada"}}', **env)
+        assert bad.returncode == 2 and "'age' is a required property" in bad.stderr
+        assert "Traceback" not in bad.stderr
+        broken = ponder(*base, "--answer", "{nope", **env)
+        assert broken.returncode == 2 and "--answer is not valid JSON" in broken.stderr
+        good = '{"action": "accept", "content": {"name": "Ada", "age": 36}}'
+        done = ponder(*base, "--answer", good, "--json", **env)
+    assert done.returncode == 0, done.stderr
+    events = events_of(done.stdout)
+    finished = [e["output"] for e in events if e["kind"] == "tool_call_finished"]
+    assert finished == ["added Ada (36)"]
+    assert events[-1]["kind"] == "run_finished"
