@@ -135,3 +135,36 @@ def test_a_stored_run_suspends_on_a_question_and_resumes_with_the_answer(
     finished = [e["output"] for e in events if e["kind"] == "tool_call_finished"]
     assert finished == ["added Ada (36)"]
     assert events[-1]["kind"] == "run_finished"
+
+
+def test_a_failing_server_is_named_with_its_reason_and_stderr(tmp_path: Path) -> None:
+    crash = "import sys; sys.stderr.write('boom: no API key set\\n'); sys.exit(3)"
+    entries = [
+        {"name": "crasher", "command": [sys.executable, "-c", crash]},
+        {"name": "ghost", "command": ["no-such-mcp-server-xyz"]},
+    ]
+    path = tmp_path / "ponder.toml"
+    path.write_text(
+        "agent_mcp_client_enable = true\nagent_thought_mode = \"chat\"\n"
+        "enable_thinking_tool = false\n"
+        + "".join(
+            f"[[agent_mcp_server_scripts]]\nname = {json.dumps(e['name'])}\n"
+            f"command = {json.dumps(e['command'])}\n"
+            for e in entries
+        )
+    )
+    shown = ponder("run", "hi", "-m", "scripted", "--config", str(path))
+    assert shown.returncode == 0, shown.stderr
+    said = " ".join((shown.stdout + shown.stderr).split())
+    assert "crasher connect_failed" in said and "stderr: boom: no API key set" in said
+    assert "ghost connect_failed" in said and "No such file or directory" in said
+    result = ponder("run", "hi", "-m", "scripted", "--config", str(path), "--json")
+    failed = {
+        e["server"]: e["data"]["error"]
+        for e in events_of(result.stdout)
+        if e.get("type") == "connect_failed"
+    }
+    assert "boom: no API key set" in failed["crasher"]
+    assert "FileNotFoundError" in failed["ghost"]
+    statuses = [e["type"] for e in events_of(result.stdout) if e.get("server") == "crasher"]
+    assert statuses.count("server_failed") == 1

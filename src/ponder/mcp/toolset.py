@@ -134,8 +134,12 @@ class MCPToolset:
         try:
             listed = await connection.list_tools()
         except ToolError as exc:
+            known = connection.name in self.errors
             self.errors[connection.name] = str(exc)
-            self._emit({"kind": "mcp.server_failed", "server": connection.name, "error": str(exc)})
+            if not known:  # once per outage: the next rounds' retries say nothing new
+                self._emit(
+                    {"kind": "mcp.server_failed", "server": connection.name, "error": str(exc)}
+                )
             return
         self.errors.pop(connection.name, None)
         self._listed[connection.name] = listed
