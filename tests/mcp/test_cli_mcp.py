@@ -145,7 +145,7 @@ def test_a_failing_server_is_named_with_its_reason_and_stderr(tmp_path: Path) ->
     ]
     path = tmp_path / "ponder.toml"
     path.write_text(
-        "agent_mcp_client_enable = true\nagent_thought_mode = \"chat\"\n"
+        'agent_mcp_client_enable = true\nagent_thought_mode = "chat"\n'
         "enable_thinking_tool = false\n"
         + "".join(
             f"[[agent_mcp_server_scripts]]\nname = {json.dumps(e['name'])}\n"
