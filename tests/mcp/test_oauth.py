@@ -147,3 +147,55 @@ def test_oauth_settings_are_checked() -> None:
     secret = {"flow": "client_credentials", "client_id": "c", "client_secret": "hush"}
     described = parse_server_spec({"url": "https://x.test/mcp", "oauth": secret})
     assert "hush" not in repr(described) and "hush" not in described.describe()
+
+
+def test_the_extension_flows_check_their_settings(tmp_path: Path) -> None:
+    url = "https://x.test/mcp"
+    with pytest.raises(ConfigError, match="private_key_jwt flow needs client_id"):
+        parse_server_spec({"url": url, "oauth": {"flow": "private_key_jwt"}})
+    with pytest.raises(ConfigError, match="needs private_key or private_key_file"):
+        parse_server_spec({"url": url, "oauth": {"flow": "private_key_jwt", "client_id": "c"}})
+    with pytest.raises(ConfigError, match="needs issuer and id_token and idp_token_endpoint"):
+        parse_server_spec(
+            {"url": url, "oauth": {"flow": "identity_assertion", "client_id": "c",
+                                   "client_secret": "s"}}
+        )  # fmt: skip
+    from ponder.mcp.oauth import build_oauth
+
+    missing = tmp_path / "nope.pem"
+    config = parse_server_spec(
+        {"url": url, "oauth": {"flow": "private_key_jwt", "client_id": "c",
+                               "private_key_file": str(missing)}}
+    )  # fmt: skip
+    with pytest.raises(ConfigError, match="private_key_file: cannot read"):
+        build_oauth(config)
+
+
+async def test_an_identity_provider_that_refuses_the_exchange_is_a_clear_error() -> None:
+    from mcp.client.auth import OAuthFlowError
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse
+    from starlette.routing import Route
+
+    from ponder.mcp.oauth_grants import id_jag_exchange
+    from tests.server.live import live_server
+
+    seen: list[dict[str, Any]] = []
+
+    async def token(request: Request) -> JSONResponse:
+        seen.append(dict(await request.form()))
+        return JSONResponse({"error": "invalid_grant"}, status_code=400)
+
+    app = Starlette(routes=[Route("/token", token, methods=["POST"])])
+    with live_server(app) as idp:
+        settings = OAuthSettings(
+            flow="identity_assertion", client_id="c", client_secret="s", issuer="https://as",
+            id_token="the-id-token", idp_token_endpoint=f"{idp.url}/token", idp_client_id="i",
+        )  # fmt: skip
+        exchange = id_jag_exchange(settings)
+        with pytest.raises(OAuthFlowError, match=r"refused the token exchange \(400 invalid_grant"):
+            await exchange("https://as", "https://mcp.test/mcp")
+    [form] = seen
+    assert form["subject_token"] == "the-id-token" and form["audience"] == "https://as"
+    assert form["requested_token_type"] == "urn:ietf:params:oauth:token-type:id-jag"

@@ -198,6 +198,14 @@ def build_oauth(config: MCPServerConfig) -> httpx2.Auth:
     url = config.url or ""
     assert settings is not None
     storage = FileTokenStorage(token_file(settings, url), url)
+    if settings.flow == "private_key_jwt":
+        from ponder.mcp.oauth_grants import private_key_jwt_provider
+
+        return private_key_jwt_provider(settings, url, storage)
+    if settings.flow == "identity_assertion":
+        from ponder.mcp.oauth_grants import identity_assertion_provider
+
+        return identity_assertion_provider(settings, url, storage)
     if settings.flow == "client_credentials":
         return ClientCredentialsOAuthProvider(
             server_url=url,
