@@ -170,6 +170,20 @@ class PostgresStore(Store):
 
         return await self._use("cannot read the store", work)
 
+    async def get_secret(self, scope: str, name: str) -> dict[str, Any] | None:
+        """A kept value, or None."""
+        rows = await self._fetch(sql.SELECT_SECRET, (scope, name))
+        return sql.decode_secret(rows[0] if rows else None)
+
+    async def set_secret(self, scope: str, name: str, value: dict[str, Any]) -> None:
+        """Keep ``value``."""
+        body = json.dumps(value)
+
+        async def work(conn: Any) -> None:
+            await conn.execute(_pg(sql.UPSERT_SECRET), (scope, name, body))
+
+        await self._use(f"cannot write the {scope} secrets", work)
+
     async def load(self, run_id: str) -> StoredRun:
         """Read a run back."""
         rows = await self._fetch(sql.SELECT_RUN, (run_id,))

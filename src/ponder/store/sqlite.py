@@ -163,6 +163,17 @@ class SQLiteStore(Store):
             with self._transaction() as db:
                 db.execute(sql.RELEASE, (run_id, owner))
 
+    async def get_secret(self, scope: str, name: str) -> dict[str, Any] | None:
+        """A kept value, or None."""
+        with _translated(f"cannot read the {scope} secrets"):
+            row = self._db.execute(sql.SELECT_SECRET, (scope, name)).fetchone()
+        return sql.decode_secret(row)
+
+    async def set_secret(self, scope: str, name: str, value: dict[str, Any]) -> None:
+        """Keep ``value`` (one statement: atomic)."""
+        with _translated(f"cannot write the {scope} secrets"):
+            self._db.execute(sql.UPSERT_SECRET, (scope, name, json.dumps(value)))
+
     async def close(self) -> None:
         """Close the file."""
         self._db.close()
