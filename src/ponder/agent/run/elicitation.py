@@ -124,7 +124,7 @@ def accept_answers(ctx: RunContext, value: Any) -> None:
         answer, problems = check_answer(request.mode, request.schema, answer)
         if problems:
             raise UserError(
-                f"the answer to {question.get('server')!r}'s question {question_id!r} "
+                f"the answer to question {question_id} of MCP server {request.server!r} "
                 f"({request.message!r}) does not match its schema: " + "; ".join(problems)
             )
         hold.answers[str(question["call_id"])] = GivenAnswer(request, answer)

@@ -101,7 +101,7 @@ const handlers = {
   run_failed(run, e) { Object.assign(run, {status: e.error_type === "Cancelled" ? "cancelled" : "failed", error: `${e.error_type}: ${e.error}`}); },
   run_suspended(run, e) {
     run.status = "suspended";
-    run.pending = e.payload && Array.isArray(e.payload.calls) ? e.payload.calls : [];
+    run.pending = e.reason === "approval" && e.payload && Array.isArray(e.payload.calls) ? e.payload.calls : null;
     run.notices.push("suspended: " + e.reason);
   },
   run_resumed(run) { Object.assign(run, {status: "running", pending: null, approvalError: ""}); run.notices.push("resumed"); },
