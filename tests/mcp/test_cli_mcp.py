@@ -109,7 +109,7 @@ def test_a_stored_run_suspends_on_a_question_and_resumes_with_the_answer(
     agent = ["-m", "openai:fake-model", "--config", str(config)]
     script = [contact_script()[0], *contact_script()[2:]]
     with FakeOpenAIServer(script) as provider:
-        env = {"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": provider.base_url}
+        env: dict[str, Any] = {"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": provider.base_url}
         first = ponder("run", "add a contact", "--store", store, *agent, stdin="", **env)
         assert first.returncode == 3, first.stderr
         assert "waiting for input" in first.stdout + first.stderr

@@ -172,22 +172,22 @@ async def test_the_extension_flows_check_their_settings(tmp_path: Path) -> None:
 
 
 async def test_an_identity_provider_that_refuses_the_exchange_is_a_clear_error() -> None:
+    from fastapi import FastAPI, Request
+    from fastapi.responses import JSONResponse
     from mcp.client.auth import OAuthFlowError
-    from starlette.applications import Starlette
-    from starlette.requests import Request
-    from starlette.responses import JSONResponse
-    from starlette.routing import Route
 
     from ponder.mcp.oauth_grants import id_jag_exchange
     from tests.server.live import live_server
 
     seen: list[dict[str, Any]] = []
 
+    app = FastAPI()
+
+    @app.post("/token")
     async def token(request: Request) -> JSONResponse:
         seen.append(dict(await request.form()))
         return JSONResponse({"error": "invalid_grant"}, status_code=400)
 
-    app = Starlette(routes=[Route("/token", token, methods=["POST"])])
     with live_server(app) as idp:
         settings = OAuthSettings(
             flow="identity_assertion", client_id="c", client_secret="s", issuer="https://as",
