@@ -18,6 +18,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse
 
 from ponder.exceptions import ConfigError
 from ponder.mcp import MCPToolset, parse_server_spec
@@ -172,8 +174,6 @@ async def test_the_extension_flows_check_their_settings(tmp_path: Path) -> None:
 
 
 async def test_an_identity_provider_that_refuses_the_exchange_is_a_clear_error() -> None:
-    from fastapi import FastAPI, Request
-    from fastapi.responses import JSONResponse
     from mcp.client.auth import OAuthFlowError
 
     from ponder.mcp.oauth_grants import id_jag_exchange
