@@ -114,7 +114,8 @@ def test_a_stored_run_suspends_on_a_question_and_resumes_with_the_answer(
         assert first.returncode == 3, first.stderr
         assert "waiting for input" in first.stdout + first.stderr
         assert "Who should I add?" in first.stdout + first.stderr
-        assert "--answer" in first.stdout + first.stderr
+        assert "age: integer" in first.stdout + first.stderr
+        assert "--answer" in first.stdout + first.stderr and "<integer>" in first.stdout
         said = first.stdout + first.stderr
         run_id = said.split("resume with: ponder runs resume ")[1].split()[0]
         shown = ponder("runs", "show", run_id, "--store", store, "--json")

@@ -108,12 +108,12 @@ def contact_agent() -> Agent:
 def test_with_a_store_the_question_survives_a_server_restart(tmp_path: Path) -> None:
     store = SQLiteStore(tmp_path / "runs.db")
     with live_server(create_app(contact_agent(), store=store)) as server:
-        with httpx.Client(base_url=server.url) as client:
+        with httpx.Client(base_url=server.url, timeout=60) as client:
             run_id = client.post("/v1/runs", json={"prompt": "add a contact"}).json()["id"]
             suspended = wait_status(client, run_id, "suspended")
     assert suspended["suspension"]["reason"] == "elicitation"
     with live_server(create_app(contact_agent(), store=store)) as server:
-        with httpx.Client(base_url=server.url) as client:
+        with httpx.Client(base_url=server.url, timeout=60) as client:  # the answer resumes
             [question] = client.get(f"/v1/runs/{run_id}/elicitations").json()["data"]
             assert question["message"] == "Who should I add?"
             path = f"/v1/runs/{run_id}/elicitations/{question['id']}"

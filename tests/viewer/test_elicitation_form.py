@@ -23,7 +23,7 @@ def test_a_question_is_answered_from_a_form(browser: object, tmp_path: Path) -> 
     expect = sync_api.expect
     store = SQLiteStore(tmp_path / "runs.db")
     with live_server(create_app(contact_agent(), store=store)) as server:
-        with httpx.Client(base_url=server.url) as client:
+        with httpx.Client(base_url=server.url, timeout=60) as client:
             run_id = client.post("/v1/runs", json={"prompt": "add a contact"}).json()["id"]
             wait_status(client, run_id, "suspended")
             page = browser.new_page(viewport={"width": 390, "height": 900})  # type: ignore[attr-defined]
