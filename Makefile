@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-models lint typecheck format bench clean
+.PHONY: demo test test-models lint typecheck format bench docs clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -24,13 +24,13 @@ test: $(STAMP)
 		$(PYTEST_ARGS)
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check src tests bench
-	$(VENV)/bin/ruff format --check src tests bench
+	$(VENV)/bin/ruff check src tests bench examples
+	$(VENV)/bin/ruff format --check src tests bench examples
 	$(VENV)/bin/mypy
 
 format: $(STAMP)
-	$(VENV)/bin/ruff format src tests bench
-	$(VENV)/bin/ruff check --fix src tests bench
+	$(VENV)/bin/ruff format src tests bench examples
+	$(VENV)/bin/ruff check --fix src tests bench examples
 
 # The real-model lane: SmolLM2-135M behind the stock llama.cpp server, in a venv of its own
 # (built once; the compiled llama-cpp-python wheel lands in pip's cache).
@@ -52,6 +52,17 @@ test-models: $(STAMP) $(MODELS_STAMP)
 
 bench: $(STAMP)
 	$(PY) -m bench
+
+# The documentation site (MkDocs Material, the API reference from the docstrings by
+# mkdocstrings), built strictly: a broken link or docstring fails the build.
+DOCS_STAMP := $(VENV)/.docs-installed
+
+$(DOCS_STAMP): $(STAMP)
+	$(PY) -m pip install --quiet -e '.[docs]'
+	touch $(DOCS_STAMP)
+
+docs: $(DOCS_STAMP)
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --site-dir .cache/site
 
 clean:
 	rm -rf $(VENV) .bench-venv .cache build dist src/*.egg-info

@@ -175,7 +175,11 @@ def test_malformed_bot_values_are_config_errors_naming_the_key(
 def test_an_unknown_key_in_a_bot_table_warns_with_its_table(tmp_path: Path) -> None:
     path = tmp_path / "config.toml"
     path.write_text("[core.llm]\nmax_tokenz = 3\n")
-    with pytest.warns(ConfigWarning, match=r"'max_tokenz' in \[core\.llm\]"):
+    with pytest.warns(
+        ConfigWarning,
+        match=r"config\.toml: .*'max_tokenz' in \[core\.llm\] ignored "
+        r"\(did you mean 'max_tokens'\?\)",
+    ):
         load_config(path, environ={})
 
 

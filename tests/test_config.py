@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import pytest
@@ -71,11 +72,23 @@ def test_flat_ponder_toml_env_and_keyword_overrides(tmp_path: Path) -> None:
     assert config.enable_reflection is True and config.reflection_depth == 3
 
 
-def test_unknown_keys_warn_by_name(tmp_path: Path) -> None:
+def test_unknown_keys_warn_by_name_with_the_file_and_the_closest_key(tmp_path: Path) -> None:
     path = tmp_path / "ponder.toml"
-    path.write_text("agent_tool_call_limt = 3\n")
-    with pytest.warns(ConfigWarning, match="'agent_tool_call_limt'"):
+    path.write_text("agent_tool_call_limt = 3\nzzz_nothing_like_it = 1\n")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         load_config(path, environ={})
+    messages = [str(w.message) for w in caught if issubclass(w.category, ConfigWarning)]
+    assert messages == [
+        f"{path}: unknown configuration key 'agent_tool_call_limt' ignored "
+        "(did you mean 'agent_tool_call_limit'?)",
+        f"{path}: unknown configuration key 'zzz_nothing_like_it' ignored",
+    ]
+
+
+def test_an_unknown_keyword_suggests_the_closest_key() -> None:
+    with pytest.warns(ConfigWarning, match=r"'reflection_dept' ignored \(did you mean"):
+        AgentConfig.from_mapping({"reflection_dept": 2})
 
 
 @pytest.mark.parametrize(

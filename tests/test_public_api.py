@@ -10,9 +10,9 @@ import sys
 import ponder
 
 EXPECTED = {
-    "Agent", "AgentConfig", "AgentStrategy", "PonderError", "RunError", "RunResult",
-    "RunStream", "Tool", "ToolContext", "ToolResult", "UserError", "load_config", "tool",
-    "__version__",
+    "Agent", "AgentConfig", "AgentStrategy", "OutputSpec", "PonderError", "RunError",
+    "RunResult", "RunStream", "Tool", "ToolContext", "ToolResult", "UsageLimits", "UserError",
+    "load_config", "tool", "__version__",
 }  # fmt: skip
 
 

@@ -27,6 +27,8 @@ _EXPORTS = {
     "AgentStrategy": "ponder.agent",
     "RunResult": "ponder.agent",
     "RunStream": "ponder.agent",
+    "OutputSpec": "ponder.agent",
+    "UsageLimits": "ponder.agent",
     "AgentConfig": "ponder.config",
     "load_config": "ponder.config",
     "Tool": "ponder.tools",
@@ -42,6 +44,7 @@ __all__ = [
     "Agent",
     "AgentConfig",
     "AgentStrategy",
+    "OutputSpec",
     "PonderError",
     "RunError",
     "RunResult",
@@ -49,6 +52,7 @@ __all__ = [
     "Tool",
     "ToolContext",
     "ToolResult",
+    "UsageLimits",
     "UserError",
     "__version__",
     "load_config",
@@ -56,7 +60,14 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from ponder.agent import Agent, AgentStrategy, RunResult, RunStream
+    from ponder.agent import (
+        Agent,
+        AgentStrategy,
+        OutputSpec,
+        RunResult,
+        RunStream,
+        UsageLimits,
+    )
     from ponder.config import AgentConfig, load_config
     from ponder.exceptions import PonderError, RunError, UserError
     from ponder.tools import Tool, ToolContext, ToolResult, tool

@@ -12,10 +12,11 @@ silently. Later tables win: old locations, then ``[core]``, then ``[default_pres
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping
+import difflib
+from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any
 
-__all__ = ["BOT_ONLY", "SECTIONS", "flatten_document"]
+__all__ = ["BOT_ONLY", "SECTIONS", "closest_key", "flatten_document"]
 
 SECTIONS: tuple[tuple[str, ...], ...] = (
     ("llm",),
@@ -160,7 +161,10 @@ def _read_section(
         elif key in _NO_EFFECT:
             ignored.append(f"{key} ({_NO_EFFECT[key]})")
         else:
-            notes.append(f"unknown configuration key {key!r} in {_section_name(path)} ignored")
+            suggestion = closest_key(key, [*fields, *_RENAMED])
+            notes.append(
+                f"unknown configuration key {key!r} in {_section_name(path)} ignored{suggestion}"
+            )
     if ignored:
         notes.append(f"{_section_name(path)} keys without effect in ponder: {'; '.join(ignored)}")
 
@@ -202,3 +206,9 @@ def flatten_document(
     if values.pop("_auto_retry_off", False):
         values["max_retries"] = 0
     return values, notes
+
+
+def closest_key(key: str, known: Iterable[str]) -> str:
+    """``" (did you mean 'x'?)"`` for the known key closest to a misspelt one, else ``""``."""
+    found = difflib.get_close_matches(key, list(known), n=1, cutoff=0.75)
+    return f" (did you mean {found[0]!r}?)" if found else ""

@@ -26,7 +26,7 @@ from pydantic import (
     model_validator,
 )
 
-from ponder.bot_config import flatten_document
+from ponder.bot_config import closest_key, flatten_document
 from ponder.exceptions import ConfigError
 
 __all__ = ["AgentConfig", "ConfigWarning", "load_config"]
@@ -168,8 +168,12 @@ class AgentConfig(BaseModel):
     def from_mapping(cls, values: Mapping[str, Any]) -> AgentConfig:
         """Validate a flat mapping, turning pydantic errors into ``ConfigError``."""
         known = {k: v for k, v in values.items() if k in cls.model_fields}
-        for key in values.keys() - known.keys():
-            warnings.warn(f"unknown configuration key {key!r} ignored", ConfigWarning, stacklevel=3)
+        for key in sorted(values.keys() - known.keys()):
+            warnings.warn(
+                f"unknown configuration key {key!r} ignored{closest_key(key, cls.model_fields)}",
+                ConfigWarning,
+                stacklevel=3,
+            )
         try:
             return cls(**known)
         except ValidationError as exc:
@@ -238,6 +242,10 @@ def _read_toml(path: Path) -> dict[str, Any]:
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(str(path), f"not valid TOML: {exc}") from None
     values, notes = flatten_document(document, AgentConfig.model_fields)
+    for key in sorted(values.keys() - AgentConfig.model_fields.keys()):
+        del values[key]
+        suggestion = closest_key(key, AgentConfig.model_fields)
+        notes.append(f"unknown configuration key {key!r} ignored{suggestion}")
     for note in notes:
-        warnings.warn(note, ConfigWarning, stacklevel=4)
+        warnings.warn(f"{path}: {note}", ConfigWarning, stacklevel=4)
     return values

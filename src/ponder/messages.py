@@ -16,6 +16,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from ponder.exceptions import LedgerError
+from ponder.media import Attachment
 
 __all__ = [
     "AssistantMessage",
@@ -171,6 +172,8 @@ class UserMessage(_Frozen):
     kind: Literal["user"] = "user"
     content: str
     name: str | None = None
+    attachments: tuple[Attachment, ...] = Field(default=(), exclude_if=lambda v: not v)
+    """Images and files sent with the text (see `ponder.media`)."""
 
 
 class PartsView:
@@ -212,6 +215,8 @@ class ToolMessage(_Frozen):
     content: str
     data: Any = None
     is_error: bool = False
+    attachments: tuple[Attachment, ...] = Field(default=(), exclude_if=lambda v: not v)
+    """Images a tool returned (`ToolResult.attachments`)."""
 
 
 Message = Annotated[

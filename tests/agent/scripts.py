@@ -23,7 +23,7 @@ def multiply(a: int, b: int) -> int:
     return a * b
 
 
-def make_agent(model: Any, **config: Any) -> Agent:
+def make_agent(model: Any, **config: Any) -> Agent[Any]:
     """An agent with the multiply tool and no sequential thinking (a short prompt)."""
     return Agent(model, tools=[multiply], enable_thinking_tool=False, **config)
 

@@ -73,6 +73,7 @@ def trial(url: str, tmp_path: Path, index: int, crash_at: int) -> tuple[dict[str
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(600)  # 100 interpreter start-ups; slow on a busy machine
 @pytest.mark.parametrize("backend", ["sqlite", "postgres"])
 def test_killed_runs_resume_to_the_uninterrupted_ledger(backend: str, tmp_path: Path) -> None:
     url = store_url(backend, tmp_path)

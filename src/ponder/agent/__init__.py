@@ -2,6 +2,8 @@
 
 from ponder.agent.agent import Agent
 from ponder.agent.hooks import Hooks, ModelCall
+from ponder.agent.limits import UsageLimits
+from ponder.agent.output import OutputSpec
 from ponder.agent.result import RunResult
 from ponder.agent.run.context import RunContext
 from ponder.agent.run.state import RunState
@@ -18,6 +20,7 @@ __all__ = [
     "Hooks",
     "ModelCall",
     "NoActionStrategy",
+    "OutputSpec",
     "RagStrategy",
     "ReActStrategy",
     "RunContext",
@@ -26,4 +29,5 @@ __all__ = [
     "RunStream",
     "StepReActStrategy",
     "StrategyCategory",
+    "UsageLimits",
 ]

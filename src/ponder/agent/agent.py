@@ -11,66 +11,66 @@ import uuid
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from types import TracebackType
-from typing import Any
-
-from pydantic import ValidationError
+from typing import Any, Generic, TypeAlias, TypeVar, overload
 
 from ponder.agent.hooks import Hooks
-from ponder.agent.result import RunResult
+from ponder.agent.limits import UsageLimits
+from ponder.agent.output import OutputSpec
+from ponder.agent.result import OutputT, RunResult
 from ponder.agent.run.context import EventSink, RunContext
 from ponder.agent.run.driver import resume_run, start_run
+from ponder.agent.run.sessions import session_tool_states
 from ponder.agent.run.state import RunState
 from ponder.agent.run.workflows import program_for
 from ponder.agent.strategies.base import AgentStrategy
 from ponder.agent.strategies.chat import NoActionStrategy
 from ponder.agent.strategies.react import ReActStrategy
 from ponder.agent.stream import RunStream
+from ponder.agent.subagent import agent_tool, check_no_cycle
 from ponder.agent.sync import close_at_exit, iterate_sync, run_coroutine_sync
 from ponder.agent.toolbox import Toolbox
 from ponder.config import AgentConfig, ConfigWarning
 from ponder.events import Event
-from ponder.exceptions import StoreError, UserError
+from ponder.exceptions import UserError
+from ponder.media import File, Image, split_prompt
 from ponder.messages import Ledger, Message, messages_from_json
-from ponder.models.base import Model, ModelSettings, Usage
-from ponder.store.base import Store, StoredRun
+from ponder.models.base import Model, Usage
+from ponder.store.base import Store
 from ponder.tools.executor import ToolExecutor
 from ponder.tools.registry import ToolRegistry
 from ponder.tools.tool import Tool
 from ponder.vm import Program
 
-__all__ = ["Agent"]
+__all__ = ["Agent", "Prompt"]
+
+Prompt: TypeAlias = str | Sequence[str | Image | File]
+"""A run's prompt: text, or text with images and files (``[text, Image(...), File(...)]``)."""
+
+T = TypeVar("T")
 
 
-def _session_tool_states(stored: StoredRun, registry: ToolRegistry) -> dict[str, Any]:
-    """The stateful tools' states of a session's stored turn, validated; ``{}`` if none."""
-    vm = stored.header.get("vm")
-    state = vm.get("state") if isinstance(vm, dict) else None
-    found = state.get("tool_states") if isinstance(state, dict) else None
-    states: dict[str, Any] = {}
-    for name, raw in (found or {}).items() if isinstance(found, dict) else ():
-        tool = registry.get(name)
-        if tool is None or tool.state_type is None:
-            continue  # a tool this agent no longer offers
-        try:
-            states[name] = tool.state_type.model_validate(raw)
-        except ValidationError as exc:
-            raise StoreError(
-                f"run {stored.record.run_id!r}: the stored state of tool {name!r} is invalid: "
-                f"{exc.errors()[0]['msg']}"
-            ) from None
-    return states
+def _output_spec(output_type: Any) -> OutputSpec | None:
+    """The spec of ``output_type``; None for a plain text answer (no type, or ``str``)."""
+    if isinstance(output_type, OutputSpec):
+        return output_type
+    return None if output_type is None or output_type is str else OutputSpec(output_type)
 
 
-class Agent:
-    """An agent: a model, tools and instructions, run by ponder's workflow VM."""
+class Agent(Generic[OutputT]):
+    """An agent: a model, tools and instructions, run by ponder's workflow VM.
+
+    With an ``output_type`` (a pydantic model, dataclass, TypedDict or scalar type) every
+    run's answer is validated into it: ``result.output`` is of that type.
+    """
 
     def __init__(
         self,
-        model: str | Model | None = None,
-        tools: Sequence[Tool | Callable[..., Any]] = (),
+        model: str | Model | Sequence[str | Model] | None = None,
+        tools: Sequence[Tool | Callable[..., Any] | Agent[Any]] = (),
         instructions: str = "",
         config: AgentConfig | None = None,
         *,
+        output_type: type[OutputT] | None = None,
         strategy: type[AgentStrategy] | None = None,
         store: Store | None = None,
         **config_overrides: Any,
@@ -78,6 +78,8 @@ class Agent:
         base = config or AgentConfig()
         self.config = base.replace(**config_overrides) if config_overrides else base
         self.instructions = instructions or self.config.instructions
+        self.output_type = output_type
+        self._output = _output_spec(output_type)
         self.store = store
         self.hooks = Hooks()
         self.on_event = self.hooks.on_event
@@ -85,7 +87,9 @@ class Agent:
         self.on_completion = self.hooks.on_completion
         self._model_spec = model if model is not None else self.config.model
         self._model: Model | None = None
-        self.toolbox = Toolbox(self.config, tools)
+        own = [t.as_tool() if isinstance(t, Agent) else t for t in tools]
+        self.toolbox = Toolbox(self.config, own)
+        check_no_cycle(self, self.toolbox.base)
         self.on_elicitation = self.toolbox.on_elicitation
         self._executor: ToolExecutor | None = None
         self._strategy = strategy or self._default_strategy()
@@ -137,25 +141,27 @@ class Agent:
 
     @property
     def model(self) -> Model:
-        """The model, resolved from its string on first use."""
+        """The model, resolved from its string (or list: a `FallbackModel`) on first use."""
         if self._model is None:
-            from ponder.models import RetryPolicy, resolve_model
-
             spec = self._model_spec
             if spec is None:
                 raise UserError("no model given: pass model='openai:gpt-4o-mini' or set 'model'")
-            config = self.config
-            self._model = resolve_model(
-                spec,
-                api_key=config.api_key,
-                base_url=config.base_url,
-                settings=ModelSettings(
-                    timeout=config.llm_total_timeout, idle_timeout=config.llm_timeout
-                ),
-                retry=RetryPolicy(max_retries=config.max_retries),
-                capabilities=config.model_capabilities or None,
-            )
+            from ponder.models.registry import resolve_configured
+
+            self._model = resolve_configured(spec, self.config)
         return self._model
+
+    def as_tool(
+        self,
+        name: str | None = None,
+        description: str | None = None,
+        *,
+        limits: UsageLimits | None = None,
+    ) -> Tool:
+        """The agent as a tool of another: each call runs it on a ``task`` (see `subagent`)."""
+        chosen = name or "sub_agent"  # stable across processes: a resumed ledger names it
+        about = description or self.instructions or f"Hand a task to the {chosen} agent."
+        return agent_tool(self, chosen, about, limits=UsageLimits.of(limits))
 
     @property
     def strategy_type(self) -> type[AgentStrategy]:
@@ -171,14 +177,23 @@ class Agent:
         """The tools offered to the model (as of the last run, for MCP servers' tools)."""
         return self.toolbox.registry
 
+    def _spec(self, output_type: Any) -> OutputSpec | None:
+        """A run's output spec: the agent's unless the run gives its own type."""
+        return self._output if output_type is None else _output_spec(output_type)
+
     async def _context(
-        self, state: RunState, deps: Any, sink: EventSink | None = None, stream: bool = False
+        self,
+        state: RunState,
+        deps: Any,
+        sink: EventSink | None = None,
+        stream: bool = False,
+        output: OutputSpec | None = None,
     ) -> RunContext:
         registry, executor = await self._tools_now()
         ctx = RunContext(
             config=self.config, model=self.model, tools=registry, executor=executor,
             hooks=self.hooks, state=state, instructions=self.instructions, deps=deps,
-            sink=sink, stream_text=stream,
+            sink=sink, stream_text=stream, output=output,
         )  # fmt: skip
         binding = self.toolbox.mcp.bindings.get(state.run_id) if self.toolbox.mcp else None
         if binding is not None:
@@ -227,11 +242,12 @@ class Agent:
 
     async def _new_run(
         self,
-        prompt: str,
+        prompt: Prompt,
         history: Sequence[Message],
         run_id: str | None,
         session_id: str | None,
         store: Store | None,
+        output: OutputSpec | None = None,
     ) -> RunState:
         """A fresh state; with a stored session, its stateful tools' states carry over.
 
@@ -242,37 +258,70 @@ class Agent:
             latest = await store.latest_in_session(session_id)
             if latest is not None:
                 stored = await store.load(latest)
-                states = _session_tool_states(stored, self.toolbox.registry)
+                states = session_tool_states(stored, self.toolbox.registry)
                 if not history:
                     history = messages_from_json(stored.messages)
-        state = self.new_state(
-            prompt, message_history=history, run_id=run_id, session_id=session_id
-        )
+        text, media = split_prompt(prompt)
+        state = self.new_state(text, message_history=history, run_id=run_id, session_id=session_id)
+        state.attachments = media
         state.tool_states.update(states)
+        state.output_schema = output.json_schema if output is not None else None
         return state
 
+    @overload
     async def run(
         self,
-        prompt: str,
+        prompt: Prompt,
         *,
+        output_type: None = None,
         message_history: Sequence[Message] = (),
         deps: Any = None,
         run_id: str | None = None,
         session_id: str | None = None,
         store: Store | None = None,
-    ) -> RunResult:
+        limits: UsageLimits | None = None,
+    ) -> RunResult[OutputT]: ...
+    @overload
+    async def run(
+        self,
+        prompt: Prompt,
+        *,
+        output_type: type[T],
+        message_history: Sequence[Message] = (),
+        deps: Any = None,
+        run_id: str | None = None,
+        session_id: str | None = None,
+        store: Store | None = None,
+        limits: UsageLimits | None = None,
+    ) -> RunResult[T]: ...
+    async def run(
+        self,
+        prompt: Prompt,
+        *,
+        output_type: Any = None,
+        message_history: Sequence[Message] = (),
+        deps: Any = None,
+        run_id: str | None = None,
+        session_id: str | None = None,
+        store: Store | None = None,
+        limits: UsageLimits | None = None,
+    ) -> RunResult[Any]:
         """Run the agent on ``prompt``; with a ``store``, checkpoint it as it goes.
 
         With a ``session_id`` and a store, the session's last completed turn is the
-        conversation this one continues (unless ``message_history`` is given).
+        conversation this one continues (unless ``message_history`` is given). An
+        ``output_type`` types this run's answer instead of the agent's; ``limits`` bound
+        its requests, tokens and tool calls (it ends with an answer when one is reached).
         """
         store = store or self.store
-        state = await self._new_run(prompt, message_history, run_id, session_id, store)
+        output = self._spec(output_type)
+        state = await self._new_run(prompt, message_history, run_id, session_id, store, output)
+        state.limits = UsageLimits.of(limits)
         with self.toolbox.bind(state.run_id, self.model):
-            ctx = await self._context(state, deps)
+            ctx = await self._context(state, deps, output=output)
             return await start_run(ctx, self._strategy, self.program, store)
 
-    def run_sync(self, prompt: str, **options: Any) -> RunResult:
+    def run_sync(self, prompt: Prompt, **options: Any) -> RunResult[Any]:
         """`run` for code without an event loop (raises `UserError` inside a running one).
 
         Calls on one thread share one event loop, so the model's client and MCP sessions
@@ -281,7 +330,7 @@ class Agent:
         close_at_exit(self._close_owned)
         return run_coroutine_sync(self.run(prompt, **options))
 
-    def stream_sync(self, prompt: str, **options: Any) -> Iterator[Event]:
+    def stream_sync(self, prompt: Prompt, **options: Any) -> Iterator[Event]:
         """`stream` for scripts: the run's events as a plain iterator.
 
         Leaving the loop early cancels the run, as with `stream`.
@@ -291,35 +340,53 @@ class Agent:
 
     def stream(
         self,
-        prompt: str,
+        prompt: Prompt,
         *,
+        output_type: Any = None,
         message_history: Sequence[Message] = (),
         deps: Any = None,
         run_id: str | None = None,
         session_id: str | None = None,
         store: Store | None = None,
-    ) -> RunStream:
-        """Run the agent, yielding its events as they happen; ``.result`` at the end."""
+        limits: UsageLimits | None = None,
+    ) -> RunStream[Any]:
+        """Run the agent, yielding its events as they happen; ``.result`` at the end.
+
+        A typed answer streams as `OutputPartial` events (the value parsed so far).
+        """
         chosen = store or self.store
         run_id = run_id or uuid.uuid4().hex
+        output = self._spec(output_type)
 
-        async def start(sink: EventSink) -> RunResult:
-            state = await self._new_run(prompt, message_history, run_id, session_id, chosen)
+        async def start(sink: EventSink) -> RunResult[Any]:
+            state = await self._new_run(prompt, message_history, run_id, session_id, chosen, output)
+            state.limits = UsageLimits.of(limits)
             with self.toolbox.bind(state.run_id, self.model):
-                ctx = await self._context(state, deps, sink, True)
+                ctx = await self._context(state, deps, sink, True, output)
                 return await start_run(ctx, self._strategy, self.program, chosen)
 
         return RunStream(start, run_id)
 
     async def resume(
-        self, run_id: str, value: Any = None, *, store: Store | None = None, deps: Any = None
-    ) -> RunResult:
-        """Continue a stored run (crashed, or suspended for approval) from any process."""
+        self,
+        run_id: str,
+        value: Any = None,
+        *,
+        store: Store | None = None,
+        deps: Any = None,
+        output_type: Any = None,
+    ) -> RunResult[Any]:
+        """Continue a stored run (crashed, or suspended for approval) from any process.
+
+        A typed run keeps its type: ``output_type`` (else the agent's) validates the answer,
+        and without either the answer is the JSON the run's stored schema describes.
+        """
         chosen = store or self.store
         if chosen is None:
             raise UserError("resume needs the store the run was checkpointed to")
+        output = self._spec(output_type)
         with self.toolbox.bind(run_id, self.model):
-            ctx = await self._context(self.new_state("", run_id=run_id), deps)
+            ctx = await self._context(self.new_state("", run_id=run_id), deps, output=output)
             return await resume_run(ctx, self._strategy, self.program, chosen, run_id, value)
 
     async def aclose(self) -> None:
@@ -330,10 +397,10 @@ class Agent:
         """Close the toolbox and the model this agent built from its model string."""
         await self.aclose()
         close = getattr(self._model, "aclose", None)
-        if isinstance(self._model_spec, str) and close is not None:
+        if not isinstance(self._model_spec, Model) and close is not None:
             await close()
 
-    async def __aenter__(self) -> Agent:
+    async def __aenter__(self) -> Agent[OutputT]:
         return self
 
     async def __aexit__(

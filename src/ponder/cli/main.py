@@ -17,23 +17,31 @@ from typing import IO, Annotated, Any
 import typer
 from rich.console import Console
 
+from ponder.cli.chat import chat
 from ponder.cli.errors import EXIT_USAGE
 from ponder.cli.options import (
     ConfigOption,
     InstructionsOption,
     JsonOption,
     ModelOption,
+    OutputSchemaOption,
     StoreOption,
     ToolsOption,
     WorkflowOption,
+    load_output_schema,
 )
 from ponder.cli.programs import load_program
 from ponder.cli.reporting import fail, reported
-from ponder.cli.runs import open_cli_store, report_outcome, runs_app, store_label
+from ponder.cli.runs import (
+    open_cli_store,
+    print_typed_answer,
+    report_outcome,
+    runs_app,
+    store_label,
+)
 from ponder.cli.serving import allowed_hosts, announcer, is_loopback
 from ponder.cli.session import (
     AgentOptions,
-    ChatSession,
     RunOutcome,
     build_agent,
     json_stdout,
@@ -46,6 +54,7 @@ from ponder.cli.temporal import (
     TemporalOption,
     exit_after_temporal,
     run_remote,
+    serve_launcher,
     worker,
 )
 from ponder.config import AgentConfig
@@ -64,6 +73,7 @@ app = typer.Typer(
 mcp_app = typer.Typer(help="MCP servers that ship with ponder.", no_args_is_help=True)
 app.add_typer(mcp_app, name="mcp")
 app.add_typer(runs_app, name="runs")
+app.command()(chat)
 app.command()(worker)
 RagOption = Annotated[
     Path | None,
@@ -133,10 +143,12 @@ def run(
     namespace: NamespaceOption = "default",
     detach: DetachOption = False,
     instructions: InstructionsOption = None,
+    output_schema: OutputSchemaOption = None,
 ) -> None:
     """Run an agent on TASK and show it working; with --store, checkpoint it.
 
     With --temporal HOST:PORT --task-queue Q the run goes to the workers of Q instead.
+    With --output-schema FILE the view goes to stderr and the validated JSON to stdout.
     """
     if temporal:
         run_remote(task, temporal, task_queue, namespace, as_json, detach)
@@ -148,10 +160,13 @@ def run(
             raise UserError("give a TASK (or --mcp-prompt NAME)")
         agent, agent_config = build_agent(options)
         loaded.append(agent_config)
-        start = _Start(task, mcp_prompt, list(mcp_arg or []), list(mcp_resource or []))
+        output = load_output_schema(output_schema) if output_schema else None
+        start = _Start(task, mcp_prompt, list(mcp_arg or []), list(mcp_resource or []), output)
         with json_stdout(as_json) as out:
             outcome = _run_async(lambda: _run_stored(agent, start, store, as_json, out))
     report_outcome(outcome, store_label(store) if store else None, options, as_json=as_json)
+    if output is not None and not as_json:
+        print_typed_answer(outcome)
 
 
 @dataclass(frozen=True)
@@ -160,6 +175,7 @@ class _Start:
     mcp_prompt: str | None
     mcp_args: list[str]
     mcp_resources: list[str]
+    output: Any = None
 
 
 async def _run_stored(
@@ -183,47 +199,15 @@ async def _run_stored(
             task, history = await fetch_prompt(agent, start.mcp_prompt, arguments, task)
         if start.mcp_resources:
             task = await attach_resources(agent, start.mcp_resources, task)
+        console = Console(highlight=False, stderr=start.output is not None)
         return await run_with_display(
-            agent, task, _console(), as_json=as_json, out=out, store=store, history=history
-        )
+            agent, task, console, as_json=as_json, out=out, store=store, history=history,
+            output=start.output,
+        )  # fmt: skip
     finally:
         if store is not None:
             await store.close()
         await agent.aclose()
-
-
-def _read_line(prompt: str, console: Console, interactive: bool) -> str | None:
-    try:
-        if interactive:
-            return console.input(prompt)
-        line = sys.stdin.readline()
-        return line.rstrip("\n") if line else None
-    except EOFError:
-        return None
-
-
-@app.command()
-def chat(
-    model: ModelOption = None,
-    config: ConfigOption = None,
-    workflow: WorkflowOption = None,
-    as_json: JsonOption = False,
-    instructions: InstructionsOption = None,
-) -> None:
-    """Talk to an agent; each turn remembers the conversation. Empty line or EOF ends it."""
-    loaded: list[AgentConfig] = []
-    console = _console()
-    with reported(loaded):
-        agent, agent_config = build_agent(AgentOptions(model, config, workflow, instructions or ""))
-        loaded.append(agent_config)
-        session = ChatSession(agent, console, as_json=as_json, out=sys.stdout)
-        interactive = sys.stdin.isatty()
-        # one event loop for the whole session: the model's HTTP client lives on it
-        with asyncio.Runner() as runner:
-            while (line := _read_line("[bold]you>[/] ", console, interactive)) is not None:
-                if line.strip() in ("", "/exit", "/quit"):
-                    break
-                runner.run(session.send(line))
 
 
 @app.command()
@@ -287,10 +271,14 @@ def serve(
         typer.Option(help="Another Host name to serve (a proxy's); repeat it; '*': any."),
     ] = None,
     instructions: InstructionsOption = None,
+    temporal: TemporalOption = None,
+    task_queue: TaskQueueOption = None,
+    namespace: NamespaceOption = "default",
 ) -> None:
     """Serve the HTTP API, the OpenAI-compatible endpoint and the viewer.
 
     With --store, runs are checkpointed and suspended runs can be approved over HTTP.
+    With --temporal HOST:PORT --task-queue Q, runs go to the workers of Q instead.
     Only the bound address's Host names are served, unless --allowed-host adds some.
     """
     if not is_loopback(host) and not token:
@@ -302,12 +290,19 @@ def serve(
     with reported(loaded):
         from ponder.server.app import create_app, serve_app
 
-        options = AgentOptions(model, config, workflow, instructions or "", tools=tools)
-        agent, agent_config = build_agent(options)
-        loaded.append(agent_config)
-        chosen = open_cli_store(store) if store else None
         hosts = allowed_hosts(host, allowed_host)
-        app = create_app(agent, token=token, store=chosen, allowed_hosts=hosts)
+        if temporal:
+            if any((model, config, workflow, store, tools, instructions)):
+                raise UserError("with --temporal the agent lives on the workers: give "
+                                "--model, --tools, --config ... to `ponder worker`")  # fmt: skip
+            launcher = serve_launcher(temporal, task_queue, namespace)
+            app = create_app(launcher=launcher, token=token, allowed_hosts=hosts)
+        else:
+            options = AgentOptions(model, config, workflow, instructions or "", tools=tools)
+            agent, agent_config = build_agent(options)
+            loaded.append(agent_config)
+            chosen = open_cli_store(store) if store else None
+            app = create_app(agent, token=token, store=chosen, allowed_hosts=hosts)
         serve_app(app, host=host, port=port, on_ready=announcer(host, port, token))
 
 
@@ -340,9 +335,12 @@ def index(
 )
 def mcp_thinking(ctx: typer.Context) -> None:
     """The sequential_thinking MCP server over stdio, or --http HOST:PORT (options pass on)."""
-    from ponder.mcp.thinking_server import main as thinking_main
-
     with reported([]):
+        from ponder.extras import require
+
+        require("mcp", "ponder mcp thinking")
+        from ponder.mcp.thinking_server import main as thinking_main
+
         thinking_main(list(ctx.args))
 
 

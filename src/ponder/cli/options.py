@@ -19,10 +19,12 @@ __all__ = [
     "InstructionsOption",
     "JsonOption",
     "ModelOption",
+    "OutputSchemaOption",
     "StoreOption",
     "ToolsOption",
     "WorkflowOption",
     "import_attribute",
+    "load_output_schema",
     "load_tools",
     "parse_answer",
     "parse_decision",
@@ -57,6 +59,12 @@ StoreOption = Annotated[
         "--store",
         envvar="PONDER_STORE",
         help="Checkpoint store: sqlite:///PATH, a file path, postgresql://..., memory://.",
+    ),
+]
+OutputSchemaOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--output-schema", help="A JSON Schema file: the answer is validated JSON, printed alone."
     ),
 ]
 
@@ -122,3 +130,16 @@ def parse_decision(text: str) -> Any:
             f"--decision is not valid JSON ({error.msg} at column {error.colno}): "
             'give "approve", "reject" or {"<call id>": "approve", ...}'
         ) from None
+
+
+def load_output_schema(path: Path) -> Any:
+    """The `OutputSpec` of a JSON Schema file; `UserError` naming the option otherwise."""
+    from ponder.agent.output import OutputSpec
+
+    try:
+        schema = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise UserError(f"--output-schema {path}: cannot read it: {exc.strerror}") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise UserError(f"--output-schema {path}: not JSON: {exc}") from None
+    return OutputSpec(json_schema=schema, argument=f"--output-schema {path}")

@@ -37,6 +37,7 @@ _RUN_MARKS = {
     "failed": ("✗", "red"),
     "suspended": ("⏸", "cyan"),
     "cancelled": ("⊘", "red"),
+    "interrupted": ("⏸", "yellow"),
 }
 _PLAN_MARKS = {"pending": "[ ]", "in_progress": "[~]", "completed": "[x]"}
 _VIEW_TOOLS = frozenset({"sequential_thinking", "todo_write"})

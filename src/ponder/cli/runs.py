@@ -17,7 +17,7 @@ import typer
 from rich.console import Console
 
 from ponder.agent import Agent
-from ponder.cli.errors import EXIT_SUSPENDED
+from ponder.cli.errors import EXIT_INTERRUPTED, EXIT_RUN_FAILED, EXIT_SUSPENDED
 from ponder.cli.options import (
     ConfigOption,
     JsonOption,
@@ -30,7 +30,7 @@ from ponder.cli.options import (
     parse_duration,
 )
 from ponder.cli.render import LiveDisplay
-from ponder.cli.reporting import reported
+from ponder.cli.reporting import fail, reported
 from ponder.cli.session import (
     AgentOptions,
     RunOutcome,
@@ -54,14 +54,14 @@ from ponder.exceptions import StoreError, UserError
 from ponder.server.stored import pending_calls, pending_questions, record_summary, suspension_of
 from ponder.store import Store, StoredRun, open_store
 
-__all__ = ["open_cli_store", "report_outcome", "runs_app", "store_label"]
+__all__ = ["open_cli_store", "print_typed_answer", "report_outcome", "runs_app", "store_label"]
 
 T = TypeVar("T")
 NO_CHECKPOINT = (
     "no checkpoint: the process stopped before the run's first one "
     "(`ponder runs resume` marks it failed; start the task again)"
 )
-STATUSES = ("running", "completed", "suspended", "failed", "cancelled")
+STATUSES = ("running", "completed", "suspended", "failed", "cancelled", "interrupted")
 
 runs_app = typer.Typer(
     help="Checkpointed runs: list, show, resume, cancel and prune them.", no_args_is_help=True
@@ -272,10 +272,10 @@ async def _resume(
     finally:
         await store.close()
     outcome = display.outcome
-    outcome.status, outcome.output = result.status, result.output
+    outcome.status, outcome.output = result.status, result.text
     outcome.suspension = result.suspension
     if stored.record.status == "completed" and not as_json:
-        _console().print(f"run {run_id} had already completed:\n{result.output}", markup=False)
+        _console().print(f"run {run_id} had already completed:\n{result.text}", markup=False)
     return outcome
 
 
@@ -333,6 +333,12 @@ def report_outcome(
     if store is None:
         return
     console = _console(stderr=as_json)
+    if outcome.status in ("interrupted", "cancelled"):
+        console.print(f"run {outcome.run_id} {outcome.status} · store {store}", markup=False)
+        if outcome.status == "interrupted":
+            command = resume_command(outcome.run_id, store, options.as_arguments(), "")
+            console.print(f"resume with: {command}", markup=False)
+        raise typer.Exit(EXIT_INTERRUPTED)
     if outcome.status != "suspended":
         console.print(f"run {outcome.run_id} {outcome.status} · store {store}", markup=False)
         return
@@ -345,6 +351,15 @@ def report_outcome(
     command = _continue_command(outcome.run_id, store, options.as_arguments(), questions)
     console.print(f"resume with: {command}", markup=False)
     raise typer.Exit(EXIT_SUSPENDED)
+
+
+def print_typed_answer(outcome: RunOutcome) -> None:
+    """Print a typed run's JSON answer alone on stdout; exit 1 when it did not validate."""
+    if outcome.status != "completed":
+        return
+    if outcome.stop_reason == "invalid_output":
+        fail(f"error: the answer does not match --output-schema: {outcome.output}", EXIT_RUN_FAILED)
+    typer.echo(outcome.output)
 
 
 @runs_app.command()

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, redirect_stdout
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,7 +13,8 @@ from typing import IO, Any, assert_never
 
 from rich.console import Console
 
-from ponder.agent import Agent, RunResult
+from ponder.agent import Agent, RunResult, RunStream
+from ponder.cli.interrupts import RunInterrupter, sigint_handled
 from ponder.cli.options import load_tools
 from ponder.cli.render import LiveDisplay
 from ponder.config import AgentConfig, load_config
@@ -25,7 +27,10 @@ from ponder.events import (
     McpEvent,
     MiddleMessage,
     ModelDegraded,
+    ModelFallback,
     ModelUnanswered,
+    OutputPartial,
+    OutputRejected,
     PlanReplanned,
     PlanUpdated,
     Reasoning,
@@ -44,6 +49,7 @@ from ponder.events import (
     StepFinished,
     StepStarted,
     StructuredReasoning,
+    SubAgentEvent,
     TextDelta,
     Thinking,
     Todo,
@@ -167,6 +173,7 @@ class RunOutcome:
     run_id: str = ""
     status: str = "running"
     output: str = ""
+    stop_reason: str = ""
     suspension: dict[str, Any] | None = None
 
     def observe(self, event: Event) -> None:
@@ -177,17 +184,21 @@ class RunOutcome:
                 self.status, self.suspension = "running", None
             case RunFinished():
                 self.status, self.output = "completed", event.output
+                self.stop_reason = event.stop_reason
             case RunSuspended():
                 self.status = "suspended"
                 self.suspension = {"reason": event.reason, "payload": event.payload}
+            case RunCancelled():
+                self.status = "interrupted" if event.resumable else "cancelled"
             case (
-                RunFailed() | RunCancelled() | RoundStarted() | Usage() | Reasoning()
+                RunFailed() | RoundStarted() | Usage() | Reasoning()
                 | StructuredReasoning() | ToolPrediction() | ToolCallStarted() | ToolCallFinished()
                 | ToolCallFailed() | MiddleMessage() | Reflection() | LimitReached()
                 | LoopDetected() | StallDetected() | TextDelta() | ReasoningDelta() | Thinking()
                 | Todo() | PlanUpdated() | StepStarted() | StepFinished() | Compaction()
                 | Retrieval() | ReportRaised() | CheckpointWritten() | ModelDegraded()
-                | ModelUnanswered() | PlanReplanned() | McpEvent()
+                | ModelUnanswered() | PlanReplanned() | McpEvent() | OutputPartial()
+                | OutputRejected() | ModelFallback() | SubAgentEvent()
             ):  # fmt: skip
                 pass
             case _:
@@ -203,45 +214,108 @@ async def run_with_display(
     out: IO[str],
     store: Store | None = None,
     history: Sequence[Message] = (),
+    output: Any = None,
 ) -> RunOutcome:
-    """Stream a run (checkpointed to ``store`` if given): JSON lines, or the live view."""
+    """Stream a run (checkpointed to ``store`` if given): JSON lines, or the live view.
+
+    ``output`` types the answer (an ``OutputSpec``, from ``--output-schema``). With a
+    store, Ctrl-C interrupts the run resumably (a second one cancels it; see
+    `ponder.cli.interrupts`) and the outcome says so.
+    """
     outcome = RunOutcome()
-    stream = agent.stream(prompt, store=store, message_history=history)
+    stream = agent.stream(prompt, store=store, message_history=history, output_type=output)
+    if store is None:
+        await _show(stream, console, as_json, out, outcome.observe)
+        return outcome
+    notes = Console(stderr=True, highlight=False, soft_wrap=True) if as_json else console
+    interrupter = RunInterrupter(stream, lambda line: notes.print(line, markup=False))
+
+    def observe(event: Event) -> None:
+        outcome.observe(event)
+        interrupter.observe(event)
+
+    with sigint_handled(interrupter.press):
+        try:
+            await _show(stream, console, as_json, out, observe)
+        except asyncio.CancelledError:
+            if not interrupter.presses:
+                raise
+    return outcome
+
+
+async def _show(
+    stream: RunStream,
+    console: Console,
+    as_json: bool,
+    out: IO[str],
+    observe: Callable[[Event], None],
+) -> None:
     if as_json:
         async for event in stream:
-            outcome.observe(event)
+            observe(event)
             write_json_event(event, out)
-        return outcome
+        return
     with LiveDisplay(console) as display:
         async for event in stream:
-            outcome.observe(event)
+            observe(event)
             display.update(event)
-    return outcome
 
 
 class ChatSession:
     """A conversation: each turn runs with the previous turns' messages as history.
 
-    Turns are streamed, so the answer appears as the model writes it.
+    Turns are streamed, so the answer appears as the model writes it. With a store and a
+    session id, every turn is checkpointed and the conversation is the session's (so it
+    goes on in a later ``ponder chat --session``). Ctrl-C during a turn cancels that turn
+    only: the conversation stays as it was before it.
     """
 
-    def __init__(self, agent: Agent, console: Console, *, as_json: bool, out: IO[str]) -> None:
+    def __init__(
+        self,
+        agent: Agent,
+        console: Console,
+        *,
+        as_json: bool,
+        out: IO[str],
+        store: Store | None = None,
+        session_id: str | None = None,
+    ) -> None:
         self.agent = agent
         self.console = console
         self.as_json = as_json
         self.out = out
+        self.store = store
+        self.session_id = session_id
         self.history: list[Message] = []
+        self._stopped = False
 
-    async def send(self, prompt: str) -> RunResult:
-        """Run one turn and keep its messages for the next."""
-        stream = self.agent.stream(prompt, message_history=self.history)
+    def say(self, line: str) -> None:
+        """A note for the user (on stderr with --json)."""
         if self.as_json:
-            async for event in stream:
-                write_json_event(event, self.out)
+            Console(stderr=True, highlight=False, soft_wrap=True).print(line, markup=False)
         else:
-            with LiveDisplay(self.console) as display:
-                async for event in stream:
-                    display.update(event)
+            self.console.print(line, markup=False, style="dim", soft_wrap=True)
+
+    async def send(self, prompt: str) -> RunResult | None:
+        """Run one turn and keep its messages for the next; None if Ctrl-C stopped it."""
+        if self.store is not None and self.session_id is not None:
+            stream = self.agent.stream(prompt, store=self.store, session_id=self.session_id)
+        else:
+            stream = self.agent.stream(prompt, message_history=self.history, store=self.store)
+        self._stopped = False
+
+        def stop() -> None:
+            self._stopped = True
+            stream.cancel()
+
+        with sigint_handled(stop):
+            try:
+                await _show(stream, self.console, self.as_json, self.out, lambda _: None)
+            except asyncio.CancelledError:
+                if not self._stopped:
+                    raise
+                self.say("stopped: that turn is cancelled; the conversation goes on without it")
+                return None
         result = stream.result
         self.history = list(result.messages)
         return result

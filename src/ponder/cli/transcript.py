@@ -161,5 +161,6 @@ def _kind(spec: Any) -> str:
 
 def resume_command(run_id: str, store: str, agent_arguments: Sequence[str], decision: str) -> str:
     """The ``ponder runs resume`` command line that continues this run."""
-    words = ["ponder", "runs", "resume", run_id, "--store", store, *agent_arguments, decision]
+    words = ["ponder", "runs", "resume", run_id, "--store", store, *agent_arguments]
+    words += [decision] if decision else []
     return " ".join(shlex.quote(w) for w in words)

@@ -19,7 +19,10 @@ from ponder.events import (
     McpEvent,
     MiddleMessage,
     ModelDegraded,
+    ModelFallback,
     ModelUnanswered,
+    OutputPartial,
+    OutputRejected,
     PlanReplanned,
     PlanUpdated,
     Reasoning,
@@ -38,6 +41,7 @@ from ponder.events import (
     StepFinished,
     StepStarted,
     StructuredReasoning,
+    SubAgentEvent,
     TextDelta,
     Thinking,
     Todo,
@@ -50,7 +54,7 @@ from ponder.events import (
 
 __all__ = ["CallStatus", "RunStatus", "RunView", "StepView", "ThoughtView", "ToolCallView"]
 
-RunStatus = Literal["running", "finished", "failed", "suspended", "cancelled"]
+RunStatus = Literal["running", "finished", "failed", "suspended", "cancelled", "interrupted"]
 CallStatus = Literal["running", "ok", "error", "timeout", "invalid", "cancelled", "unknown"]
 _CALL_STATUSES: tuple[CallStatus, ...] = ("error", "timeout", "invalid", "cancelled")
 
@@ -130,7 +134,7 @@ class RunView:
             case RunStarted() | RunResumed() | RunFinished() | RunFailed() | RunSuspended():
                 self._lifecycle(event)
             case RunCancelled():
-                self.status = "cancelled"
+                self.status = "interrupted" if event.resumable else "cancelled"
             case ToolCallStarted() | ToolCallFinished() | ToolCallFailed():
                 self._tool_call(event)
             case (
@@ -146,11 +150,11 @@ class RunView:
                 self._delta(event)
             case Usage():
                 self._usage(event)
-            case McpEvent():
-                self._mcp(event)
+            case McpEvent() | OutputRejected() | ModelFallback() | SubAgentEvent():
+                self._side_notice(event)
             case (
                 StructuredReasoning() | ToolPrediction() | PlanUpdated() | Compaction()
-                | Retrieval() | ReportRaised() | CheckpointWritten()
+                | Retrieval() | ReportRaised() | CheckpointWritten() | OutputPartial()
             ):  # fmt: skip
                 pass
             case _:
@@ -277,11 +281,36 @@ class RunView:
                 assert_never(event)
         self.notices.append(notice)
 
+    def _side_notice(
+        self, event: McpEvent | OutputRejected | ModelFallback | SubAgentEvent
+    ) -> None:
+        if isinstance(event, McpEvent):
+            self._mcp(event)
+            return
+        if isinstance(event, SubAgentEvent):
+            self._sub_agent(event)
+            return
+        if isinstance(event, OutputRejected):
+            again = "asking again" if event.retrying else "giving up"
+            notice = f"answer {event.attempt} did not validate ({event.problem}): {again}"
+        else:
+            notice = f"{event.failed} failed ({event.error}): {event.answered_by} answered"
+        self.notices.append(notice)
+
     def _delta(self, event: TextDelta | ReasoningDelta) -> None:
         if isinstance(event, TextDelta):
             self.answer += event.text
         else:
             self.reasoning_text += event.text
+
+    def _sub_agent(self, event: SubAgentEvent) -> None:
+        """A sub-agent's tool calls and end show as notices under the parent's call."""
+        inner = event.event
+        kind = inner.get("kind")
+        if kind == "tool_call_started":
+            self.notices.append(f"{event.agent} › {inner.get('name')}")
+        elif kind == "run_finished":
+            self.notices.append(f"{event.agent} answered ({inner.get('stop_reason')})")
 
     def _mcp(self, event: McpEvent) -> None:
         """Failures, sampling, elicitation and warning-or-worse logs become notices."""

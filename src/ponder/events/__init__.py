@@ -9,7 +9,8 @@ from it. Events are slotted dataclasses (cheap to create on the hot path);
 ``event_to_dict``/``event_from_dict`` convert them for the wire, validating on the way in.
 
 The classes live in `base` (the shared fields and closed value sets), `run`, `rounds`,
-`steps` and `mcp`; import them from here. Six keep their older names as aliases: ``UsageUpdated``,
+`steps`, `output` and `mcp`; import them from here. Six keep their older names as aliases:
+``UsageUpdated``,
 ``ReasoningStep``, ``ThinkingRecorded``, ``TodoUpdated``, ``CompactionApplied``,
 ``RetrievalDone``.
 """
@@ -33,6 +34,7 @@ from ponder.events.base import (
     Verdict,
 )
 from ponder.events.mcp import McpEvent, McpEventType
+from ponder.events.output import ModelFallback, OutputPartial, OutputRejected, SubAgentEvent
 from ponder.events.rounds import (
     Compaction,
     LimitReached,
@@ -76,12 +78,13 @@ from ponder.events.steps import (
 __all__ = [
     "EVENT_KINDS", "EVENT_TYPES", "CallStatus", "CheckType", "CheckpointWritten", "Compaction",
     "CompactionApplied", "Event", "EventBase", "EventKind", "LimitReached", "LoopDetected",
-    "McpEvent", "McpEventType",
-    "MiddleMessage", "ModelDegraded", "ModelUnanswered", "PlanReplanned", "PlanUpdated",
+    "McpEvent", "McpEventType", "MiddleMessage", "ModelDegraded", "ModelFallback",
+    "ModelUnanswered", "OutputPartial", "OutputRejected", "PlanReplanned", "PlanUpdated",
     "Reasoning", "ReasoningDelta", "ReasoningPhase", "ReasoningStep", "Reflection",
     "ReplanTrigger", "ReportRaised", "Retrieval", "RetrievalDone", "RoundStarted", "RunCancelled",
     "RunFailed", "RunFinished", "RunResumed", "RunStarted", "RunSuspended", "StallDetected",
-    "StepEnd", "StepFinished", "StepStarted", "StructuredReasoning", "TextDelta", "Thinking",
+    "StepEnd", "StepFinished", "StepStarted", "StructuredReasoning", "SubAgentEvent",
+    "TextDelta", "Thinking",
     "ThinkingRecorded", "Todo", "TodoUpdated", "ToolCallFailed", "ToolCallFinished",
     "ToolCallStarted", "ToolPrediction", "Usage", "UsageUpdated", "Verdict", "event_from_dict",
     "event_to_dict", "kind_of",
@@ -93,7 +96,8 @@ Event: TypeAlias = Annotated[
     | ToolCallStarted | ToolCallFinished | ToolCallFailed | MiddleMessage | Reflection
     | LimitReached | LoopDetected | StallDetected | TextDelta | ReasoningDelta | Thinking
     | Todo | PlanUpdated | PlanReplanned | StepStarted | StepFinished | Compaction | Retrieval
-    | ReportRaised | CheckpointWritten | ModelDegraded | ModelUnanswered | McpEvent,
+    | ReportRaised | CheckpointWritten | ModelDegraded | ModelUnanswered | McpEvent
+    | OutputPartial | OutputRejected | ModelFallback | SubAgentEvent,
     Field(discriminator="kind"),
 ]  # fmt: skip
 
@@ -105,6 +109,7 @@ EventKind: TypeAlias = Literal[
     "text_delta", "reasoning_delta", "thinking", "todo", "plan_updated", "plan_replanned",
     "step_started", "step_finished", "compaction", "retrieval", "report_raised",
     "checkpoint_written", "model_degraded", "model_unanswered", "mcp_event",
+    "output_partial", "output_rejected", "model_fallback", "sub_agent_event",
 ]  # fmt: skip
 
 EVENT_TYPES: dict[str, type[EventBase]] = {

@@ -128,7 +128,10 @@ class LimitReached(EventBase):
     """A limit stopped the tool loop; a final answer follows."""
 
     kind: Literal["limit_reached"] = "limit_reached"
-    limit: Literal["rounds", "tool_calls", "step_iterations", "token_budget"]
+    limit: Literal[
+        "rounds", "tool_calls", "step_iterations", "token_budget",
+        "requests", "input_tokens", "output_tokens", "total_tokens",
+    ]  # fmt: skip
     value: int
 
 

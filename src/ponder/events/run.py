@@ -54,9 +54,14 @@ class RunFailed(EventBase):
 
 @dataclass(slots=True, kw_only=True)
 class RunCancelled(EventBase):
-    """A run was cancelled; its state up to the last boundary was kept."""
+    """A run was cancelled; its state up to the last boundary was kept.
+
+    ``resumable`` is true when it was interrupted (`RunStream.interrupt`, Ctrl-C in
+    ``ponder run``): its status is then ``interrupted`` and ``resume`` continues it.
+    """
 
     kind: Literal["run_cancelled"] = "run_cancelled"
+    resumable: bool = False
 
 
 @dataclass(slots=True, kw_only=True)

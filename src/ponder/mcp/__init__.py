@@ -25,6 +25,9 @@ __all__ = ["MCPServerConfig", "MCPToolset", "Transport", "parse_server_spec", "p
 
 def __getattr__(name: str) -> Any:
     if name == "MCPToolset":
+        from ponder.extras import require
+
+        require("mcp", "MCP servers (agent_mcp_server_scripts)")
         from ponder.mcp.toolset import MCPToolset
 
         return MCPToolset

@@ -20,12 +20,13 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
-
-import mcp_types as types
+from typing import TYPE_CHECKING, Any, Literal
 
 from ponder.events import McpEvent
 from ponder.mcp.binding import RunBinding
+
+if TYPE_CHECKING:
+    import mcp_types as types
 
 __all__ = [
     "ElicitationAnswer",
@@ -104,6 +105,8 @@ def check_answer(
 
 
 def _to_request(server: str, run_id: str, params: types.ElicitRequestParams) -> ElicitationRequest:
+    import mcp_types as types
+
     if isinstance(params, types.ElicitRequestURLParams):
         return ElicitationRequest(
             server, run_id, "url", params.message, url=params.url,
@@ -119,6 +122,8 @@ async def answer_elicitation(
     emit: Callable[[str, McpEvent], None],
 ) -> types.ElicitResult | types.ErrorData:
     """Ask the run's handler; the validated answer, or an error the server receives."""
+    import mcp_types as types
+
     mode = "url" if isinstance(params, types.ElicitRequestURLParams) else "form"
     if binding is not None and binding.elicit is None and binding.hold is not None:
         return _held(binding, server, _to_request(server, binding.run_id, params), emit)
@@ -144,6 +149,8 @@ def _held(
     emit: Callable[[str, McpEvent], None],
 ) -> types.ElicitResult | types.ErrorData:
     """The stored answer to this question, or ``cancel`` with the question held for the run."""
+    import mcp_types as types
+
     hold = binding.hold
     assert hold is not None
     call_id = binding.current_call(server)
@@ -176,6 +183,8 @@ def _checked(
     answer: ElicitationAnswer,
     emit: Callable[[str, McpEvent], None],
 ) -> types.ElicitResult | types.ErrorData:
+    import mcp_types as types
+
     answer, problems = check_answer(request.mode, request.schema, answer)
     if problems:
         error = "the answer does not match the requested schema: " + "; ".join(problems)

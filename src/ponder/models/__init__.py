@@ -24,6 +24,7 @@ from ponder.models.base import (
     ToolDefinition,
     Usage,
 )
+from ponder.models.fallback import FallbackModel
 from ponder.models.registry import resolve_model
 from ponder.models.retry import RetryPolicy
 from ponder.models.scripted import ScriptedModel, call_tools, reply
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AnthropicModel",
+    "FallbackModel",
     "ForceTool",
     "Model",
     "ModelDelta",

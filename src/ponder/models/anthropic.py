@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ponder.exceptions import UserError
+from ponder.extras import missing_extra
 from ponder.models.adapter import Assembler, SDKModel
 from ponder.models.anthropic_wire import StreamAssembler, request_body, response_from_blocks
 from ponder.models.base import ModelRequest, ModelResponse, ModelSettings
@@ -39,10 +39,8 @@ class AnthropicModel(SDKModel[Any]):
     ) -> None:
         try:
             from anthropic import AsyncAnthropic
-        except ImportError:
-            raise UserError(
-                "anthropic models need the anthropic SDK: pip install 'ponder[anthropic]'"
-            ) from None
+        except ImportError as error:
+            raise missing_extra("anthropic", "anthropic: models", error) from None
         self.model = model
         self.max_tokens = max_tokens
         self.thinking_budget = thinking_budget

@@ -19,6 +19,8 @@ from ponder.messages import (
     Message,
     PartsView,
     scrub_parts,
+    scrub_text,
+    scrub_value,
     unique_call_ids,
 )
 from ponder.models.capabilities import Feature
@@ -26,6 +28,7 @@ from ponder.tools.definition import ForceTool, ToolChoice, ToolDefinition
 
 __all__ = [
     "Degradation",
+    "Fallback",
     "ForceTool",
     "Model",
     "ModelDelta",
@@ -126,6 +129,16 @@ class Degradation(BaseModel):
     source: Literal["profile", "detected"] = "profile"
 
 
+class Fallback(BaseModel):
+    """A model of a `FallbackModel` that failed a request, and the one that answered it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    failed: str
+    error: str
+    answered_by: str
+
+
 Unanswered = Literal["empty", "content_filter"]
 
 
@@ -144,6 +157,8 @@ class ModelResponse(PartsView, BaseModel):
     model_name: str | None = None
     provider_extras: dict[str, Any] = Field(default_factory=dict)
     degradations: tuple[Degradation, ...] = ()
+    fallbacks: tuple[Fallback, ...] = ()
+    """The models that failed this request before the one that answered (`FallbackModel`)."""
 
     @property
     def unanswered(self) -> Unanswered | None:
@@ -158,6 +173,12 @@ class ModelResponse(PartsView, BaseModel):
     def _unique_call_ids(self) -> ModelResponse:
         """Renumber repeated call ids; replace lone surrogates (no store can encode them)."""
         self.parts = unique_call_ids(scrub_parts(self.parts))
+        if self.model_name is not None:
+            self.model_name = scrub_text(self.model_name)
+        if self.finish_reason is not None:
+            self.finish_reason = scrub_text(self.finish_reason)
+        if self.provider_extras:
+            self.provider_extras = scrub_value(self.provider_extras)
         return self
 
     def to_message(self) -> AssistantMessage:

@@ -38,6 +38,7 @@ Feature = Literal[
     "stream_tool_calls",
     "length_limits",
     "replays_reasoning",
+    "vision",
 ]
 FEATURES: tuple[Feature, ...] = get_args(Feature)
 
@@ -55,7 +56,8 @@ class Capabilities:
     - ``stream_tool_calls``: streaming works with tools offered and ``tool_choice`` auto;
     - ``length_limits``: tool schemas may carry ``maxLength`` / ``minLength`` (llama.cpp
       expands them into a grammar that breaks the server for long limits);
-    - ``replays_reasoning``: the provider wants ``reasoning_content`` sent back.
+    - ``replays_reasoning``: the provider wants ``reasoning_content`` sent back;
+    - ``vision``: user messages may carry images.
     """
 
     forced_tool_choice: bool = True
@@ -68,6 +70,7 @@ class Capabilities:
     stream_tool_calls: bool = True
     length_limits: bool = True
     replays_reasoning: bool = False
+    vision: bool = True
 
     def without(self, *features: Feature) -> Capabilities:
         """A copy with ``features`` turned off."""

@@ -122,7 +122,9 @@ class OpenAIModel(SDKModel["AsyncOpenAI"]):
     def _body(self, request: ModelRequest) -> dict[str, Any]:
         plan = self._plan(request)
         caps = self.effective_capabilities
-        return request_body(plan.request, caps, json_object=plan.json_object)
+        return request_body(
+            plan.request, caps, json_object=plan.json_object, provider=self.profile.name
+        )
 
     async def _create(self, body: dict[str, Any], *, stream: bool = False) -> Any:
         if stream:

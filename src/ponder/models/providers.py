@@ -62,6 +62,7 @@ LLAMACPP = Capabilities(
     tool_role=False,
     stream_tool_calls=False,
     length_limits=False,
+    vision=False,
 )
 """The stock llama-cpp-python server; llama.cpp's own ``llama-server --jinja`` does more
 (override single features in the config)."""
@@ -73,7 +74,7 @@ PROVIDERS: dict[str, ProviderProfile] = {
         "DEEPSEEK_API_KEY",
         "DEEPSEEK_BASE_URL",
         "https://api.deepseek.com",
-        capabilities=Capabilities(json_schema_output=False, replays_reasoning=True),
+        capabilities=Capabilities(json_schema_output=False, replays_reasoning=True, vision=False),
     ),
     "ollama": ProviderProfile(
         "ollama",

@@ -5,8 +5,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from ponder.exceptions import UserError
 from ponder.messages import UserMessage
@@ -15,7 +15,10 @@ from ponder.models.providers import PROVIDERS
 from ponder.models.retry import RetryPolicy
 from ponder.models.scripted import ScriptedModel
 
-__all__ = ["KNOWN_PREFIXES", "resolve_model"]
+if TYPE_CHECKING:
+    from ponder.config import AgentConfig
+
+__all__ = ["KNOWN_PREFIXES", "resolve_configured", "resolve_model"]
 
 KNOWN_PREFIXES = (*PROVIDERS, "anthropic", "scripted")
 
@@ -78,3 +81,22 @@ def _echo(request: ModelRequest) -> str:
         if isinstance(message, UserMessage):
             return message.content
     return ""
+
+
+def resolve_configured(spec: str | Model | Sequence[str | Model], config: AgentConfig) -> Model:
+    """The model an agent's ``model`` names, with the config's key, URL, timeouts, retries.
+
+    A list is a `FallbackModel`; each of its strings takes its provider's key and base URL.
+    """
+    from ponder.models.fallback import FallbackModel
+
+    settings = ModelSettings(timeout=config.llm_total_timeout, idle_timeout=config.llm_timeout)
+    retry = RetryPolicy(max_retries=config.max_retries)
+    if isinstance(spec, str | Model):
+        return resolve_model(
+            spec, api_key=config.api_key, base_url=config.base_url, settings=settings,
+            retry=retry, capabilities=config.model_capabilities or None,
+        )  # fmt: skip
+    if not isinstance(spec, Sequence):
+        raise UserError(f"model must be a model string, a Model or a list of them: {spec!r}")
+    return FallbackModel.of(list(spec), settings=settings, retry=retry)

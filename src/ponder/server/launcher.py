@@ -245,4 +245,4 @@ class ResumedRun:
         finally:
             agent.hooks.remove(hook)
         if result.status == "completed":
-            await self.launcher.registry.finish(run_id, "completed", output=result.output)
+            await self.launcher.registry.finish(run_id, "completed", output=result.text)

@@ -28,8 +28,10 @@ __all__ = [
     "to_json_safe",
 ]
 
-RunStatus = Literal["running", "completed", "suspended", "failed", "cancelled"]
-RUN_STATUSES: tuple[RunStatus, ...] = ("running", "completed", "suspended", "failed", "cancelled")
+RunStatus = Literal["running", "completed", "suspended", "failed", "cancelled", "interrupted"]
+RUN_STATUSES: tuple[RunStatus, ...] = (
+    "running", "completed", "suspended", "failed", "cancelled", "interrupted",
+)  # fmt: skip
 TERMINAL_KINDS = frozenset({"run_finished", "run_failed"})
 _USAGE_KEYS = ("requests", "input_tokens", "output_tokens")
 
@@ -81,7 +83,8 @@ class RunRecord:
                 | "reasoning_delta" | "thinking" | "todo" | "plan_updated" | "step_started"
                 | "step_finished" | "compaction" | "retrieval" | "report_raised"
                 | "checkpoint_written" | "model_degraded" | "model_unanswered" | "plan_replanned"
-                | "mcp_event"
+                | "mcp_event" | "output_partial" | "output_rejected" | "model_fallback"
+                | "sub_agent_event"
             ):  # fmt: skip
                 pass
             case _:

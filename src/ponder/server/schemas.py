@@ -58,7 +58,7 @@ class RunSummary(BaseModel):
     id: str
     prompt: str
     created: float
-    status: Literal["running", "completed", "suspended", "failed", "cancelled"]
+    status: Literal["running", "completed", "suspended", "failed", "cancelled", "interrupted"]
     output: str | None
     error: str | None
     usage: dict[str, int]

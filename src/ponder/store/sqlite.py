@@ -104,7 +104,7 @@ class SQLiteStore(Store):
     async def write_effect(self, run_id: str, call_id: str, message: dict[str, Any]) -> int:
         """Record one completed call."""
         with _translated(f"cannot record a tool result of run {run_id!r}"):
-            body = json.dumps(message, ensure_ascii=False, separators=(",", ":"))
+            body = sql.to_json(message)
             self._db.execute(sql.INSERT_EFFECT, (run_id, call_id, body))  # one statement: atomic
             return len(body)
 

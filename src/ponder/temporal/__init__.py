@@ -15,12 +15,9 @@ Needs the ``temporal`` extra: ``pip install 'ponder[temporal]'``.
 
 from __future__ import annotations
 
-try:
-    import temporalio  # noqa: F401
-except ImportError as error:  # pragma: no cover - depends on the environment
-    raise ImportError(
-        "ponder.temporal needs the Temporal SDK: pip install 'ponder[temporal]'"
-    ) from error
+from ponder.extras import require
+
+require("temporal", "ponder.temporal (runs on Temporal)")
 
 from ponder.temporal.activities import PonderActivities
 from ponder.temporal.client import (

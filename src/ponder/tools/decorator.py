@@ -21,6 +21,7 @@ from pydantic import BaseModel, ValidationError
 from pydantic_core import to_jsonable_python
 
 from ponder.exceptions import UserError
+from ponder.media import File, Image
 from ponder.tools.arguments import ArgumentError, issues_from_validation_error
 from ponder.tools.conform import SchemaConformer
 from ponder.tools.schema import FunctionShape, describe_function
@@ -55,6 +56,8 @@ def to_tool_result(value: Any) -> ToolResult:
         return ToolResult.ok(value)
     if value is None:
         return ToolResult.ok("(no output)")
+    if isinstance(value, Image | File):
+        return ToolResult(output=f"({value.label()} attached)", attachments=(value,))
     data = to_jsonable_python(value, fallback=repr)
     return ToolResult.ok(json.dumps(data, ensure_ascii=False), data=data)
 

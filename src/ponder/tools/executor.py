@@ -246,8 +246,9 @@ class ToolExecutor:
         content, cut = truncate_output(result.output, self.max_output_chars)
         data = result.output if cut and result.data is None else result.data
         message = ToolMessage(
-            call_id=call.id, name=call.name, content=content, data=data, is_error=status != "ok"
-        )
+            call_id=call.id, name=call.name, content=content, data=data,
+            is_error=status != "ok", attachments=result.attachments,
+        )  # fmt: skip
         return ToolOutcome(call, result, status, time.perf_counter() - start, message, cut)
 
     def _unknown_tool(self, name: str) -> ToolResult:

@@ -16,6 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from ponder.media import File, Image
 from ponder.messages import ToolCallPart, ToolMessage
 from ponder.tools.definition import ToolDefinition
 
@@ -29,6 +30,8 @@ class ToolResult(BaseModel):
     output: str = ""
     data: Any = None
     error: str | None = None
+    attachments: tuple[Image | File, ...] = ()
+    """Images (or files) for the model besides ``output``: a tool returning an `Image`."""
 
     @classmethod
     def ok(cls, output: str, data: Any = None) -> ToolResult:
@@ -53,6 +56,7 @@ class ToolResult(BaseModel):
             content=self.output,
             data=self.data,
             is_error=not self.success,
+            attachments=self.attachments,
         )
 
 

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from ponder.agent.run.approval import approval_decision, approval_settled, hold_for_approval
 from ponder.agent.run.elicitation import hold_for_input
+from ponder.agent.subagent import is_held
 from ponder.events import ToolCallStarted
 from ponder.messages import AssistantMessage, ToolCallPart, ToolMessage
 from ponder.models.base import ModelResponse
@@ -211,4 +212,5 @@ async def _run(ctx: RunContext, calls: list[ToolCallPart], answers: dict[str, To
     await ctx.flush()
     ctx.state.tool_calls += sum(1 for c in calls if c.name not in CONTROL_TOOLS)
     for outcome in outcomes:
-        answers[outcome.call.id] = outcome.message
+        if not is_held(outcome.result):  # a sub-agent that waits: the run waits with it
+            answers[outcome.call.id] = outcome.message

@@ -81,7 +81,7 @@ def minimal_messages(state: RunState) -> list[Message]:
     """The system prompt (if any) and the turn's user message: ``use_minimal_context``."""
     messages = state.ledger.messages
     system = [m for m in messages[:1] if isinstance(m, SystemMessage)]
-    return [*system, UserMessage(content=state.prompt)]
+    return [*system, state.prompt_message()]
 
 
 def context_messages(state: RunState, minimal: bool) -> list[Message]:

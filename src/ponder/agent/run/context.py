@@ -15,13 +15,17 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ponder.agent.hooks import Hooks, ModelCall
+from ponder.agent.output import OutputSpec, PartialOutput
 from ponder.agent.run.compaction import context_messages
 from ponder.agent.run.state import RunState
+from ponder.agent.subagent import is_held
 from ponder.config import AgentConfig
 from ponder.events import (
     Event,
     ModelDegraded,
+    ModelFallback,
     ModelUnanswered,
+    OutputPartial,
     ReasoningDelta,
     TextDelta,
     Thinking,
@@ -85,8 +89,15 @@ class RunContext:
     """Whether the last response (after its one retry) carried no answer, and why."""
     clock: Callable[[], float] = time.time
     """Stamps event times; a durable engine gives its deterministic clock."""
+    output: OutputSpec | None = None
+    """The type the final answer must have (None: plain text); see ``run.final_output``."""
     _backlog: list[Event] = field(default_factory=list)
     _degraded: set[str] = field(default_factory=set)
+
+    @property
+    def answer_schema(self) -> OutputSchema | None:
+        """What a request for the final answer with tools off asks for."""
+        return self.output.schema if self.output is not None else None
 
     @property
     def settings(self) -> ModelSettings:
@@ -142,6 +153,8 @@ class RunContext:
         call, result = outcome.call, outcome.result
         if self.inputs is not None and call.id in self.inputs.held:
             return  # the call asked a question: its result is dropped, the run suspends
+        if is_held(result):
+            return  # not finished: the sub-agent waits for approval (see ``subagent``)
         if outcome.status == "ok":
             self.emit_now(
                 ToolCallFinished(
@@ -215,12 +228,15 @@ class RunContext:
         self, request: ModelRequest, call: ModelCall | None, purpose: str
     ) -> ModelResponse:
         """One model request: streamed or not, hooks, usage, degradation reports."""
-        if self.stream_text and self.sink is not None and request.output is None:
+        answer = request.output is not None and request.output is self.answer_schema
+        if self.stream_text and self.sink is not None and (request.output is None or answer):
             response = await self._stream(request, text_is_reasoning=purpose == "reasoning")
         else:
             response = await self.model.request(request)
         if call is not None:
             response = await self.hooks.after_response(call, response)
+        for fell in response.fallbacks:
+            self.emit_now(ModelFallback(**fell.model_dump()))
         for note in response.degradations:
             if note.feature not in self._degraded:
                 self._degraded.add(note.feature)
@@ -245,9 +261,13 @@ class RunContext:
     async def _stream(self, request: ModelRequest, *, text_is_reasoning: bool) -> ModelResponse:
         """Stream the response; text of the forced reasoning request streams as reasoning."""
         final: ModelResponse | None = None
+        partial = PartialOutput(self.output) if request.output and self.output else None
         async for item in self.model.stream(request):
             if isinstance(item, ModelResponse):
                 final = item
+            elif partial is not None:
+                if (shown := partial.feed(item)) is not None:
+                    self.emit_now(OutputPartial(output=shown))
             elif item.kind == "text_delta" and not text_is_reasoning:
                 self.emit_now(TextDelta(text=item.text))
             elif item.kind in ("reasoning_delta", "text_delta"):

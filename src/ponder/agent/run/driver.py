@@ -1,4 +1,4 @@
-"""Driving one run on the VM to its end: finished, suspended, failed or cancelled.
+"""Driving one run on the VM to its end: finished, suspended, failed, cancelled or interrupted.
 
 The driver builds what a run needs around its `RunContext`: the checkpointer (with a
 store), the strategy, and the `RunDeps` the nodes get. With a store, the run's lease is
@@ -21,15 +21,20 @@ from ponder.agent.result import RunResult
 from ponder.agent.run.approval import accept_decision
 from ponder.agent.run.checkpointer import Checkpointer
 from ponder.agent.run.context import RunContext
+from ponder.agent.run.final_output import restored_output
 from ponder.agent.run.nodes import RunDeps
 from ponder.agent.run.state import RunState
 from ponder.agent.strategies.base import AgentStrategy
+from ponder.agent.subagent import CURRENT_RUN
 from ponder.events import RunCancelled, RunFailed, RunFinished, RunResumed, RunStarted, RunSuspended
 from ponder.exceptions import RunLeaseError, StoreError, UserError, VMError
 from ponder.store.base import Store
 from ponder.vm import Finished, Interpreter, Outcome, Program
 
-__all__ = ["resume_run", "start_run"]
+__all__ = ["INTERRUPT", "resume_run", "start_run"]
+
+INTERRUPT = "ponder: run interrupted"
+"""The cancel message that stops a run as ``interrupted`` (resumable), not ``cancelled``."""
 
 
 def _owner() -> str:
@@ -74,7 +79,7 @@ async def resume_run(
         raise
     if restored is None:
         await store.release(run_id, owner)
-        return RunResult.from_state(ctx.state)
+        return RunResult.from_state(ctx.state, ctx.output)
     deps, vm = restored
     await ctx.emit(RunResumed(pc=vm.pc))
     start: Callable[[], Awaitable[Outcome]] = (
@@ -108,6 +113,7 @@ async def _restore(
     assert isinstance(state, RunState)  # state_type=RunState
     state.ledger = ledger
     ctx.state, ctx.checkpointer = state, checkpointer
+    ctx.output = restored_output(ctx.output, state.output_schema)
     if stored.record.status == "completed" or vm.is_finished:
         return None
     accept_decision(ctx, value, suspended=vm.status == "suspended")
@@ -134,6 +140,7 @@ async def _drive(
     ctx = deps.run
     state = ctx.state
     renewing: asyncio.Task[None] | None = None
+    current = CURRENT_RUN.set(ctx)  # sub-agents called by this run's tools nest under it
     if ctx.checkpointer is not None:
         ctx.checkpointer.vm, ctx.checkpointer.owner = vm, owner
     if store is not None:
@@ -144,6 +151,7 @@ async def _drive(
             await ctx.checkpointer.checkpoint(state.status)
         return _result(ctx, outcome)
     finally:
+        CURRENT_RUN.reset(current)
         if renewing is not None:
             renewing.cancel()
         if store is not None:
@@ -203,10 +211,11 @@ async def _outcome(
         await deps.strategy.on_exception(cause)
         await ctx.emit(RunFailed(error=str(cause), error_type=type(cause).__name__))
         raise cause from None
-    except asyncio.CancelledError:
-        state.status = "cancelled"
-        await asyncio.shield(_save(ctx, "cancelled"))
-        await ctx.emit(RunCancelled())
+    except asyncio.CancelledError as cancel:
+        resumable = INTERRUPT in cancel.args
+        state.status = "interrupted" if resumable else "cancelled"
+        await asyncio.shield(_save(ctx, state.status))
+        await ctx.emit(RunCancelled(resumable=resumable))
         raise
     if isinstance(outcome, Finished):
         state.status = "completed"
@@ -229,10 +238,14 @@ async def _save(ctx: RunContext, status: str) -> None:
             await ctx.checkpointer.checkpoint(status)
         except RunLeaseError:
             pass  # another process holds the run now: what it stores stands
+        except StoreError:
+            # the checkpoint cannot be written: the final status at least must not stay running
+            await ctx.checkpointer.store.set_status(ctx.state.run_id, status)
+            raise
 
 
 def _result(ctx: RunContext, outcome: Outcome) -> RunResult:
-    result = RunResult.from_state(ctx.state)
+    result = RunResult.from_state(ctx.state, ctx.output)
     if isinstance(outcome, Finished):
         return result
     return result.suspended(outcome.reason, outcome.payload)

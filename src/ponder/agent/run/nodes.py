@@ -13,6 +13,7 @@ from typing import Generic, TypeAlias, TypeVar
 
 from ponder.agent.run.compaction import compact_if_needed
 from ponder.agent.run.context import RunContext
+from ponder.agent.run.final_output import settle_output
 from ponder.agent.run.state import RunState
 from ponder.agent.strategies.base import AgentStrategy
 from ponder.agent.strategies.report import check_report
@@ -80,5 +81,6 @@ async def strategy_run(ctx: RunNode) -> None:
 
 @node(name="AGENT_POST_PROCESS", durable=True)
 async def agent_post_process(ctx: RunNode) -> None:
-    """Make sure the turn has an answer."""
+    """Make sure the turn has an answer (of the run's output type, when it has one)."""
     await ctx.deps.strategy.on_post_process()
+    await settle_output(ctx.deps.run)

@@ -10,14 +10,16 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, PlainValidator, model_validator
 
+from ponder.agent.limits import UsageLimits
 from ponder.agent.strategies.step_react.state import ContextTracking, StepRunState
 from ponder.events import CheckType, Verdict
-from ponder.messages import Ledger
+from ponder.media import Attachment
+from ponder.messages import Ledger, UserMessage
 from ponder.models.base import Usage
 
 __all__ = ["LedgerField", "RoundPhase", "RunState", "RunStatus"]
 
-RunStatus = Literal["running", "completed", "suspended", "failed", "cancelled"]
+RunStatus = Literal["running", "completed", "suspended", "failed", "cancelled", "interrupted"]
 RoundPhase = Literal["", "reasoning", "action", "reflection"]
 _EXTRA_KEYS = ("phase", "round_signature", "stop_result", "reflection_detail", "awaiting_approval")
 
@@ -41,6 +43,11 @@ class RunState(BaseModel):
     run_id: str
     session_id: str | None = None
     prompt: str = ""
+    attachments: Annotated[
+        list[Attachment],
+        PlainSerializer(lambda media: [m.model_dump(mode="json") for m in media], return_type=list),
+    ] = Field(default_factory=list)
+    """The images and files sent with the prompt."""
     ledger: LedgerField = Field(default_factory=Ledger, exclude=True)
     """Stored beside the snapshot, message by message (see ``ponder.store``)."""
     status: RunStatus = "running"
@@ -85,12 +92,26 @@ class RunState(BaseModel):
 
     output: str | None = None
     stop_reason: str | None = None
+    limits: UsageLimits | None = None
+    """The run's own bounds on requests, tokens and tool calls (``run(limits=...)``)."""
+    output_schema: dict[str, Any] | None = None
+    """The JSON schema the final answer must match (None: a plain text answer)."""
+    structured: Any = None
+    """The final answer as validated JSON, when the run has an ``output_schema``."""
+    output_error: str | None = None
+    """Why no valid structured answer was had (the retries were used up)."""
+    output_attempts: int = 0
+    """Structured answers asked for so far (bounded by ``structured_output_retries``)."""
     usage: Usage = Field(default_factory=Usage)
     tool_states: dict[str, Any] = Field(default_factory=dict)
     step: StepRunState = Field(default_factory=StepRunState)
     """The step-driven workflow's plan and per-step counters."""
     context: ContextTracking = Field(default_factory=ContextTracking)
     event_seq: int = 0
+
+    def prompt_message(self) -> UserMessage:
+        """The user's message of this turn: the prompt and its images and files."""
+        return UserMessage(content=self.prompt, attachments=tuple(self.attachments))
 
     @model_validator(mode="before")
     @classmethod

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, ClassVar, Literal
 from ponder.agent.strategies import prompts
 from ponder.agent.strategies.answer import answer_problem, gathered_results, strip_markup
 from ponder.events import LimitReached
-from ponder.messages import SystemMessage, ToolCallPart, UserMessage
+from ponder.messages import SystemMessage, ToolCallPart
 from ponder.tools.tool import ToolResult
 
 if TYPE_CHECKING:
@@ -24,6 +24,10 @@ if TYPE_CHECKING:
 __all__ = ["REFUSALS_EXHAUSTED", "AgentStrategy", "StrategyCategory"]
 
 StrategyCategory = Literal["agent", "step", "rag", "chat", "workflow"]
+LoopLimit = Literal[
+    "rounds", "tool_calls", "requests", "input_tokens", "output_tokens", "total_tokens"
+]
+_STOP_REASONS = {"rounds": "round_limit", "tool_calls": "call_limit"}
 
 REFUSALS_EXHAUSTED = (
     "[ponder] The model kept calling tools after the tool budget was spent; the turn was "
@@ -52,7 +56,7 @@ class AgentStrategy:
         system = prompts.system_prompt(self.ctx.instructions, self.protocol())
         if system and not any(isinstance(m, SystemMessage) for m in ledger.messages[:1]):
             ledger.replace([SystemMessage(content=system), *ledger.messages])
-        ledger.append(UserMessage(content=self.state.prompt))
+        ledger.append(self.state.prompt_message())
 
     def protocol(self) -> str:
         """What the system prompt says about the strategy's tools (none by default)."""
@@ -79,10 +83,22 @@ class AgentStrategy:
         )
         return outcomes[0].result
 
-    async def on_limited(self, limit: Literal["rounds", "tool_calls"], value: int) -> None:
+    async def usage_limited(self) -> bool:
+        """True when a limit of the run's `UsageLimits` ended the loop (with an answer)."""
+        state = self.state
+        limits = state.limits
+        if limits is None or state.done:
+            return False
+        reached = limits.reached(state.usage, state.tool_calls)
+        if reached is None:
+            return False
+        await self.on_limited(*reached)
+        return True
+
+    async def on_limited(self, limit: LoopLimit, value: int) -> None:
         """A limit ended the tool loop: by default, answer without tools."""
         await self.ctx.emit(LimitReached(limit=limit, value=value))
-        stop_reason = "round_limit" if limit == "rounds" else "call_limit"
+        stop_reason = _STOP_REASONS.get(limit) or f"{limit}_limit"
         gathered = gathered_results(self.state.ledger.messages)
         await self.final_answer(prompts.limit_instruction(limit, value, gathered), stop_reason)
 
@@ -103,7 +119,8 @@ class AgentStrategy:
         if instruction:
             self.ctx.append_user(instruction)
         for _ in range(self.config.agent_tool_refusal_rounds):
-            response = await self.ctx.request("final_answer", (), "none")
+            output = self.ctx.answer_schema
+            response = await self.ctx.request("final_answer", (), "none", output=output)
             self.state.ledger.append(response.to_message())
             for call in response.tool_calls:
                 refused = ToolResult.fail("tools are off now; answer in plain text")

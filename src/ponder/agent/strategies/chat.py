@@ -16,7 +16,8 @@ class NoActionStrategy(AgentStrategy):
     async def run(self) -> None:
         """Answer the user's message directly (from it alone with ``use_minimal_context``)."""
         minimal = minimal_messages(self.state) if self.config.use_minimal_context else None
-        response = await self.ctx.request("chat", (), "auto", messages=minimal)
+        output = self.ctx.answer_schema
+        response = await self.ctx.request("chat", (), "auto", output=output, messages=minimal)
         self.state.ledger.append(response.to_message())
         if minimal is None:
             await self.settle_answer(response.text, "answered")

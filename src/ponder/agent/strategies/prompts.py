@@ -217,6 +217,14 @@ def compaction_instruction(budget: int | None) -> str:
     return f"<BEGIN_OF_COMPACTION>{_COMPACTION_TASK}{limit}<END_OF_COMPACTION>"
 
 
+def output_instruction(name: str) -> str:
+    """Asks for the final answer in the run's output structure."""
+    return (
+        f"<BEGIN_OF_OUTPUT>Give your final answer now as JSON only, in the requested "
+        f"structure ({name}), drawing on everything above.<END_OF_OUTPUT>"
+    )
+
+
 def structured_correction(error: str) -> str:
     """Told to the model when its structured output could not be used."""
     return (

@@ -25,7 +25,7 @@ from ponder.agent.strategies.builtins import Builtins
 from ponder.agent.strategies.prompts import rag_system_prompt
 from ponder.events import Retrieval
 from ponder.exceptions import UserError
-from ponder.messages import AssistantMessage, Message, SystemMessage, UserMessage
+from ponder.messages import AssistantMessage, Message, SystemMessage
 from ponder.retrieval import Retriever, index_folder
 from ponder.tools.tool import ToolResult
 
@@ -74,7 +74,7 @@ class RagStrategy(AgentStrategy):
             )
         )
         system = rag_system_prompt(self.ctx.instructions, [p.render() for p in passages])
-        messages: list[Message] = [SystemMessage(content=system), UserMessage(content=state.prompt)]
+        messages: list[Message] = [SystemMessage(content=system), state.prompt_message()]
         await self._answer(messages, "no tools in RAG mode")
 
     async def _answer_after_tools(self) -> None:
@@ -107,7 +107,8 @@ class RagStrategy(AgentStrategy):
         return any(isinstance(m, AssistantMessage) and m.tool_calls for m in turn)
 
     async def _answer(self, messages: list[Message], refusal: str) -> None:
-        response = await self.ctx.request("rag", (), "none", messages=messages)
+        output = self.ctx.answer_schema
+        response = await self.ctx.request("rag", (), "none", output=output, messages=messages)
         self.state.ledger.append(response.to_message())
         for call in response.tool_calls:
             self.state.ledger.append(ToolResult.fail(refusal).to_message(call))

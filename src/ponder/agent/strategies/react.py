@@ -120,6 +120,8 @@ class ReActStrategy(AgentStrategy):
 
     async def think(self, round_no: int) -> bool:
         """The forced reasoning request; True when the round still needs its action request."""
+        if await self.usage_limited():
+            return False
         self.state.phase = "reasoning"
         response = await self.ctx.request("reasoning", self.tools, ForceTool(THINK_AND_REASON))
         calls = await act(self.ctx, response, self.builtins, round_no)
@@ -159,6 +161,8 @@ class ReActStrategy(AgentStrategy):
     ) -> bool:
         """Request, act on the response; False when it ended the loop."""
         state = self.state
+        if await self.usage_limited():
+            return False
         state.phase = phase
         response = await self.ctx.request(phase, self.tools, choice)
         calls = await act(self.ctx, response, self.builtins, round_no)

@@ -105,7 +105,7 @@ const handlers = {
     run.notices.push("suspended: " + e.reason);
   },
   run_resumed(run) { Object.assign(run, {status: "running", pending: null, approvalError: ""}); run.notices.push("resumed"); },
-  run_cancelled(run) { run.status = "cancelled"; run.pending = null; },
+  run_cancelled(run, e) { run.status = e.resumable ? "interrupted" : "cancelled"; run.pending = null; },
   usage(run, e) { run.usage = {requests: e.requests, input_tokens: e.input_tokens, output_tokens: e.output_tokens}; },
 };
 
