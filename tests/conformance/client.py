@@ -17,6 +17,7 @@ import tempfile
 import webbrowser
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from ponder.mcp import MCPToolset, parse_server_spec
 from ponder.mcp.binding import RunBinding
@@ -39,13 +40,37 @@ def sample(schema: dict[str, Any]) -> Any:
     return "x"
 
 
+def protected_by(url: str) -> str:
+    """The authorization server the MCP server's protected-resource metadata names.
+
+    In cross-app access the issuer is configuration; the suite does not pass it in its
+    context, so the harness looks it up the way an administrator would.
+    """
+    import httpx
+
+    parts = urlsplit(url)
+    found = f"{parts.scheme}://{parts.netloc}/.well-known/oauth-protected-resource{parts.path}"
+    servers: list[str] = httpx.get(found, timeout=10).json()["authorization_servers"]
+    return servers[0]
+
+
 def entry(url: str, scenario: str, store: str) -> dict[str, Any]:
     found: dict[str, Any] = {"name": "conformance", "url": url}
     if not scenario.startswith("auth/"):
         return found
     context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
     oauth: dict[str, Any] = {"token_store": store}
-    if "client_secret" in context:
+    if "idp_id_token" in context:
+        oauth.update(flow="identity_assertion", issuer=protected_by(url))
+        oauth.update(client_id=context["client_id"], client_secret=context["client_secret"])
+        oauth.update(id_token=context["idp_id_token"], idp_client_id=context["idp_client_id"])
+        oauth.update(idp_token_endpoint=context["idp_token_endpoint"])
+        oauth.update(token_endpoint_auth_method="client_secret_basic")
+    elif "private_key_pem" in context:
+        oauth.update(flow="private_key_jwt", client_id=context["client_id"])
+        oauth.update(private_key=context["private_key_pem"])
+        oauth.update(signing_algorithm=context.get("signing_algorithm", "RS256"))
+    elif "client_secret" in context:
         oauth.update(flow="client_credentials", client_id=context["client_id"])
         oauth.update(client_secret=context["client_secret"], issuer=context.get("issuer"))
     elif "client_id" in context:

@@ -99,3 +99,73 @@ def test_elicitation_is_answered_on_the_terminal_and_checked(tmp_path: Path) -> 
     statuses = [e["data"]["status"] for e in events if e.get("type") == "elicitation"]
     assert statuses == ["requested", "accept", "requested", "invalid"]
     assert events[-1]["kind"] == "run_finished"
+
+
+def test_a_stored_run_suspends_on_a_question_and_resumes_with_the_answer(
+    tmp_path: Path,
+) -> None:
+    config = config_file(tmp_path)
+    store = f"sqlite:///{tmp_path / 'runs.db'}"
+    agent = ["-m", "openai:fake-model", "--config", str(config)]
+    script = [contact_script()[0], *contact_script()[2:]]
+    with FakeOpenAIServer(script) as provider:
+        env: dict[str, Any] = {"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": provider.base_url}
+        first = ponder("run", "add a contact", "--store", store, *agent, stdin="", **env)
+        assert first.returncode == 3, first.stderr
+        assert "waiting for input" in first.stdout + first.stderr
+        assert "Who should I add?" in first.stdout + first.stderr
+        assert "age: integer" in first.stdout + first.stderr
+        assert "--answer" in first.stdout + first.stderr and "<integer>" in first.stdout
+        said = first.stdout + first.stderr
+        run_id = said.split("resume with: ponder runs resume ")[1].split()[0]
+        shown = ponder("runs", "show", run_id, "--store", store, "--json")
+        [question] = json.loads(shown.stdout)["pending_questions"]
+        assert question["schema"]["required"] == ["name", "age"]
+        base = ("runs", "resume", run_id, "--store", store, *agent)
+        missing = ponder(*base, **env)
+        assert missing.returncode == 2 and "pass --answer JSON" in missing.stderr
+        bad = ponder(*base, "--answer", '{"action": "accept", "content": {"name": "Ada"}}', **env)
+        assert bad.returncode == 2 and "'age' is a required property" in bad.stderr
+        assert "Traceback" not in bad.stderr
+        broken = ponder(*base, "--answer", "{nope", **env)
+        assert broken.returncode == 2 and "--answer is not valid JSON" in broken.stderr
+        good = '{"action": "accept", "content": {"name": "Ada", "age": 36}}'
+        done = ponder(*base, "--answer", good, "--json", **env)
+    assert done.returncode == 0, done.stderr
+    events = events_of(done.stdout)
+    finished = [e["output"] for e in events if e["kind"] == "tool_call_finished"]
+    assert finished == ["added Ada (36)"]
+    assert events[-1]["kind"] == "run_finished"
+
+
+def test_a_failing_server_is_named_with_its_reason_and_stderr(tmp_path: Path) -> None:
+    crash = "import sys; sys.stderr.write('boom: no API key set\\n'); sys.exit(3)"
+    entries = [
+        {"name": "crasher", "command": [sys.executable, "-c", crash]},
+        {"name": "ghost", "command": ["no-such-mcp-server-xyz"]},
+    ]
+    path = tmp_path / "ponder.toml"
+    path.write_text(
+        'agent_mcp_client_enable = true\nagent_thought_mode = "chat"\n'
+        "enable_thinking_tool = false\n"
+        + "".join(
+            f"[[agent_mcp_server_scripts]]\nname = {json.dumps(e['name'])}\n"
+            f"command = {json.dumps(e['command'])}\n"
+            for e in entries
+        )
+    )
+    shown = ponder("run", "hi", "-m", "scripted", "--config", str(path))
+    assert shown.returncode == 0, shown.stderr
+    said = " ".join((shown.stdout + shown.stderr).split())
+    assert "crasher connect_failed" in said and "stderr: boom: no API key set" in said
+    assert "ghost connect_failed" in said and "No such file or directory" in said
+    result = ponder("run", "hi", "-m", "scripted", "--config", str(path), "--json")
+    failed = {
+        e["server"]: e["data"]["error"]
+        for e in events_of(result.stdout)
+        if e.get("type") == "connect_failed"
+    }
+    assert "boom: no API key set" in failed["crasher"]
+    assert "FileNotFoundError" in failed["ghost"]
+    statuses = [e["type"] for e in events_of(result.stdout) if e.get("server") == "crasher"]
+    assert statuses.count("server_failed") == 1

@@ -90,3 +90,26 @@ async def test_collision_between_two_npm_servers(tmp_path: Path) -> None:
         assert toolset.renamed["server-memory_2__read_graph"] == ("server-memory_2", "read_graph")
         assert len(descendants() - before) == 2
     assert descendants() - before == set()
+
+
+def test_the_readme_mcp_example_works_as_written(tmp_path: Path) -> None:
+    import re
+    import shutil
+
+    from tests.cli.test_commands import ponder
+
+    if shutil.which("npx") is None:
+        pytest.skip("npx is not installed")
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    [line] = [m for m in re.findall(r"^agent_mcp_server_scripts = .*$", readme, re.M) if "npx" in m]
+    config = tmp_path / "ponder.toml"
+    config.write_text(
+        f'agent_mcp_client_enable = true\n{line}\nagent_thought_mode = "chat"\n'
+        "enable_thinking_tool = false\n"
+    )
+    result = ponder("run", "hi", "-m", "scripted", "--config", str(config), "--json")
+    assert result.returncode == 0, result.stderr
+    events = [json.loads(x) for x in result.stdout.splitlines() if x.startswith("{")]
+    kinds = {e.get("type") for e in events if e["kind"] == "mcp_event"}
+    listed = [e for e in events if e.get("type") == "tools_listed"]
+    assert "connect_failed" not in kinds and listed and listed[0]["data"]["count"] > 0

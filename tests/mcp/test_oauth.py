@@ -18,6 +18,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse
 
 from ponder.exceptions import ConfigError
 from ponder.mcp import MCPToolset, parse_server_spec
@@ -147,3 +149,102 @@ def test_oauth_settings_are_checked() -> None:
     secret = {"flow": "client_credentials", "client_id": "c", "client_secret": "hush"}
     described = parse_server_spec({"url": "https://x.test/mcp", "oauth": secret})
     assert "hush" not in repr(described) and "hush" not in described.describe()
+
+
+async def test_the_extension_flows_check_their_settings(tmp_path: Path) -> None:
+    url = "https://x.test/mcp"
+    with pytest.raises(ConfigError, match="private_key_jwt flow needs client_id"):
+        parse_server_spec({"url": url, "oauth": {"flow": "private_key_jwt"}})
+    with pytest.raises(ConfigError, match="needs private_key or private_key_file"):
+        parse_server_spec({"url": url, "oauth": {"flow": "private_key_jwt", "client_id": "c"}})
+    with pytest.raises(ConfigError, match="needs issuer and id_token and idp_token_endpoint"):
+        parse_server_spec(
+            {"url": url, "oauth": {"flow": "identity_assertion", "client_id": "c",
+                                   "client_secret": "s"}}
+        )  # fmt: skip
+    from ponder.mcp.oauth import build_oauth
+
+    missing = tmp_path / "nope.pem"
+    config = parse_server_spec(
+        {"url": url, "oauth": {"flow": "private_key_jwt", "client_id": "c",
+                               "private_key_file": str(missing)}}
+    )  # fmt: skip
+    with pytest.raises(ConfigError, match="private_key_file: cannot read"):
+        await build_oauth(config)
+
+
+async def test_an_identity_provider_that_refuses_the_exchange_is_a_clear_error() -> None:
+    from mcp.client.auth import OAuthFlowError
+
+    from ponder.mcp.oauth_grants import id_jag_exchange
+    from tests.server.live import live_server
+
+    seen: list[dict[str, Any]] = []
+
+    app = FastAPI()
+
+    @app.post("/token")
+    async def token(request: Request) -> JSONResponse:
+        seen.append(dict(await request.form()))
+        return JSONResponse({"error": "invalid_grant"}, status_code=400)
+
+    with live_server(app) as idp:
+        settings = OAuthSettings(
+            flow="identity_assertion", client_id="c", client_secret="s", issuer="https://as",
+            id_token="the-id-token", idp_token_endpoint=f"{idp.url}/token", idp_client_id="i",
+        )  # fmt: skip
+        exchange = id_jag_exchange(settings)
+        with pytest.raises(OAuthFlowError, match=r"refused the token exchange \(400 invalid_grant"):
+            await exchange("https://as", "https://mcp.test/mcp")
+    [form] = seen
+    assert form["subject_token"] == "the-id-token" and form["audience"] == "https://as"
+    assert form["requested_token_type"] == "urn:ietf:params:oauth:token-type:id-jag"
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgres"])
+async def test_tokens_are_kept_in_the_run_store_when_it_is_configured(
+    kind: str, start_server: Callable[..., OAuthServer], tmp_path: Path
+) -> None:
+    from ponder.store import open_store
+    from tests.store.conftest import PG_DSN, isolated_schema, postgres_available
+
+    if kind == "sqlite":
+        url = f"sqlite:///{tmp_path / 'runs.db'}"
+    else:
+        if not postgres_available():
+            pytest.skip("PostgreSQL is not reachable on 127.0.0.1:5432")
+        url = f"{PG_DSN}?options=-csearch_path%3D{isolated_schema()}"
+    oauth_server = start_server()
+    events: list[dict[str, Any]] = []
+    entry = {"name": "guarded", "url": oauth_server.url, "oauth": {"token_store": url}}
+
+    def toolset() -> MCPToolset:
+        return MCPToolset([parse_server_spec(entry)], init_timeout=20, on_event=events.append)
+
+    async with toolset() as first:
+        tools = {t.name: t for t in await first.tools()}
+        assert await call(tools["secret"]) == "the secret is 42"
+    store = open_store(url)
+    saved = await store.get_secret("mcp-oauth", oauth_server.url)
+    await store.close()
+    assert saved is not None and saved["client"]["client_id"]
+    token = saved["tokens"]["access_token"]
+    assert token not in json.dumps(events, default=str)
+    assert not list(tmp_path.glob("*.json"))
+    async with toolset() as again:  # a restart: the stored tokens are used, no new consent
+        tools = {t.name: t for t in await again.tools()}
+        counts = json.loads(await call(tools["stats"]))
+    assert counts == {"registered": 1, "authorized": 1, "exchanged": 1, "refreshed": 0}
+
+
+async def test_a_store_without_secrets_says_so() -> None:
+    from ponder.exceptions import StoreError
+    from ponder.store import MemoryStore
+    from ponder.store.base import Store
+
+    memory = MemoryStore()
+    await memory.set_secret("s", "n", {"a": 1})
+    assert await memory.get_secret("s", "n") == {"a": 1}
+    assert await memory.get_secret("s", "other") is None
+    with pytest.raises(StoreError, match="keeps no secrets"):
+        await Store.get_secret(memory, "s", "n")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -11,6 +12,7 @@ import httpx
 from ponder.agent import Agent
 from ponder.models import ModelRequest, ModelResponse, ScriptedModel, call_tools, reply
 from ponder.server.app import create_app
+from ponder.store import SQLiteStore
 from tests.mcp.conftest import stdio_entry
 from tests.mcp.test_client_features import results_of
 from tests.server.live import live_server
@@ -73,3 +75,54 @@ def test_a_servers_question_is_answered_over_the_api() -> None:
         if e.get("type") == "elicitation" and e["data"]["status"] == "requested"
     ]
     assert requested == [first["id"], second["id"]]
+
+
+def wait_status(client: httpx.Client, run_id: str, status: str) -> dict[str, Any]:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        found = client.get(f"/v1/runs/{run_id}").json()
+        if found["status"] == status:
+            return dict(found)
+        time.sleep(0.1)
+    raise AssertionError(f"run {run_id} never became {status}")
+
+
+def contact_agent() -> Agent:
+    def one_question(request: ModelRequest) -> ModelResponse:
+        done = len(results_of(request))
+        if done == 0:
+            return call_tools(("ask_contact", {}))
+        if done == 1:
+            return call_tools(("agent_stop", {}))
+        return reply(results_of(request)[0].content)
+
+    return Agent(
+        ScriptedModel(one_question),
+        agent_thought_mode="chat",
+        enable_thinking_tool=False,
+        agent_mcp_client_enable=True,
+        agent_mcp_server_scripts=[stdio_entry("--name", "fix")],
+    )
+
+
+def test_with_a_store_the_question_survives_a_server_restart(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "runs.db")
+    with live_server(create_app(contact_agent(), store=store)) as server:
+        with httpx.Client(base_url=server.url, timeout=60) as client:
+            run_id = client.post("/v1/runs", json={"prompt": "add a contact"}).json()["id"]
+            suspended = wait_status(client, run_id, "suspended")
+    assert suspended["suspension"]["reason"] == "elicitation"
+    with live_server(create_app(contact_agent(), store=store)) as server:
+        with httpx.Client(base_url=server.url, timeout=60) as client:  # the answer resumes
+            [question] = client.get(f"/v1/runs/{run_id}/elicitations").json()["data"]
+            assert question["message"] == "Who should I add?"
+            path = f"/v1/runs/{run_id}/elicitations/{question['id']}"
+            bad = client.post(path, json={"action": "accept", "content": {"name": "Ada"}})
+            assert bad.status_code == 400 and "'age' is a required property" in bad.text
+            assert client.get(f"/v1/runs/{run_id}").json()["status"] == "suspended"
+            good = {"action": "accept", "content": {"name": "Ada", "age": 36}}
+            answered = client.post(path, json=good)
+            assert answered.status_code == 200 and answered.json()["resumed"] is True
+            finished = wait_status(client, run_id, "completed")
+            assert client.get(f"/v1/runs/{run_id}/elicitations").json()["data"] == []
+    assert finished["output"] == "added Ada (36)"

@@ -246,6 +246,10 @@ class Agent(Generic[OutputT]):
                 ctx.state.usage = ctx.state.usage + usage
 
             ctx.tool_source, binding.add_usage = source, add_usage
+            if binding.elicit is None:
+                from ponder.agent.run.elicitation import InputHold
+
+                ctx.inputs = binding.hold = InputHold()
         return ctx
 
     async def _tools_now(self) -> tuple[ToolRegistry, ToolExecutor]:

@@ -188,7 +188,8 @@ async def _run_stored(
         parse_prompt_args,
     )
 
-    if agent.toolbox.mcp is not None:
+    if agent.toolbox.mcp is not None and (url is None or sys.stdin.isatty()):
+        # a stored run on a non-interactive stdin suspends on a question instead
         agent.on_elicitation(TerminalElicitation())
     task, history = start.task, list[Message]()
     store = open_cli_store(url) if url else None

@@ -26,6 +26,7 @@ __all__ = [
     "import_attribute",
     "load_output_schema",
     "load_tools",
+    "parse_answer",
     "parse_decision",
     "parse_duration",
 ]
@@ -120,6 +121,17 @@ def parse_duration(text: str) -> float:
     if found is None:
         raise UserError(f"cannot read the duration {text!r}: use a number and s, m, h, d or w")
     return float(found.group(1)) * _UNIT_SECONDS[found.group(2)]
+
+
+def parse_answer(text: str) -> Any:
+    """An answer to MCP questions given as JSON text (``--answer``)."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        raise UserError(
+            f"--answer is not valid JSON ({error.msg} at column {error.colno}): give "
+            '{"action": "accept", "content": {...}}, "decline" or "cancel"'
+        ) from None
 
 
 def parse_decision(text: str) -> Any:

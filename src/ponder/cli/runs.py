@@ -1,9 +1,10 @@
 """``ponder runs``: list, show, resume, cancel and prune checkpointed runs.
 
 Every command takes ``--store URL`` (or ``PONDER_STORE``); without it, the default SQLite
-file. A run id may be given by any unique prefix. A run that suspends for approval prints
-its pending calls and the exact command that continues it, and exits with code 3; the store
-records how the run's agent was built, so resuming needs no agent options.
+file. A run id may be given by any unique prefix. A run that suspends for approval (or
+for an MCP server's question) prints its pending calls (or the questions) and the exact
+command that continues it, and exits with code 3; the store records how the run's agent
+was built, so resuming needs no agent options.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from ponder.cli.options import (
     StoreOption,
     ToolsOption,
     WorkflowOption,
+    parse_answer,
     parse_decision,
     parse_duration,
 )
@@ -40,8 +42,10 @@ from ponder.cli.session import (
 )
 from ponder.cli.temporal import NamespaceOption, TemporalOption, decide_remote, show_remote
 from ponder.cli.transcript import (
+    answer_example,
     conversation,
     pending_approval,
+    questions_view,
     resume_command,
     run_header,
     runs_table,
@@ -49,7 +53,7 @@ from ponder.cli.transcript import (
 from ponder.config import AgentConfig
 from ponder.events import Event
 from ponder.exceptions import StoreError, UserError
-from ponder.server.stored import pending_calls, record_summary, suspension_of
+from ponder.server.stored import pending_calls, pending_questions, record_summary, suspension_of
 from ponder.store import Store, StoredRun, open_store
 
 __all__ = [
@@ -166,6 +170,7 @@ def _show_json(stored: StoredRun) -> dict[str, Any]:
         **record_summary(stored.record),
         "suspension": suspension,
         "pending_calls": pending_calls(suspension),
+        "pending_questions": pending_questions(suspension),
         "conversation": stored.messages,
     }
 
@@ -194,11 +199,26 @@ def show(
     if not stored.has_checkpoint:
         console.print(NO_CHECKPOINT, markup=False)
     console.print(conversation(messages))
-    calls = pending_calls(suspension_of(stored))
-    if calls:
-        console.print(pending_approval(calls))
-        command = resume_command(run_id, store_label(store), [], "--approve")
+    suspension = suspension_of(stored)
+    calls, questions = pending_calls(suspension), pending_questions(suspension)
+    if calls or questions:
+        console.print(pending_approval(calls) if calls else questions_view(questions))
+        command = _continue_command(run_id, store_label(store), [], questions)
         console.print(f"resume with: {command}", markup=False)
+
+
+def _continue_command(
+    run_id: str, store: str, arguments: list[str], questions: list[dict[str, Any]]
+) -> str:
+    if not questions:
+        return resume_command(run_id, store, arguments, "--approve")
+    import shlex
+
+    return (
+        resume_command(run_id, store, arguments, "--answer")
+        + " "
+        + shlex.quote(answer_example(questions))
+    )
 
 
 def _decision_flags(approve: bool, reject: bool, reason: str | None, decision: str | None) -> Any:
@@ -218,8 +238,21 @@ def _decision_flags(approve: bool, reject: bool, reason: str | None, decision: s
     return None
 
 
-def _value_for(stored: StoredRun, decision: Any) -> Any:
+def _value_for(stored: StoredRun, decision: Any, answer: Any = None) -> Any:
     """The resume value for this run: a reject-with-reason applies to every pending call."""
+    questions = pending_questions(suspension_of(stored))
+    if questions:
+        if answer is None:
+            ids = ", ".join(f"{q.get('id')} ({q.get('message')!r})" for q in questions)
+            raise UserError(
+                f"run {stored.record.run_id!r} waits for answers to MCP questions {ids}: "
+                f"pass --answer JSON, e.g. --answer '{answer_example(questions)}'"
+            )
+        return answer
+    if answer is not None:
+        raise UserError(
+            f"run {stored.record.run_id!r} waits for no answer: --answer does not apply"
+        )
     calls = pending_calls(suspension_of(stored))
     if calls and decision is None:
         names = ", ".join(f"{c.get('name')} [{c.get('id')}]" for c in calls)
@@ -253,13 +286,18 @@ class ResumeDisplay:
 
 
 async def _resume(
-    agent: Agent, url: str | None, run_id: str, decision: Any, as_json: bool, out: IO[str]
+    agent: Agent,
+    url: str | None,
+    run_id: str,
+    decision: tuple[Any, Any],
+    as_json: bool,
+    out: IO[str],
 ) -> RunOutcome:
     display = ResumeDisplay(run_id, as_json, out)
     store = open_cli_store(url)
     try:
         stored = await store.load(run_id)
-        value = _value_for(stored, decision)
+        value = _value_for(stored, *decision)
         agent.on_event("*")(display.show)
         if display.display is None or stored.record.status == "completed":
             result = await agent.resume(run_id, value, store=store)
@@ -287,6 +325,13 @@ def resume(
         str | None,
         typer.Option(help='JSON: "approve", "reject" or {"<call id>": decision, ...}.'),
     ] = None,
+    answer: Annotated[
+        str | None,
+        typer.Option(
+            help='JSON answer to an MCP server\'s question: {"action": "accept", "content": '
+            '{...}}, "decline", "cancel", or {"<question id>": answer, ...}.'
+        ),
+    ] = None,
     model: ModelOption = None,
     config: ConfigOption = None,
     workflow: WorkflowOption = None,
@@ -311,10 +356,11 @@ def resume(
         stored = _with_store(store, lambda s: _load(s, run_id))
         run_id = stored.record.run_id
         options = AgentOptions.from_recipe(recipe_of(stored), given)
+        answered = parse_answer(answer) if answer is not None else None
         agent, agent_config = build_agent(options)
         loaded.append(agent_config)
         with json_stdout(as_json) as out:
-            outcome = asyncio.run(_resume(agent, store, run_id, value, as_json, out))
+            outcome = asyncio.run(_resume(agent, store, run_id, (value, answered), as_json, out))
     report_outcome(outcome, store_label(store), options, as_json=as_json)
 
 
@@ -328,17 +374,19 @@ def report_outcome(
     if outcome.status in ("interrupted", "cancelled"):
         console.print(f"run {outcome.run_id} {outcome.status} · store {store}", markup=False)
         if outcome.status == "interrupted":
-            command = resume_command(outcome.run_id, store, options.as_arguments(), "")
+            command = resume_command(outcome.run_id, store, [], "")
             console.print(f"resume with: {command}", markup=False)
         raise typer.Exit(EXIT_INTERRUPTED)
     if outcome.status != "suspended":
         console.print(f"run {outcome.run_id} {outcome.status} · store {store}", markup=False)
         return
     console.print(f"run {outcome.run_id} suspended · store {store}", markup=False)
-    calls = pending_calls(outcome.suspension)
+    calls, questions = pending_calls(outcome.suspension), pending_questions(outcome.suspension)
     if calls:
         console.print(pending_approval(calls))
-    command = resume_command(outcome.run_id, store, [], "--approve")
+    if questions:
+        console.print(questions_view(questions))
+    command = _continue_command(outcome.run_id, store, [], questions)
     console.print(f"resume with: {command}", markup=False)
     raise typer.Exit(EXIT_SUSPENDED)
 

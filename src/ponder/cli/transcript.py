@@ -24,7 +24,15 @@ from ponder.messages import (
 )
 from ponder.store.base import RunRecord
 
-__all__ = ["conversation", "pending_approval", "resume_command", "run_header", "runs_table"]
+__all__ = [
+    "answer_example",
+    "conversation",
+    "pending_approval",
+    "questions_view",
+    "resume_command",
+    "run_header",
+    "runs_table",
+]
 
 _STATUS_STYLES = {
     "running": "yellow",
@@ -115,6 +123,40 @@ def pending_approval(calls: Sequence[dict[str, Any]]) -> RenderableType:
         Text(f"  {c.get('id')}  {c.get('name')}({_arguments(c.get('arguments'))})") for c in calls
     ]
     return Group(Text("waiting for approval", style="bold cyan"), *lines)
+
+
+def questions_view(questions: Sequence[dict[str, Any]]) -> RenderableType:
+    """The MCP servers' questions a suspended run waits on, with what they ask for."""
+    lines: list[Text] = []
+    for q in questions:
+        lines.append(Text(f"  {q.get('id')}  [{q.get('server')}] {q.get('message')}"))
+        if q.get("mode") == "url":
+            lines.append(Text(f"      open: {q.get('url')}"))
+        else:
+            schema = q.get("schema") or {}
+            required = set(schema.get("required") or ())
+            for key, spec in dict(schema.get("properties") or {}).items():
+                kind = spec.get("type", "") if isinstance(spec, dict) else ""
+                lines.append(Text(f"      {key}: {kind}{'' if key in required else ' (optional)'}"))
+    return Group(Text("waiting for input", style="bold cyan"), *lines)
+
+
+def answer_example(questions: Sequence[dict[str, Any]]) -> str:
+    """A ``--answer`` JSON that shows the shape of the answers these questions take."""
+
+    def one(q: dict[str, Any]) -> dict[str, Any]:
+        if q.get("mode") == "url":
+            return {"action": "accept"}
+        props = dict((q.get("schema") or {}).get("properties") or {})
+        return {"action": "accept", "content": {k: f"<{_kind(v)}>" for k, v in props.items()}}
+
+    if len(questions) == 1:
+        return json.dumps(one(questions[0]))
+    return json.dumps({str(q.get("id")): one(q) for q in questions})
+
+
+def _kind(spec: Any) -> str:
+    return str(spec.get("type", "value")) if isinstance(spec, dict) else "value"
 
 
 def resume_command(run_id: str, store: str, agent_arguments: Sequence[str], decision: str) -> str:

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, cast, get_args
 from ponder.events import Event, McpEvent, McpEventType
 
 if TYPE_CHECKING:
+    from ponder.agent.run.elicitation import InputHold
     from ponder.mcp.elicitation import ElicitationAnswer, ElicitationRequest
     from ponder.models.base import Model, Usage
 
@@ -40,12 +41,21 @@ class RunBinding:
     sampling_limit: int = 0
     """Sampling requests this run answers at most."""
     elicit: ElicitationHandler | None = None
-    """Asks the user for a server's elicitation (None = elicitation declined)."""
+    """Asks the user for a server's elicitation (None = held, or declined without `hold`)."""
+    hold: InputHold | None = None
+    """Where questions wait when no one answers live: the run suspends on them."""
     add_usage: Callable[[Usage], None] | None = None
     """Adds the tokens a sampling request used to the run's usage."""
     sampling_count: int = 0
     sink: Callable[[Event], None] | None = None
+    calls: dict[str, list[str]] = field(default_factory=dict)
+    """Server → ids of this run's tool calls in flight there, oldest first."""
     _pending: list[Event] = field(default_factory=list)
+
+    def current_call(self, server: str) -> str | None:
+        """The latest of this run's calls in flight on ``server`` (what a request belongs to)."""
+        found = self.calls.get(server)
+        return found[-1] if found else None
 
     def deliver(self, event: Event) -> None:
         """Give ``event`` to the run, or keep it until `attach`."""
@@ -83,14 +93,18 @@ class Bindings:
                 del self._runs[binding.run_id]
 
     @contextmanager
-    def calling(self, server: str, run_id: str) -> Iterator[None]:
+    def calling(self, server: str, run_id: str, call_id: str = "") -> Iterator[None]:
         """Mark a call of ``run_id`` in flight on ``server`` while the block runs."""
         calls = self._calls.setdefault(server, [])
         calls.append(run_id)
+        binding = self._runs.get(run_id)
+        own = binding.calls.setdefault(server, []) if binding is not None else []
+        own.append(call_id)
         try:
             yield
         finally:
             calls.remove(run_id)
+            own.remove(call_id)
 
     def get(self, run_id: str) -> RunBinding | None:
         """The binding of ``run_id``, if it is bound."""

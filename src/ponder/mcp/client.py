@@ -170,6 +170,8 @@ class MCPServerConnection:
             self.status = "closed"
             self._session = None
             await self._stop()
+            if self._log is not None:
+                self._log.close()
         if self._teardowns:
             await asyncio.gather(*self._teardowns, return_exceptions=True)
 
@@ -228,6 +230,8 @@ class MCPServerConnection:
         loop = asyncio.get_running_loop()
         ready: asyncio.Future[ClientSession] = loop.create_future()
         self._closing = asyncio.Event()
+        if self._log is not None:
+            self._log.close()  # the previous process's stderr: its errors were reported
         self._log = ServerLog() if self.config.transport == "stdio" else None
         self._runner = asyncio.create_task(self._serve(ready, self._closing, self._log))
         try:
@@ -285,9 +289,6 @@ class MCPServerConnection:
                 ready.set_exception(exc)
             else:
                 self._broken(self._session, _describe_error(exc))
-        finally:
-            if log is not None:
-                log.close()
 
     async def _stop(self, *, cancel: bool = False) -> None:
         """Stop the background task (closing the transport and the server process)."""

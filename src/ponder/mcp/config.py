@@ -65,21 +65,29 @@ class OAuthSettings(BaseModel):
     """OAuth 2.1 for one remote server (``oauth = {...}`` or ``oauth = true`` in its table).
 
     ``browser`` (the default) opens the authorization page and takes the code on a local
-    redirect listener; ``client_credentials`` is headless, with ``client_id`` and
-    ``client_secret``. Tokens and the registered client are kept in ``token_store`` (a
-    directory, default ``~/.local/state/ponder/mcp-oauth``), one file per server URL.
+    redirect listener. The headless flows: ``client_credentials`` (``client_id`` and
+    ``client_secret``), ``private_key_jwt`` (client credentials with a signed JWT:
+    ``client_id`` and ``private_key`` or ``private_key_file``, PEM) and
+    ``identity_assertion`` (enterprise-managed cross-app access, SEP-990: the user's
+    ``id_token`` is exchanged at ``idp_token_endpoint`` for an ID-JAG, which the
+    authorization server ``issuer`` trades for an access token; ``client_id`` and
+    ``client_secret`` are the client's there). Tokens and the registered client are kept
+    in ``token_store``: a directory (default ``~/.local/state/ponder/mcp-oauth``, one file
+    per server URL) or a run store URL (``sqlite:///...``, ``postgresql://...``).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    flow: Literal["browser", "client_credentials"] = "browser"
+    flow: Literal["browser", "client_credentials", "private_key_jwt", "identity_assertion"] = (
+        "browser"
+    )
     scope: str | None = None
     """Space-separated scopes to ask for; None = what the server's challenge names."""
     client_name: str = "ponder"
     client_id: str | None = None
     client_secret: SecretStr | None = None
     issuer: str | None = None
-    """client_credentials: the only authorization server that may receive the secret."""
+    """Headless flows: the only authorization server that may receive the credentials."""
     redirect_port: int = Field(default=0, ge=0, le=65535)
     """browser: the local redirect listener's port; 0 = a free one (kept with the client)."""
     client_metadata_url: str | None = None
@@ -88,11 +96,37 @@ class OAuthSettings(BaseModel):
     open_browser: bool = True
     authorize_timeout: float = Field(default=300.0, gt=0)
     token_store: str | None = None
+    private_key: SecretStr | None = None
+    """private_key_jwt: the PEM private key that signs the client assertion."""
+    private_key_file: str | None = None
+    """private_key_jwt: a file holding that key (instead of ``private_key``)."""
+    signing_algorithm: str = "RS256"
+    """private_key_jwt: the JWT algorithm (RS256, ES256, ...)."""
+    id_token: SecretStr | None = None
+    """identity_assertion: the user's ID token from the enterprise identity provider."""
+    idp_token_endpoint: str | None = None
+    """identity_assertion: the identity provider's token endpoint (RFC 8693 exchange)."""
+    idp_client_id: str | None = None
+    idp_client_secret: SecretStr | None = None
+    token_endpoint_auth_method: Literal["client_secret_post", "client_secret_basic"] = (
+        "client_secret_post"
+    )
+    """identity_assertion: how the client authenticates at the authorization server."""
 
     @model_validator(mode="after")
     def _check_flow(self) -> OAuthSettings:
-        if self.flow == "client_credentials" and (not self.client_id or not self.client_secret):
-            raise ValueError("the client_credentials flow needs client_id and client_secret")
+        needs = {
+            "client_credentials": ("client_id", "client_secret"),
+            "private_key_jwt": ("client_id",),
+            "identity_assertion": (
+                "client_id", "client_secret", "issuer", "id_token", "idp_token_endpoint",
+            ),
+        }.get(self.flow, ())  # fmt: skip
+        missing = [name for name in needs if not getattr(self, name)]
+        if missing:
+            raise ValueError(f"the {self.flow} flow needs {' and '.join(missing)}")
+        if self.flow == "private_key_jwt" and not (self.private_key or self.private_key_file):
+            raise ValueError("the private_key_jwt flow needs private_key or private_key_file")
         return self
 
 

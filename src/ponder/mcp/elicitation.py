@@ -6,8 +6,13 @@ and returns an `ElicitationAnswer`. An accepted form answer is validated against
 requested schema (after the schema's defaults fill the fields it left out); one that
 does not match is an error answer to that server's request
 (the tool call that asked fails with it), never a crashed run. Each request is an ``mcp``
-event of type ``elicitation`` whose ``status`` is the action or ``invalid``/``refused``;
-the answer's content is not put in events.
+event of type ``elicitation`` whose ``status`` is the action or ``invalid``/``refused``
+(``held`` when the run suspends on it); the answer's content is not put in events.
+
+A run with no handler holds the question instead (`RunBinding.hold`): the server is told
+``cancel``, the tool call's result is dropped, and the run suspends on the question (see
+``ponder.agent.run.elicitation``). The resumed run makes the call again and gives the
+stored answer when the server asks the same question during it.
 """
 
 from __future__ import annotations
@@ -27,6 +32,8 @@ __all__ = [
     "ElicitationAnswer",
     "ElicitationRequest",
     "answer_elicitation",
+    "check_answer",
+    "same_question",
     "schema_problems",
     "with_defaults",
 ]
@@ -83,6 +90,20 @@ def with_defaults(schema: dict[str, Any], content: dict[str, Any] | None) -> dic
     return filled
 
 
+def check_answer(
+    mode: str, schema: dict[str, Any], answer: ElicitationAnswer
+) -> tuple[ElicitationAnswer, list[str]]:
+    """The answer as the server gets it (defaults filled in), and why it is not valid."""
+    if answer.action not in ("accept", "decline", "cancel"):
+        return answer, [f"unknown action {answer.action!r} (accept, decline or cancel)"]
+    if answer.action != "accept" or mode != "form":
+        return ElicitationAnswer(answer.action), []
+    if answer.content is not None and not isinstance(answer.content, dict):
+        return answer, [f"content must be an object, got {type(answer.content).__name__}"]
+    filled = ElicitationAnswer("accept", with_defaults(schema, answer.content))
+    return filled, schema_problems(schema, filled.content)
+
+
 def _to_request(server: str, run_id: str, params: types.ElicitRequestParams) -> ElicitationRequest:
     import mcp_types as types
 
@@ -104,6 +125,8 @@ async def answer_elicitation(
     import mcp_types as types
 
     mode = "url" if isinstance(params, types.ElicitRequestURLParams) else "form"
+    if binding is not None and binding.elicit is None and binding.hold is not None:
+        return _held(binding, server, _to_request(server, binding.run_id, params), emit)
     if binding is None or binding.elicit is None:
         reason = "no run is active" if binding is None else "no one can answer in this run"
         emit(server, _event(server, mode, "refused", params.message, error=reason))
@@ -119,6 +142,41 @@ async def answer_elicitation(
     return _checked(server, request, answer, emit)
 
 
+def _held(
+    binding: RunBinding,
+    server: str,
+    request: ElicitationRequest,
+    emit: Callable[[str, McpEvent], None],
+) -> types.ElicitResult | types.ErrorData:
+    """The stored answer to this question, or ``cancel`` with the question held for the run."""
+    import mcp_types as types
+
+    hold = binding.hold
+    assert hold is not None
+    call_id = binding.current_call(server)
+    if call_id is None:
+        reason = "no tool call of this run is in flight on the server"
+        emit(server, _event(server, request.mode, "refused", request.message, error=reason))
+        return types.ErrorData(code=types.INVALID_REQUEST, message=f"elicitation refused: {reason}")
+    given = hold.answers.pop(call_id, None)
+    if given is not None and same_question(given.question, request):
+        replayed = ElicitationRequest(
+            server, binding.run_id, request.mode, request.message, request.schema, request.url,
+            request.elicitation_id, id=given.question.id,
+        )  # fmt: skip
+        return _checked(server, replayed, given.answer, emit)
+    hold.held[call_id] = request
+    emit(server, _event(server, request.mode, "held", request.message, id=request.id))
+    return types.ElicitResult(action="cancel")
+
+
+def same_question(asked: ElicitationRequest, again: ElicitationRequest) -> bool:
+    """True when ``again`` asks what ``asked`` did (a re-made call asking once more)."""
+    return (asked.server, asked.mode, asked.message, asked.schema, asked.url) == (
+        again.server, again.mode, again.message, again.schema, again.url,
+    )  # fmt: skip
+
+
 def _checked(
     server: str,
     request: ElicitationRequest,
@@ -127,18 +185,12 @@ def _checked(
 ) -> types.ElicitResult | types.ErrorData:
     import mcp_types as types
 
-    if answer.action not in ("accept", "decline", "cancel"):
-        problems = [f"unknown action {answer.action!r} (accept, decline or cancel)"]
-    elif answer.action == "accept" and request.mode == "form":
-        answer = ElicitationAnswer("accept", with_defaults(request.schema, answer.content))
-        problems = schema_problems(request.schema, answer.content)
-    else:
-        problems = []
+    answer, problems = check_answer(request.mode, request.schema, answer)
     if problems:
         error = "the answer does not match the requested schema: " + "; ".join(problems)
         emit(server, _event(server, request.mode, "invalid", request.message, error=error))
         return types.ErrorData(code=types.INVALID_PARAMS, message=error)
-    emit(server, _event(server, request.mode, answer.action, request.message))
+    emit(server, _event(server, request.mode, answer.action, request.message, id=request.id))
     content = answer.content if answer.action == "accept" and request.mode == "form" else None
     return types.ElicitResult(action=answer.action, content=content)
 

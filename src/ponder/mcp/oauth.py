@@ -2,9 +2,11 @@
 
 The SDK does the protocol: protected-resource and authorization-server discovery,
 dynamic client registration, PKCE, token refresh and scope step-up. ponder adds the
-pieces around it: `FileTokenStorage` (one ``0600`` JSON file per server URL), the
-interactive flow's browser and local redirect listener (`RedirectListener`), and the
-headless client-credentials flow. Tokens never reach messages, logs or events.
+pieces around it: `FileTokenStorage` (one ``0600`` JSON file per server URL) or
+`StoreTokenStorage` (the run store's secrets table, when ``token_store`` is a store URL:
+``sqlite:///...`` or ``postgresql://...``), the interactive flow's browser and local
+redirect listener (`RedirectListener`), and the headless flows (see ``oauth_grants``).
+Tokens never reach messages, logs or events.
 """
 
 from __future__ import annotations
@@ -34,7 +36,14 @@ from pydantic import AnyUrl, BaseModel
 
 from ponder.mcp.config import MCPServerConfig, OAuthSettings
 
-__all__ = ["FileTokenStorage", "RedirectListener", "build_oauth", "token_file"]
+__all__ = [
+    "FileTokenStorage",
+    "RedirectListener",
+    "StoreTokenStorage",
+    "build_oauth",
+    "is_store_url",
+    "token_file",
+]
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
 _DEFAULT_STORE = Path("~/.local/state/ponder/mcp-oauth")
@@ -88,14 +97,77 @@ class FileTokenStorage:
         """Keep the registered client."""
         self._write("client", client_info.model_dump(mode="json", exclude_none=True))
 
-    def stored_redirect_port(self) -> int | None:
+    async def stored_redirect_port(self) -> int | None:
         """The port of the redirect URI the stored client was registered with, if any."""
-        client = self._read().get("client") or {}
-        for uri in client.get("redirect_uris") or ():
-            parts = urlsplit(str(uri))
-            if parts.hostname == "127.0.0.1" and parts.port:
-                return parts.port
-        return None
+        return _redirect_port(self._read().get("client") or {})
+
+
+def is_store_url(token_store: str | None) -> bool:
+    """True when ``token_store`` names a run store rather than a directory."""
+    return bool(token_store) and str(token_store).startswith(
+        ("sqlite:", "postgresql://", "postgres://")
+    )
+
+
+class StoreTokenStorage:
+    """The SDK's `TokenStorage` in a run store's secrets (scope ``mcp-oauth``, by server URL).
+
+    The store is opened for each read or write and closed after it: tokens are needed
+    rarely (at a connection or a refresh), and the OAuth flow may run on any event loop.
+    """
+
+    SCOPE = "mcp-oauth"
+
+    def __init__(self, store_url: str, url: str) -> None:
+        self.store_url = store_url
+        self.url = url
+
+    async def _read(self) -> dict[str, Any]:
+        from ponder.store import open_store
+
+        store = open_store(self.store_url)
+        try:
+            return await store.get_secret(self.SCOPE, self.url) or {}
+        finally:
+            await store.close()
+
+    async def _write(self, key: str, value: dict[str, Any]) -> None:
+        from ponder.store import open_store
+
+        store = open_store(self.store_url)
+        try:
+            found = await store.get_secret(self.SCOPE, self.url) or {}
+            await store.set_secret(self.SCOPE, self.url, {**found, key: value})
+        finally:
+            await store.close()
+
+    async def get_tokens(self) -> OAuthToken | None:
+        """The stored tokens, or None."""
+        return _parsed(OAuthToken, (await self._read()).get("tokens"))
+
+    async def set_tokens(self, tokens: OAuthToken) -> None:
+        """Keep ``tokens``."""
+        await self._write("tokens", tokens.model_dump(mode="json", exclude_none=True))
+
+    async def get_client_info(self) -> OAuthClientInformationFull | None:
+        """The registered client, or None."""
+        return _parsed(OAuthClientInformationFull, (await self._read()).get("client"))
+
+    async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
+        """Keep the registered client."""
+        await self._write("client", client_info.model_dump(mode="json", exclude_none=True))
+
+    async def stored_redirect_port(self) -> int | None:
+        """The port of the redirect URI the stored client was registered with, if any."""
+        return _redirect_port((await self._read()).get("client") or {})
+
+
+def _redirect_port(client: dict[str, Any]) -> int | None:
+    for uri in client.get("redirect_uris") or ():
+        parts = urlsplit(str(uri))
+        if parts.hostname == "127.0.0.1" and parts.port:
+            return parts.port
+    return None
 
 
 def _parsed(model: type[ModelT], raw: Any) -> ModelT | None:
@@ -192,12 +264,24 @@ def _free_port() -> int:
         return port
 
 
-def build_oauth(config: MCPServerConfig) -> httpx2.Auth:
+async def build_oauth(config: MCPServerConfig) -> httpx2.Auth:
     """The httpx auth for ``config`` (which has ``oauth`` settings)."""
     settings = config.oauth
     url = config.url or ""
     assert settings is not None
-    storage = FileTokenStorage(token_file(settings, url), url)
+    storage: FileTokenStorage | StoreTokenStorage
+    if is_store_url(settings.token_store):
+        storage = StoreTokenStorage(str(settings.token_store), url)
+    else:
+        storage = FileTokenStorage(token_file(settings, url), url)
+    if settings.flow == "private_key_jwt":
+        from ponder.mcp.oauth_grants import private_key_jwt_provider
+
+        return private_key_jwt_provider(settings, url, storage)
+    if settings.flow == "identity_assertion":
+        from ponder.mcp.oauth_grants import identity_assertion_provider
+
+        return identity_assertion_provider(settings, url, storage)
     if settings.flow == "client_credentials":
         return ClientCredentialsOAuthProvider(
             server_url=url,
@@ -209,7 +293,7 @@ def build_oauth(config: MCPServerConfig) -> httpx2.Auth:
             scope=settings.scope,
             issuer=settings.issuer,
         )
-    port = settings.redirect_port or storage.stored_redirect_port() or 0
+    port = settings.redirect_port or await storage.stored_redirect_port() or 0
     listener = RedirectListener(
         port, settings.authorize_timeout, settings.open_browser, config.name
     )

@@ -134,8 +134,12 @@ class MCPToolset:
         try:
             listed = await connection.list_tools()
         except ToolError as exc:
+            known = connection.name in self.errors
             self.errors[connection.name] = str(exc)
-            self._emit({"kind": "mcp.server_failed", "server": connection.name, "error": str(exc)})
+            if not known:  # once per outage: the next rounds' retries say nothing new
+                self._emit(
+                    {"kind": "mcp.server_failed", "server": connection.name, "error": str(exc)}
+                )
             return
         self.errors.pop(connection.name, None)
         self._listed[connection.name] = listed
@@ -199,7 +203,7 @@ class MCPToolset:
             )
 
         try:
-            with self.bindings.calling(server, ctx.run_id):
+            with self.bindings.calling(server, ctx.run_id, ctx.call_id):
                 result = await connection.call_tool(tool, args, timeout=timeout, progress=progress)
         except ToolError as exc:
             return ToolResult.fail(str(exc), data={"mcp_server": server, "mcp_tool": tool})

@@ -43,12 +43,12 @@ class ServerLog:
         self.file.close()
 
 
-def _oauth(config: MCPServerConfig) -> httpx2.Auth | None:
+async def _oauth(config: MCPServerConfig) -> httpx2.Auth | None:
     if config.oauth is None:
         return None
     from ponder.mcp.oauth import build_oauth
 
-    return build_oauth(config)
+    return await build_oauth(config)
 
 
 @asynccontextmanager
@@ -69,7 +69,7 @@ async def open_transport(config: MCPServerConfig, log: ServerLog | None) -> Asyn
                 client = httpx2.AsyncClient(
                     headers=config.auth_headers(),
                     timeout=httpx2.Timeout(_HTTP_TIMEOUT, read=_SSE_READ_TIMEOUT),
-                    auth=_oauth(config),
+                    auth=await _oauth(config),
                 )
                 await stack.enter_async_context(client)
                 streams = await stack.enter_async_context(
@@ -80,7 +80,7 @@ async def open_transport(config: MCPServerConfig, log: ServerLog | None) -> Asyn
                     sse_client(
                         config.url or "",
                         headers=config.auth_headers(),
-                        auth=_oauth(config),
+                        auth=await _oauth(config),
                         timeout=_HTTP_TIMEOUT,
                         sse_read_timeout=_SSE_READ_TIMEOUT,
                     )

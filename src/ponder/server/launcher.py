@@ -90,10 +90,12 @@ class RunLauncher:
     def agent(self) -> Agent:
         """The agent for a run (the same one, or a fresh one from the factory).
 
-        Its MCP servers' elicitation is answered over the API unless it has its own handler.
+        Unless it has its own handler, its MCP servers' questions are answered over the API:
+        with a store the run suspends on them, without one they wait in this process.
         """
         agent = self._source if isinstance(self._source, Agent) else self._source()
-        if agent.toolbox.mcp is not None and agent.toolbox.elicitation is None:
+        toolbox = agent.toolbox
+        if toolbox.mcp is not None and toolbox.elicitation is None and self.store is None:
             agent.on_elicitation(self.elicitations.ask)
         return agent
 

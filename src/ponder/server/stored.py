@@ -1,7 +1,8 @@
-"""Reading a checkpointed run for display: its suspension and the calls awaiting approval.
+"""Reading a checkpointed run for display: its suspension and what it waits for.
 
-Plain functions over `ponder.store.StoredRun` (no web framework), shared by the server and
-the ``ponder runs`` commands.
+That is the calls awaiting approval or the MCP servers' questions awaiting an answer.
+Plain functions over `ponder.store.StoredRun` (no web framework), shared by the server
+and the ``ponder runs`` commands.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from typing import Any
 
 from ponder.store.base import RunRecord, StoredRun
 
-__all__ = ["pending_calls", "record_summary", "suspension_of"]
+__all__ = ["pending_calls", "pending_questions", "record_summary", "suspension_of"]
 
 
 def suspension_of(stored: StoredRun) -> dict[str, Any] | None:
@@ -31,6 +32,15 @@ def pending_calls(suspension: dict[str, Any] | None) -> list[dict[str, Any]]:
     payload = suspension.get("payload")
     calls = payload.get("calls") if isinstance(payload, dict) else None
     return [c for c in calls if isinstance(c, dict)] if isinstance(calls, list) else []
+
+
+def pending_questions(suspension: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """The MCP servers' questions an elicitation suspension waits on."""
+    if not suspension or suspension.get("reason") != "elicitation":
+        return []
+    payload = suspension.get("payload")
+    found = payload.get("elicitations") if isinstance(payload, dict) else None
+    return [q for q in found if isinstance(q, dict)] if isinstance(found, list) else []
 
 
 def record_summary(record: RunRecord) -> dict[str, Any]:

@@ -216,5 +216,13 @@ class Store(ABC):
             await self.delete(run_id)
         return len(doomed)
 
+    async def get_secret(self, scope: str, name: str) -> dict[str, Any] | None:
+        """A value kept with `set_secret` (OAuth tokens), or None; never part of a run."""
+        raise StoreError(f"{type(self).__name__} keeps no secrets")
+
+    async def set_secret(self, scope: str, name: str, value: dict[str, Any]) -> None:
+        """Keep ``value`` under ``(scope, name)``, replacing what was there."""
+        raise StoreError(f"{type(self).__name__} keeps no secrets")
+
     async def close(self) -> None:  # noqa: B027 - optional for stores without resources
         """Release the store's resources."""

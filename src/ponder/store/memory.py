@@ -38,6 +38,16 @@ class MemoryStore(Store):
 
     def __init__(self) -> None:
         self._runs: dict[str, _Run] = {}
+        self._secrets: dict[tuple[str, str], dict[str, Any]] = {}
+
+    async def get_secret(self, scope: str, name: str) -> dict[str, Any] | None:
+        """A kept value, or None."""
+        found = self._secrets.get((scope, name))
+        return dict(found) if found is not None else None
+
+    async def set_secret(self, scope: str, name: str, value: dict[str, Any]) -> None:
+        """Keep ``value``."""
+        self._secrets[(scope, name)] = dict(value)
 
     def _run(self, run_id: str) -> _Run:
         found = self._runs.get(run_id)

@@ -12,6 +12,7 @@ the ``updated`` stamp it wrote) instead of seeing a conflict. Every failure is a
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
@@ -218,6 +219,20 @@ class PostgresStore(Store):
         """Stored run ids starting with ``prefix``."""
         rows = await self._fetch(sql.SELECT_IDS_LIKE, (sql.like_prefix(prefix), limit))
         return [str(r[0]) for r in rows]
+
+    async def get_secret(self, scope: str, name: str) -> dict[str, Any] | None:
+        """A kept value, or None."""
+        rows = await self._fetch(sql.SELECT_SECRET, (scope, name))
+        return sql.decode_secret(rows[0] if rows else None)
+
+    async def set_secret(self, scope: str, name: str, value: dict[str, Any]) -> None:
+        """Keep ``value``."""
+        body = json.dumps(value)
+
+        async def work(conn: Any) -> None:
+            await conn.execute(_pg(sql.UPSERT_SECRET), (scope, name, body))
+
+        await self._use(f"cannot write the {scope} secrets", work)
 
     async def load(self, run_id: str) -> StoredRun:
         """Read a run back."""

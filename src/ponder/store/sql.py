@@ -38,14 +38,17 @@ __all__ = [
     "SELECT_MESSAGES",
     "SELECT_OWNER",
     "SELECT_RUN",
+    "SELECT_SECRET",
     "SELECT_STAMP",
     "SELECT_VERSION",
     "SET_STATUS",
     "SET_VERSION",
     "UPSERT_RUN",
+    "UPSERT_SECRET",
     "checkpoint_rows",
     "decode_events",
     "decode_run",
+    "decode_secret",
     "event_rows",
     "like_prefix",
     "migration_plan",
@@ -73,6 +76,9 @@ SCHEMA = (
     "CREATE TABLE IF NOT EXISTS ponder_events ("
     " run_id TEXT NOT NULL, seq INTEGER NOT NULL, body TEXT NOT NULL,"
     " PRIMARY KEY (run_id, seq))",
+    "CREATE TABLE IF NOT EXISTS ponder_secrets ("
+    " scope TEXT NOT NULL, name TEXT NOT NULL, body TEXT NOT NULL,"
+    " PRIMARY KEY (scope, name))",
 )
 INDEXES = (
     "CREATE INDEX IF NOT EXISTS ponder_runs_updated ON ponder_runs (updated)",
@@ -92,6 +98,17 @@ SET_VERSION = (
 )
 
 
+def decode_secret(row: Any) -> dict[str, Any] | None:
+    """A kept secret's value from its row (None: no row, or not a JSON object)."""
+    if row is None:
+        return None
+    try:
+        value = json.loads(row[0])
+    except (TypeError, ValueError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
 def migration_plan(found: Any) -> list[str]:
     """Every statement after the tables exist, given the stored version row (or None)."""
     version = None if found is None else int(found[0])
@@ -107,6 +124,11 @@ def pending_migrations(found: int | None) -> list[str]:
     return [s for v in range(found + 1, SCHEMA_VERSION + 1) for s in MIGRATIONS.get(v, ())]
 
 
+SELECT_SECRET = "SELECT body FROM ponder_secrets WHERE scope = ? AND name = ?"
+UPSERT_SECRET = (
+    "INSERT INTO ponder_secrets (scope, name, body) VALUES (?, ?, ?)"
+    " ON CONFLICT (scope, name) DO UPDATE SET body = excluded.body"
+)
 UPSERT_RUN = (
     "INSERT INTO ponder_runs"
     " (run_id, status, created, updated, prompt, header, messages, session_id)"

@@ -9,6 +9,7 @@ read-only, so its runs can still be listed and shown.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import time
 from collections.abc import Iterator
@@ -180,6 +181,17 @@ class SQLiteStore(Store):
         with _translated(f"cannot release the lease of run {run_id!r}"):
             with self._transaction() as db:
                 db.execute(sql.RELEASE, (run_id, owner))
+
+    async def get_secret(self, scope: str, name: str) -> dict[str, Any] | None:
+        """A kept value, or None."""
+        with _translated(f"cannot read the {scope} secrets"):
+            row = self._db.execute(sql.SELECT_SECRET, (scope, name)).fetchone()
+        return sql.decode_secret(row)
+
+    async def set_secret(self, scope: str, name: str, value: dict[str, Any]) -> None:
+        """Keep ``value`` (one statement: atomic)."""
+        with _translated(f"cannot write the {scope} secrets"):
+            self._db.execute(sql.UPSERT_SECRET, (scope, name, json.dumps(value)))
 
     async def close(self) -> None:
         """Close the file."""

@@ -8,6 +8,9 @@ same code also finishes a batch that a crash or an approval interrupted:
 - a call whose result was saved is never run again;
 - a call awaiting approval runs, is edited or is refused as the decision says (see
   ``run.approval``, which also suspends the run on calls that wait);
+- a call whose MCP server asked a question that no one could answer live is made again
+  once the run is resumed with the answer (see ``run.elicitation``, which suspends the
+  run on such questions);
 - any other unanswered call was running at the crash: it runs again only if its tool is
   ``idempotent``, otherwise the model is told it was interrupted.
 
@@ -22,6 +25,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from ponder.agent.run.approval import approval_decision, approval_settled, hold_for_approval
+from ponder.agent.run.elicitation import hold_for_input
 from ponder.agent.subagent import is_held
 from ponder.events import ToolCallStarted
 from ponder.messages import AssistantMessage, ToolCallPart, ToolMessage
@@ -84,10 +88,7 @@ async def answer_open_calls(
     pending = [c for c in calls if c.id in open_ids and c.id not in answers]
     runnable = _settle_pending(ctx, pending, answers)
     await _run(ctx, runnable, answers)
-    waiting = [c for c in pending if c.id not in answers]
-    if waiting:
-        await hold_for_approval(ctx, waiting, answers)
-    approval_settled(ctx)
+    await _hold_if_waiting(ctx, pending, runnable, answers)
     ctx.interrupted.clear()
     for call in calls:
         if call.id in answers:
@@ -95,6 +96,34 @@ async def answer_open_calls(
     if ctx.checkpointer is not None:
         ctx.checkpointer.forget(answers)
     return calls
+
+
+async def _hold_if_waiting(
+    ctx: RunContext,
+    pending: list[ToolCallPart],
+    ran: list[ToolCallPart],
+    answers: dict[str, ToolMessage],
+) -> None:
+    """Suspend on the questions the calls asked, or on the calls awaiting approval."""
+    asked = _asked(ctx, ran, answers)
+    waiting = [c for c in pending if c.id not in answers and c not in asked]
+    if asked:
+        await hold_for_input(ctx, asked, answers, waiting)
+    if waiting:
+        await hold_for_approval(ctx, waiting, answers)
+    approval_settled(ctx)
+    ctx.state.awaiting_input = []
+
+
+def _asked(
+    ctx: RunContext, ran: list[ToolCallPart], answers: dict[str, ToolMessage]
+) -> list[ToolCallPart]:
+    """The calls whose server asked a question that waits: their results are dropped."""
+    held = ctx.inputs.held if ctx.inputs is not None else {}
+    asked = [c for c in ran if c.id in held]
+    for call in asked:
+        answers.pop(call.id, None)
+    return asked
 
 
 def unique_call_ids(response: ModelResponse) -> ModelResponse:

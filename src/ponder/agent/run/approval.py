@@ -82,6 +82,12 @@ def approval_settled(ctx: RunContext) -> None:
 
 def accept_decision(ctx: RunContext, value: Any, *, suspended: bool) -> None:
     """Check a resume value against the calls the run waits for, and keep it for them."""
+    if suspended and ctx.state.awaiting_input:
+        from ponder.agent.run.elicitation import accept_answers
+
+        accept_answers(ctx, value)
+        ctx.decision = None
+        return
     awaiting = ctx.state.awaiting_approval
     if suspended and awaiting:
         check_decision(value, awaiting)

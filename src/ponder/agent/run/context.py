@@ -51,6 +51,7 @@ from ponder.tools.registry import ToolRegistry
 
 if TYPE_CHECKING:
     from ponder.agent.run.checkpointer import Checkpointer
+    from ponder.agent.run.elicitation import InputHold
 
 __all__ = ["EventSink", "RunContext", "ToolSource"]
 
@@ -79,6 +80,8 @@ class RunContext:
     decision: Any = None
     """The approval decision a suspended run was resumed with (see ``run.approval``)."""
     interrupted: set[str] = field(default_factory=set)
+    inputs: InputHold | None = None
+    """The MCP servers' questions held for this run, and its answers (``run.elicitation``)."""
     """Calls that were running when the run stopped (set when it is resumed)."""
     tool_source: ToolSource | None = None
     """The current tools and their executor (MCP servers' lists change during a run)."""
@@ -160,6 +163,8 @@ class RunContext:
     async def tool_finished(self, outcome: ToolOutcome) -> None:
         """Report a finished call (events) and save its result (store)."""
         call, result = outcome.call, outcome.result
+        if self.inputs is not None and call.id in self.inputs.held:
+            return  # the call asked a question: its result is dropped, the run suspends
         if is_held(result):
             return  # not finished: the sub-agent waits for approval (see ``subagent``)
         if outcome.status == "ok":

@@ -120,10 +120,11 @@ async def _restore(
         return None
     accept_decision(ctx, value, suspended=vm.status == "suspended")
     check_pending_tools(ctx)
+    asked = {str(q.get("call_id")) for q in state.awaiting_input}
     ctx.interrupted = {
         c
         for c in ledger.open_calls
-        if checkpointer.saved(c) is None and c not in state.awaiting_approval
+        if checkpointer.saved(c) is None and c not in state.awaiting_approval and c not in asked
     }
     # the strategy is built from the restored state, so the nodes get their deps only now
     deps = RunDeps(ctx, strategy_type(ctx))

@@ -79,6 +79,8 @@ class RunState(BaseModel):
     """What ``agent_stop`` reported."""
     awaiting_approval: list[str] = Field(default_factory=list)
     """Ids of the calls the run is suspended on, waiting for a decision."""
+    awaiting_input: list[dict[str, Any]] = Field(default_factory=list)
+    """The MCP servers' questions the run is suspended on (see ``run.elicitation``)."""
     offered_tools: list[str] | None = None
     """The tools the latest model request offered (None: not known, e.g. an older run)."""
     recipe: dict[str, Any] = Field(default_factory=dict)

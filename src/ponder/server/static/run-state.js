@@ -5,7 +5,7 @@ export function newRun(id) {
   return {id, status: "running", prompt: "", model: "", workflow: "", round: 0,
           rounds: new Map(), thoughts: [], calls: new Map(), steps: [], plan: null, graph: null,
           notices: [], answer: "", reasoningText: "", usage: null, error: "", stopReason: "",
-          pending: null, approvalError: "", lastSeq: 0};
+          pending: null, suspendedFor: null, approvalError: "", lastSeq: 0};
 }
 
 function roundOf(run, number) {
@@ -106,10 +106,11 @@ const handlers = {
   },
   run_suspended(run, e) {
     run.status = "suspended";
-    run.pending = e.payload && Array.isArray(e.payload.calls) ? e.payload.calls : [];
+    run.suspendedFor = e.reason;
+    run.pending = e.reason === "approval" && e.payload && Array.isArray(e.payload.calls) ? e.payload.calls : null;
     run.notices.push("suspended: " + e.reason);
   },
-  run_resumed(run) { Object.assign(run, {status: "running", pending: null, approvalError: ""}); run.notices.push("resumed"); },
+  run_resumed(run) { Object.assign(run, {status: "running", suspendedFor: null, pending: null, approvalError: ""}); run.notices.push("resumed"); },
   run_cancelled(run, e) { run.status = e.resumable ? "interrupted" : "cancelled"; run.pending = null; },
   usage: addRequest,
 };

@@ -27,6 +27,8 @@ function showRun(run) {
     cancel: () => api(`/v1/runs/${run.id}/cancel`, {method: "POST"}),
     decide: decision => decide(run, decision),
   }));
+  // for elicitation.js: the shown run, once the server has answered for it
+  window.dispatchEvent(new CustomEvent("ponder:run", {detail: {id: run.id, status: run.status, reason: run.suspendedFor}}));
 }
 
 async function decide(run, decision) {
