@@ -7,6 +7,7 @@ pooled MCP sessions. Every run gets its own `RunState` (plain data) and `RunCont
 
 from __future__ import annotations
 
+import os
 import uuid
 import warnings
 from collections.abc import Callable, Iterator, Sequence
@@ -20,6 +21,7 @@ from ponder.agent.result import RunResult
 from ponder.agent.run.context import EventSink, RunContext
 from ponder.agent.run.driver import resume_run, start_run
 from ponder.agent.run.state import RunState
+from ponder.agent.run.tap import RunTap, combine_taps
 from ponder.agent.run.workflows import program_for
 from ponder.agent.strategies.base import AgentStrategy
 from ponder.agent.strategies.chat import NoActionStrategy
@@ -73,12 +75,17 @@ class Agent:
         *,
         strategy: type[AgentStrategy] | None = None,
         store: Store | None = None,
+        record: str | os.PathLike[str] | None = None,
         **config_overrides: Any,
     ) -> None:
         base = config or AgentConfig()
         self.config = base.replace(**config_overrides) if config_overrides else base
         self.instructions = instructions or self.config.instructions
         self.store = store
+        self.record = record
+        """Each run's cassette is written here (see ``ponder.replay``); None: not recorded."""
+        self.record_tools_spec: str | None = None
+        """How to load this agent's tools again (``module:attribute``), kept in cassettes."""
         self.hooks = Hooks()
         self.on_event = self.hooks.on_event
         self.on_precompletion = self.hooks.on_precompletion
@@ -171,15 +178,33 @@ class Agent:
         """The tools offered to the model (as of the last run, for MCP servers' tools)."""
         return self.toolbox.registry
 
+    def _run_tap(self) -> RunTap | None:
+        """What records or replays a new run (None for most runs)."""
+        recorder: RunTap | None = None
+        if self.record is not None:
+            from ponder.replay.record import Recorder
+
+            recorder = Recorder(self.record, tools_spec=self.record_tools_spec)
+        make_tap = getattr(self.model, "run_tap", None)
+        replay: RunTap | None = make_tap() if callable(make_tap) else None
+        return combine_taps(recorder, replay)  # the recorder sees what the replay answers
+
     async def _context(
-        self, state: RunState, deps: Any, sink: EventSink | None = None, stream: bool = False
+        self,
+        state: RunState,
+        deps: Any,
+        sink: EventSink | None = None,
+        stream: bool = False,
+        tap: RunTap | None = None,
     ) -> RunContext:
         registry, executor = await self._tools_now()
         ctx = RunContext(
             config=self.config, model=self.model, tools=registry, executor=executor,
             hooks=self.hooks, state=state, instructions=self.instructions, deps=deps,
-            sink=sink, stream_text=stream,
+            sink=sink, stream_text=stream, tap=tap,
         )  # fmt: skip
+        if tap is not None:
+            tap.attach(ctx)
         binding = self.toolbox.mcp.bindings.get(state.run_id) if self.toolbox.mcp else None
         if binding is not None:
 
@@ -265,7 +290,7 @@ class Agent:
         store = store or self.store
         state = await self._new_run(prompt, message_history, run_id, session_id, store)
         with self.toolbox.bind(state.run_id, self.model):
-            ctx = await self._context(state, deps)
+            ctx = await self._context(state, deps, tap=self._run_tap())
             return await start_run(ctx, self._strategy, self.program, store)
 
     def run_sync(self, prompt: str, **options: Any) -> RunResult:
@@ -302,7 +327,7 @@ class Agent:
         async def start(sink: EventSink) -> RunResult:
             state = await self._new_run(prompt, message_history, run_id, session_id, chosen)
             with self.toolbox.bind(state.run_id, self.model):
-                ctx = await self._context(state, deps, sink, True)
+                ctx = await self._context(state, deps, sink, True, self._run_tap())
                 return await start_run(ctx, self._strategy, self.program, chosen)
 
         return RunStream(start, run_id)

@@ -28,6 +28,7 @@ from ponder.cli.options import (
     WorkflowOption,
 )
 from ponder.cli.programs import load_program
+from ponder.cli.replaying import replay
 from ponder.cli.reporting import fail, reported
 from ponder.cli.runs import open_cli_store, report_outcome, runs_app, store_label
 from ponder.cli.serving import allowed_hosts, announcer, is_loopback
@@ -65,6 +66,11 @@ mcp_app = typer.Typer(help="MCP servers that ship with ponder.", no_args_is_help
 app.add_typer(mcp_app, name="mcp")
 app.add_typer(runs_app, name="runs")
 app.command()(worker)
+app.command()(replay)
+RecordOption = Annotated[
+    Path | None,
+    typer.Option("--record", help="Write the run to this cassette (replay: `ponder replay`)."),
+]
 RagOption = Annotated[
     Path | None,
     typer.Option("--rag", help="Answer from this folder of documents (RAG mode, no tools)."),
@@ -133,6 +139,7 @@ def run(
     namespace: NamespaceOption = "default",
     detach: DetachOption = False,
     instructions: InstructionsOption = None,
+    record: RecordOption = None,
 ) -> None:
     """Run an agent on TASK and show it working; with --store, checkpoint it.
 
@@ -148,6 +155,7 @@ def run(
             raise UserError("give a TASK (or --mcp-prompt NAME)")
         agent, agent_config = build_agent(options)
         loaded.append(agent_config)
+        agent.record, agent.record_tools_spec = record, tools
         start = _Start(task, mcp_prompt, list(mcp_arg or []), list(mcp_resource or []))
         with json_stdout(as_json) as out:
             outcome = _run_async(lambda: _run_stored(agent, start, store, as_json, out))

@@ -47,6 +47,7 @@ from ponder.tools.registry import ToolRegistry
 
 if TYPE_CHECKING:
     from ponder.agent.run.checkpointer import Checkpointer
+    from ponder.agent.run.tap import RunTap
 
 __all__ = ["EventSink", "RunContext", "ToolSource"]
 
@@ -82,6 +83,10 @@ class RunContext:
     """Whether the last response (after its one retry) carried no answer, and why."""
     clock: Callable[[], float] = time.time
     """Stamps event times; a durable engine gives its deterministic clock."""
+    tap: RunTap | None = None
+    """What records, replays or traces the run (see ``run.tap``); None for most runs."""
+    purpose: str = ""
+    """The purpose of the latest model request (``reasoning``, ``reflection``, ...)."""
     _backlog: list[Event] = field(default_factory=list)
     _degraded: set[str] = field(default_factory=set)
 
@@ -119,6 +124,8 @@ class RunContext:
         event.time = self.clock()
         if self.sink is not None:
             self.sink(event)
+        if self.tap is not None:
+            self.tap.event(event)
         if self.hooks.has_event_handlers:
             self._backlog.append(event)
 
@@ -195,6 +202,7 @@ class RunContext:
             await self.hooks.before_request(call)
             messages, tools, tool_choice = call.messages, call.tools, call.tool_choice
         self.state.offered_tools = [t.name for t in tools]
+        self.purpose = purpose
         request = ModelRequest(messages, tools, tool_choice, output, self.settings)
         response = await self._send(request, call, purpose)
         self.unanswered = response.unanswered if output is None else None

@@ -43,7 +43,8 @@ async def start_run(
     checkpointer = ctx.checkpointer = Checkpointer(store, ctx) if store is not None else None
     deps = RunDeps(ctx, strategy_type(ctx))
     after = checkpointer.after_node if checkpointer is not None else None
-    vm = Interpreter(program, ctx.state, deps=deps, after=after)
+    before = ctx.tap.node if ctx.tap is not None else None
+    vm = Interpreter(program, ctx.state, deps=deps, before=before, after=after)
     state, owner = ctx.state, _owner()
     if store is not None:
         await _acquire(store, state.run_id, owner)
@@ -137,11 +138,15 @@ async def _drive(
         ctx.checkpointer.vm, ctx.checkpointer.owner = vm, owner
     if store is not None:
         renewing = asyncio.create_task(_renew(store, state.run_id, owner))
+    error: BaseException | None = None
     try:
         outcome = await _outcome(deps, vm, start)
         if ctx.checkpointer is not None:
             await ctx.checkpointer.checkpoint(state.status)
         return _result(ctx, outcome)
+    except BaseException as exc:
+        error = exc
+        raise
     finally:
         if renewing is not None:
             renewing.cancel()
@@ -149,6 +154,8 @@ async def _drive(
             await store.release(state.run_id, owner)
         vm.close()
         ctx.close()
+        if ctx.tap is not None:
+            ctx.tap.finish(ctx, error)  # a replay that ends early or differently raises here
 
 
 async def _acquire(store: Store, run_id: str, owner: str) -> None:
