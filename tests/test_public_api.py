@@ -12,7 +12,7 @@ import ponder
 EXPECTED = {
     "Agent", "AgentConfig", "AgentStrategy", "PonderError", "RunError", "RunResult",
     "RunStream", "Tool", "ToolContext", "ToolResult", "UserError", "load_config", "tool",
-    "__version__",
+    "__version__", "ReplayModel", "instrument",
 }  # fmt: skip
 
 

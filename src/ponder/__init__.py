@@ -36,6 +36,8 @@ _EXPORTS = {
     "PonderError": "ponder.exceptions",
     "RunError": "ponder.exceptions",
     "UserError": "ponder.exceptions",
+    "ReplayModel": "ponder.replay",
+    "instrument": "ponder.instrumentation",
 }
 
 __all__ = [
@@ -43,6 +45,7 @@ __all__ = [
     "AgentConfig",
     "AgentStrategy",
     "PonderError",
+    "ReplayModel",
     "RunError",
     "RunResult",
     "RunStream",
@@ -51,6 +54,7 @@ __all__ = [
     "ToolResult",
     "UserError",
     "__version__",
+    "instrument",
     "load_config",
     "tool",
 ]
@@ -59,6 +63,8 @@ if TYPE_CHECKING:
     from ponder.agent import Agent, AgentStrategy, RunResult, RunStream
     from ponder.config import AgentConfig, load_config
     from ponder.exceptions import PonderError, RunError, UserError
+    from ponder.instrumentation import instrument
+    from ponder.replay import ReplayModel
     from ponder.tools import Tool, ToolContext, ToolResult, tool
 
 

@@ -32,6 +32,7 @@ from ponder.agent.toolbox import Toolbox
 from ponder.config import AgentConfig, ConfigWarning
 from ponder.events import Event
 from ponder.exceptions import StoreError, UserError
+from ponder.instrumentation import Instrumentation, resolve_instrumentation
 from ponder.messages import Ledger, Message, messages_from_json
 from ponder.models.base import Model, ModelSettings, Usage
 from ponder.store.base import Store, StoredRun
@@ -76,6 +77,7 @@ class Agent:
         strategy: type[AgentStrategy] | None = None,
         store: Store | None = None,
         record: str | os.PathLike[str] | None = None,
+        instrument: bool | Instrumentation | None = None,
         **config_overrides: Any,
     ) -> None:
         base = config or AgentConfig()
@@ -86,6 +88,10 @@ class Agent:
         """Each run's cassette is written here (see ``ponder.replay``); None: not recorded."""
         self.record_tools_spec: str | None = None
         """How to load this agent's tools again (``module:attribute``), kept in cassettes."""
+        self.instrument = instrument
+        """Trace runs with OpenTelemetry: True, an `Instrumentation`, False; None: as
+        ``ponder.instrument()`` says."""
+        resolve_instrumentation(instrument)  # a missing OpenTelemetry is reported now
         self.hooks = Hooks()
         self.on_event = self.hooks.on_event
         self.on_precompletion = self.hooks.on_precompletion
@@ -187,7 +193,13 @@ class Agent:
             recorder = Recorder(self.record, tools_spec=self.record_tools_spec)
         make_tap = getattr(self.model, "run_tap", None)
         replay: RunTap | None = make_tap() if callable(make_tap) else None
-        return combine_taps(recorder, replay)  # the recorder sees what the replay answers
+        tracer: RunTap | None = None
+        tracing = resolve_instrumentation(self.instrument)
+        if tracing is not None:
+            from ponder.otel import OtelTap
+
+            tracer = OtelTap(tracing)
+        return combine_taps(tracer, recorder, replay)  # the recorder sees what the replay answers
 
     async def _context(
         self,

@@ -43,7 +43,7 @@ async def start_run(
     checkpointer = ctx.checkpointer = Checkpointer(store, ctx) if store is not None else None
     deps = RunDeps(ctx, strategy_type(ctx))
     after = checkpointer.after_node if checkpointer is not None else None
-    before = ctx.tap.node if ctx.tap is not None else None
+    before = ctx.tap.node if ctx.tap is not None and ctx.tap.wants_nodes else None
     vm = Interpreter(program, ctx.state, deps=deps, before=before, after=after)
     state, owner = ctx.state, _owner()
     if store is not None:

@@ -25,7 +25,12 @@ __all__ = ["RunTap", "Taps", "combine_taps"]
 
 
 class RunTap:
-    """One observer of a run; every method does nothing unless overridden."""
+    """One observer of a run; every method does nothing unless overridden.
+
+    ``wants_nodes = False`` spares the VM from calling `node` (its fast loop runs then).
+    """
+
+    wants_nodes = True
 
     def attach(self, ctx: RunContext) -> None:
         """The run is about to start on ``ctx`` (a tap may wrap ``ctx.model`` here)."""
@@ -51,6 +56,7 @@ class Taps(RunTap):
 
     def __init__(self, taps: Sequence[RunTap]) -> None:
         self.taps = tuple(taps)
+        self.wants_nodes = any(t.wants_nodes for t in self.taps)
 
     def attach(self, ctx: RunContext) -> None:
         """Attach every tap."""
@@ -71,9 +77,10 @@ class Taps(RunTap):
         return await self.taps[0].tool(call, tool, run)
 
     def node(self, vm: Interpreter, pc: int) -> None:
-        """Tell every tap."""
+        """Tell every tap that wants to know."""
         for tap in self.taps:
-            tap.node(vm, pc)
+            if tap.wants_nodes:
+                tap.node(vm, pc)
 
     def finish(self, ctx: RunContext, error: BaseException | None) -> None:
         """Finish every tap; the first complaint is raised."""
