@@ -18,9 +18,11 @@ Names are imported on first use, so ``import ponder`` stays cheap.
 from __future__ import annotations
 
 import importlib
+import logging
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
+logging.getLogger("ponder").addHandler(logging.NullHandler())  # nothing is printed by default
 
 _EXPORTS = {
     "Agent": "ponder.agent",

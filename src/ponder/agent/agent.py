@@ -185,7 +185,9 @@ class Agent:
         return self.toolbox.registry
 
     def _run_tap(self) -> RunTap | None:
-        """What records or replays a new run (None for most runs)."""
+        """What logs, traces, records or replays a new run (None for most runs)."""
+        from ponder.logs import log_tap
+
         recorder: RunTap | None = None
         if self.record is not None:
             from ponder.replay.record import Recorder
@@ -199,7 +201,9 @@ class Agent:
             from ponder.otel import OtelTap
 
             tracer = OtelTap(tracing)
-        return combine_taps(tracer, recorder, replay)  # the recorder sees what the replay answers
+        return combine_taps(
+            log_tap(), tracer, recorder, replay
+        )  # the recorder sees what the replay answers
 
     async def _context(
         self,

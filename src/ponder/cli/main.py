@@ -96,8 +96,21 @@ def _root(
             help="Print ponder's version and exit.",
         ),
     ] = False,
+    log_level: Annotated[
+        str | None,
+        typer.Option(
+            "--log-level",
+            envvar="PONDER_LOG_LEVEL",
+            help="Log ponder's records of this level (DEBUG, INFO, WARNING, ERROR) to stderr.",
+        ),
+    ] = None,
 ) -> None:
     """Run ponder agents from the terminal, serve them over HTTP, and watch them think."""
+    if log_level:
+        from ponder.logs import configure_logging
+
+        with reported():
+            configure_logging(log_level, sys.stderr)
 
 
 def _run_async(make: Callable[[], Coroutine[Any, Any, Any]]) -> Any:
