@@ -27,6 +27,8 @@ class RunResult:
     tool_calls: int
     suspension: dict[str, Any] | None = None
     """For a suspended run: ``{"reason": ..., "payload": ...}`` (resume it by ``run_id``)."""
+    cost: float | None = None
+    """The price of the run's model requests in USD; None when the model's price is unknown."""
 
     @classmethod
     def from_state(cls, state: RunState) -> RunResult:
@@ -40,6 +42,7 @@ class RunResult:
             run_id=state.run_id,
             rounds=state.rounds,
             tool_calls=state.tool_calls,
+            cost=state.cost,
         )
 
     def suspended(self, reason: str, payload: Any) -> RunResult:

@@ -41,6 +41,8 @@ class RunFinished(EventBase):
     output: str
     stop_reason: str
     usage: dict[str, int] = field(default_factory=dict)
+    cost: float | None = None
+    """The run's price in USD, where the model's price is known (see ``ponder.cost``)."""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -78,12 +80,16 @@ class RunResumed(EventBase):
 
 @dataclass(slots=True, kw_only=True)
 class Usage(EventBase):
-    """Tokens used so far in the run, after a model response."""
+    """Tokens used so far in the run, after a model response, and their price in USD.
+
+    ``cost`` is None while the model's price is unknown (tokens only).
+    """
 
     kind: Literal["usage"] = "usage"
     requests: int
     input_tokens: int
     output_tokens: int
+    cost: float | None = None
 
 
 @dataclass(slots=True, kw_only=True)

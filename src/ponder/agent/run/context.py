@@ -18,6 +18,7 @@ from ponder.agent.hooks import Hooks, ModelCall
 from ponder.agent.run.compaction import context_messages
 from ponder.agent.run.state import RunState
 from ponder.config import AgentConfig
+from ponder.cost import add_cost
 from ponder.events import (
     Event,
     ModelDegraded,
@@ -236,11 +237,13 @@ class RunContext:
                     )
                 )
         usage = self.state.usage = self.state.usage + response.usage
+        cost = self.state.cost = add_cost(self.state.cost, self.model.name, response.usage)
         self.emit_now(
             Usage(
                 requests=usage.requests,
                 input_tokens=usage.input_tokens,
                 output_tokens=usage.output_tokens,
+                cost=cost,
             )
         )
         return response

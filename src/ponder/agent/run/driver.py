@@ -221,6 +221,7 @@ async def _outcome(
                 output=state.output or "",
                 stop_reason=state.stop_reason or "",
                 usage=state.usage.model_dump(),
+                cost=state.cost,
             )
         )
     else:
