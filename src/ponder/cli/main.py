@@ -1,4 +1,4 @@
-"""The ``ponder`` command: run, chat, demo, dis, serve, index, runs and the MCP server.
+"""The ``ponder`` command: run, chat, demo, dis, serve, index, runs, replay and the MCP server.
 
 Every command prints failures as one line with a hint on stderr and exits non-zero
 (2 for misuse, 1 for a failed run, 3 for a run waiting for approval, 130 for Ctrl-C).
