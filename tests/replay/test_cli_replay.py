@@ -48,6 +48,9 @@ def test_the_cassette_holds_requests_tool_calls_and_the_vm_path(cassette: Path) 
     assert data["status"] == "completed" and data["output"] == "17 × 23 = 391"
     assert [e["purpose"] for e in data["exchanges"]][:2] == ["reasoning", "action"]
     assert data["exchanges"][0]["request"]["tool_choice"] == {"tool": "think_and_reason"}
+    # each message is kept once: a request keeps only what it adds to the one before
+    assert data["exchanges"][0]["prefix"] == 0 and data["exchanges"][1]["prefix"] >= 2
+    assert len(data["exchanges"][1]["request"]["messages"]) <= 3
     assert data["exchanges"][-1]["response"]["usage"]["input_tokens"] == 11
     (record,) = data["tool_calls"]
     assert record["name"] == "multiply" and record["arguments"] == {"a": 17, "b": 23}
@@ -116,6 +119,8 @@ def test_a_changed_program_is_a_divergence_in_the_vm_path(cassette: Path) -> Non
         ('{"format": "ponder-cassette", "version": 9}', "has version 9"),
         ('{"format": "ponder-cassette", "version": 1, "exchanges": [{"request": 3}]}',
          "exchanges.0.request"),
+        ('{"format": "ponder-cassette", "version": 1, "exchanges": [{"prefix": 2, "request": {}}]}',
+         "prefix 2 is longer than the previous request"),
     ],
 )  # fmt: skip
 def test_a_malformed_cassette_is_one_clear_error(

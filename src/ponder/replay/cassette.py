@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
 from ponder.exceptions import UserError
 from ponder.models.base import ModelRequest, ModelResponse
@@ -53,9 +53,15 @@ class RecordedError(_Strict):
 
 
 class Exchange(_Strict):
-    """One model request and what came back: a response or an error."""
+    """One model request and what came back: a response or an error.
+
+    Requests mostly repeat the previous one and add a few messages, so each keeps only
+    what is new: its first ``prefix`` messages are the previous request's first ``prefix``
+    ones, and ``request["messages"]`` holds the rest (`Cassette.requests` gives them whole).
+    """
 
     purpose: str = ""
+    prefix: int = Field(default=0, ge=0)
     request: dict[str, Any]
     response: ModelResponse | None = None
     error: RecordedError | None = None
@@ -101,14 +107,41 @@ class Cassette(_Strict):
     output: str = ""
     stop_reason: str = ""
     error: RecordedError | None = None
+    _requests: list[dict[str, Any]] = PrivateAttr(default_factory=list)
+
+    @model_validator(mode="after")
+    def _whole_requests(self) -> Cassette:
+        """Rebuild each request whole; a prefix longer than the previous request is refused."""
+        self._rebuild()
+        return self
+
+    def _rebuild(self) -> None:
+        previous: list[Any] = []
+        whole: list[dict[str, Any]] = []
+        for index, exchange in enumerate(self.exchanges):
+            messages = exchange.request.get("messages", [])
+            if exchange.prefix > len(previous) or not isinstance(messages, list):
+                raise ValueError(
+                    f"exchanges.{index}: prefix {exchange.prefix} is longer than the previous "
+                    f"request ({len(previous)} messages), or its messages are not a list"
+                )
+            previous = previous[: exchange.prefix] + messages
+            whole.append({**exchange.request, "messages": previous})
+        self._requests = whole
+
+    def requests(self) -> list[dict[str, Any]]:
+        """Every recorded request whole, in order."""
+        if len(self._requests) != len(self.exchanges):  # exchanges added since validation
+            self._rebuild()
+        return self._requests
 
 
 def _tool_choice(choice: ToolChoice) -> Any:
     return {"tool": choice.name} if isinstance(choice, ForceTool) else choice
 
 
-def request_to_json(request: ModelRequest) -> dict[str, Any]:
-    """What a request asks, as JSON: compared between a recording and its replay.
+def request_to_json(request: ModelRequest, *, skip: int = 0) -> dict[str, Any]:
+    """What a request asks, as JSON (its messages from ``skip`` on): what replays compare.
 
     Timeouts are left out: they change how long ponder waits, not what it asks.
     """
@@ -116,7 +149,7 @@ def request_to_json(request: ModelRequest) -> dict[str, Any]:
 
     settings = request.settings
     return {
-        "messages": messages_to_json(request.messages),
+        "messages": messages_to_json(list(request.messages)[skip:]),
         "tools": [t.model_dump(mode="json") for t in request.tools],
         "tool_choice": _tool_choice(request.tool_choice),
         "output": None if request.output is None else request.output.model_dump(mode="json"),

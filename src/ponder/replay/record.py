@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from ponder.agent.run.tap import RunTap
 from ponder.events import Event, RunStarted
-from ponder.messages import ToolCallPart, messages_to_json
+from ponder.messages import Message, ToolCallPart, messages_to_json
 from ponder.models.base import Model, ModelRequest, ModelResponse, StreamEvent
 from ponder.replay.cassette import (
     SECRET_KEYS,
@@ -86,6 +86,7 @@ class Recorder(RunTap):
         self.path = path
         self.cassette = Cassette(tools_spec=tools_spec)
         self._ctx: RunContext | None = None
+        self._sent: tuple[Message, ...] = ()
 
     def attach(self, ctx: RunContext) -> None:
         """Wrap the run's model so each exchange is recorded."""
@@ -95,7 +96,15 @@ class Recorder(RunTap):
     def exchange(self, request: ModelRequest) -> Exchange:
         """A new exchange for ``request``, appended to the cassette."""
         purpose = self._ctx.purpose if self._ctx is not None else ""
-        exchange = Exchange(purpose=purpose, request=request_to_json(request))
+        messages, sent, prefix = tuple(request.messages), self._sent, 0
+        while prefix < min(len(messages), len(sent)) and (
+            messages[prefix] is sent[prefix] or messages[prefix] == sent[prefix]
+        ):
+            prefix += 1
+        self._sent = messages
+        exchange = Exchange(
+            purpose=purpose, prefix=prefix, request=request_to_json(request, skip=prefix)
+        )
         self.cassette.exchanges.append(exchange)
         return exchange
 

@@ -67,6 +67,7 @@ class ReplayModel:
     def _next(self, request: ModelRequest) -> Exchange:
         exchanges, index = self.cassette.exchanges, self.requests
         asked = request_to_json(request)
+        recorded = self.cassette.requests()
         if index >= len(exchanges):
             raise ReplayDivergence(
                 "request",
@@ -76,14 +77,14 @@ class ReplayModel:
                 diff_lines([], request_lines(asked)),
             )
         exchange = exchanges[index]
-        if _canonical(exchange.request) != _canonical(asked):
+        if _canonical(recorded[index]) != _canonical(asked):
             purpose = f" ({exchange.purpose})" if exchange.purpose else ""
             raise ReplayDivergence(
                 "request",
                 index,
                 f"replay diverged at request {index + 1}{purpose}: it differs from the "
                 "recorded one",
-                diff_lines(request_lines(exchange.request), request_lines(asked)),
+                diff_lines(request_lines(recorded[index]), request_lines(asked)),
             )
         self.requests = index + 1
         return exchange
@@ -176,7 +177,7 @@ class ReplayTap(RunTap):
                 used,
                 f"replay diverged: the run ended after {used} of the {len(cassette.exchanges)} "
                 "recorded requests",
-                diff_lines(request_lines(cassette.exchanges[used].request), []),
+                diff_lines(request_lines(cassette.requests()[used]), []),
             )
         output = ctx.state.output or ""
         if cassette.status == "completed" and output != cassette.output:

@@ -46,11 +46,18 @@ async def start_run(
     before = ctx.tap.node if ctx.tap is not None and ctx.tap.wants_nodes else None
     vm = Interpreter(program, ctx.state, deps=deps, before=before, after=after)
     state, owner = ctx.state, _owner()
-    if store is not None:
-        await _acquire(store, state.run_id, owner)
-    await ctx.emit(
-        RunStarted(prompt=state.prompt, workflow=ctx.config.agent_workflow, model=ctx.model.name)
-    )
+    try:
+        if store is not None:
+            await _acquire(store, state.run_id, owner)
+        await ctx.emit(
+            RunStarted(
+                prompt=state.prompt, workflow=ctx.config.agent_workflow, model=ctx.model.name
+            )
+        )
+    except BaseException as error:
+        if ctx.tap is not None:
+            ctx.tap.finish(ctx, error)
+        raise
     return await _drive(deps, vm, store, vm.run, owner)
 
 
