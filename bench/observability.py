@@ -95,9 +95,8 @@ def run() -> str:
             "and with cassette recording switched on. Cells: median run time (average ms per "
             f"step), 2 warm-ups, median of {REPEAT}. Off, no tracing code runs at all (and "
             "OpenTelemetry is not imported); on, each step adds a round, a chat and an "
-            "execute_tool span. A recording serialises every request whole (the cassette "
-            "holds each request as sent), so its cost per step grows with the history. "
-            "`python -m bench observability`.",
+            "execute_tool span. A recording serialises each new message once (a request "
+            "keeps only what it adds to the previous one). `python -m bench observability`.",
             "",
             f"{os.cpu_count()} CPUs, load average {load} at the start.",
             "",
