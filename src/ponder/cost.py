@@ -9,6 +9,8 @@ only. A model found unknown once is not looked up again.
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 from ponder.models.base import Usage
 
 __all__ = ["PRICED_PROVIDERS", "add_cost", "request_cost"]
@@ -23,8 +25,12 @@ PRICED_PROVIDERS = {
 _unknown: set[str] = set()
 
 
-def request_cost(model: str, usage: Usage) -> float | None:
-    """The price in USD of ``usage`` on ``model``, or None when it is not known."""
+def request_cost(model: str, usage: Usage, at: float | None = None) -> float | None:
+    """The price in USD of ``usage`` on ``model`` (at time ``at``), or None when not known.
+
+    ``at`` (seconds since the epoch) picks the prices in force then; a durable engine
+    passes its deterministic clock.
+    """
     prefix, _, name = model.partition(":")
     provider = PRICED_PROVIDERS.get(prefix)
     if provider is None or not name or model in _unknown:
@@ -36,17 +42,21 @@ def request_cost(model: str, usage: Usage) -> float | None:
         _unknown.add(model)
         return None
     priced = PriceUsage(input_tokens=usage.input_tokens, output_tokens=usage.output_tokens)
+    when = datetime.fromtimestamp(at, UTC) if at is not None else None
     try:
-        price = calc_price(priced, model_ref=name, provider_id=provider)
-    except LookupError:
+        price = calc_price(priced, model_ref=name, provider_id=provider,
+                           genai_request_timestamp=when)  # fmt: skip
+    except Exception:  # unknown to the table (LookupError), or it cannot be used here
         _unknown.add(model)
         return None
     return float(price.total_price)
 
 
-def add_cost(total: float | None, model: str, usage: Usage) -> float | None:
+def add_cost(
+    total: float | None, model: str, usage: Usage, at: float | None = None
+) -> float | None:
     """``total`` plus the cost of ``usage``; None while no request of the run was priced."""
-    cost = request_cost(model, usage)
+    cost = request_cost(model, usage, at)
     if cost is None:
         return total
     return cost if total is None else total + cost

@@ -237,7 +237,8 @@ class RunContext:
                     )
                 )
         usage = self.state.usage = self.state.usage + response.usage
-        cost = self.state.cost = add_cost(self.state.cost, self.model.name, response.usage)
+        cost = add_cost(self.state.cost, self.model.name, response.usage, self.clock())
+        self.state.cost = cost
         self.emit_now(
             Usage(
                 requests=usage.requests,
