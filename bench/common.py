@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -77,3 +78,18 @@ def fmt_us(seconds: float) -> str:
 def fmt_ratio(value: float, base: float) -> str:
     """``value / base`` as ``12.3×``."""
     return f"{value / base:.1f}×" if base > 0 else "n/a"
+
+
+def write_section(section: str, path: Path = ROOT / "bench" / "RESULTS.md") -> None:
+    """Put ``section`` into RESULTS.md in place of its previous version (or at the end).
+
+    A section is known by its first line (its ``## `` title).
+    """
+    title = section.split("\n", 1)[0]
+    text = path.read_text() if path.exists() else ""
+    pattern = re.compile(re.escape(title) + r"\n.*?(?=\n## |\Z)", re.DOTALL)
+    if pattern.search(text):
+        text = pattern.sub(lambda _: section.rstrip() + "\n", text, count=1)
+    else:
+        text = text.rstrip() + "\n\n" + section.rstrip() + "\n"
+    path.write_text(text)

@@ -20,7 +20,6 @@ import asyncio
 import itertools
 import json
 import os
-import re
 import tempfile
 import time
 import urllib.error
@@ -29,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bench import common
 from bench.common import ROOT, table
 from ponder import Agent
 from ponder.exceptions import ModelError
@@ -189,13 +189,7 @@ def run() -> str:
 
 def write_section(section: str, path: Path = ROOT / "bench" / "RESULTS.md") -> None:
     """Put ``section`` into RESULTS.md in place of its previous version (or at the end)."""
-    text = path.read_text() if path.exists() else ""
-    pattern = re.compile(re.escape(TITLE) + r".*?(?=\n## |\Z)", re.DOTALL)
-    if pattern.search(text):
-        text = pattern.sub(lambda _: section.rstrip() + "\n", text, count=1)
-    else:
-        text = text.rstrip() + "\n\n" + section.rstrip() + "\n"
-    path.write_text(text)
+    common.write_section(section, path)
 
 
 if __name__ == "__main__":

@@ -47,6 +47,7 @@ from ponder.cli.temporal import (
     TemporalOption,
     exit_after_temporal,
     run_remote,
+    serve_launcher,
     worker,
 )
 from ponder.config import AgentConfig
@@ -307,10 +308,14 @@ def serve(
         typer.Option(help="Another Host name to serve (a proxy's); repeat it; '*': any."),
     ] = None,
     instructions: InstructionsOption = None,
+    temporal: TemporalOption = None,
+    task_queue: TaskQueueOption = None,
+    namespace: NamespaceOption = "default",
 ) -> None:
     """Serve the HTTP API, the OpenAI-compatible endpoint and the viewer.
 
     With --store, runs are checkpointed and suspended runs can be approved over HTTP.
+    With --temporal HOST:PORT --task-queue Q, runs go to the workers of Q instead.
     Only the bound address's Host names are served, unless --allowed-host adds some.
     """
     if not is_loopback(host) and not token:
@@ -322,12 +327,19 @@ def serve(
     with reported(loaded):
         from ponder.server.app import create_app, serve_app
 
-        options = AgentOptions(model, config, workflow, instructions or "", tools=tools)
-        agent, agent_config = build_agent(options)
-        loaded.append(agent_config)
-        chosen = open_cli_store(store) if store else None
         hosts = allowed_hosts(host, allowed_host)
-        app = create_app(agent, token=token, store=chosen, allowed_hosts=hosts)
+        if temporal:
+            if any((model, config, workflow, store, tools, instructions)):
+                raise UserError("with --temporal the agent lives on the workers: give "
+                                "--model, --tools, --config ... to `ponder worker`")  # fmt: skip
+            launcher = serve_launcher(temporal, task_queue, namespace)
+            app = create_app(launcher=launcher, token=token, allowed_hosts=hosts)
+        else:
+            options = AgentOptions(model, config, workflow, instructions or "", tools=tools)
+            agent, agent_config = build_agent(options)
+            loaded.append(agent_config)
+            chosen = open_cli_store(store) if store else None
+            app = create_app(agent, token=token, store=chosen, allowed_hosts=hosts)
         serve_app(app, host=host, port=port, on_ready=announcer(host, port, token))
 
 

@@ -1,4 +1,4 @@
-"""The commands on Temporal: ``ponder worker``, and ``run`` / ``runs`` with ``--temporal``.
+"""The commands on Temporal: ``ponder worker``; ``run``, ``runs`` and ``serve --temporal``.
 
 The agent lives on the workers; ``run``, ``runs show`` and ``runs resume`` with
 ``--temporal HOST:PORT`` only talk to the server. A run that suspends for approval prints
@@ -12,7 +12,7 @@ import json
 import os
 import signal
 import sys
-from typing import IO, Annotated, Any
+from typing import IO, TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -27,6 +27,9 @@ from ponder.cli.transcript import pending_approval
 from ponder.config import AgentConfig
 from ponder.exceptions import UserError
 
+if TYPE_CHECKING:
+    from ponder.server.launchers import Launcher
+
 __all__ = [
     "DetachOption",
     "NamespaceOption",
@@ -35,6 +38,7 @@ __all__ = [
     "decide_remote",
     "exit_after_temporal",
     "run_remote",
+    "serve_launcher",
     "show_remote",
     "worker",
 ]
@@ -113,10 +117,24 @@ async def _serve(agent: Agent, address: str, task_queue: str, namespace: str) ->
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, stop.set)
-    async with build_worker(client, task_queue, agent):
+    async with agent, build_worker(client, task_queue, agent):  # the agent's MCP servers close
         line = f"ponder worker: task queue {task_queue} on {address} ({agent.model.name})"
         print(line, file=sys.stderr, flush=True)
         await stop.wait()
+
+
+def serve_launcher(address: str, task_queue: str | None, namespace: str) -> Launcher:
+    """The ``TemporalLauncher`` for ``ponder serve --temporal``, once the server answers.
+
+    The agent lives on the workers, so agent options do not apply here.
+    """
+    from ponder.temporal import connect
+    from ponder.temporal.launcher import TemporalLauncher
+
+    queue = _queue(task_queue)
+    _client_opened()
+    asyncio.run(connect(address, namespace=namespace))  # fail now, not at the first run
+    return TemporalLauncher(address, queue, namespace=namespace)
 
 
 async def _follow(remote: Any, run_id: str, after: int, as_json: bool, out: IO[str]) -> RunOutcome:

@@ -21,6 +21,7 @@ from ponder.exceptions import (
     EmptyStreamError,
     ModelConnectionError,
     ModelError,
+    ModelResponseError,
     ModelTimeoutError,
 )
 from ponder.messages import ensure_sendable
@@ -33,6 +34,7 @@ __all__ = ["DEFAULT_TIMEOUT", "Assembler", "Deadline", "SDKModel"]
 
 DEFAULT_TIMEOUT = 600.0
 C = TypeVar("C")
+R = TypeVar("R")
 
 
 class Assembler(Protocol):
@@ -116,7 +118,7 @@ class SDKModel(ABC, Generic[C]):
             if not self._downgrade(exc, request, stream=False):
                 raise
             return await self.request(request)
-        return self._finish(self._parse(raw), request)
+        return self._readable(lambda: self._finish(self._parse(raw), request))
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         """Stream one request: deltas, then the `ModelResponse` last.
@@ -142,7 +144,7 @@ class SDKModel(ABC, Generic[C]):
                 yield delta
         finally:
             await stream.close()
-        yield self._finish(assembler.finish(), request)
+        yield self._readable(lambda: self._finish(assembler.finish(), request))
 
     async def aclose(self) -> None:
         """Close the HTTP client (the model is unusable afterwards)."""
@@ -218,7 +220,7 @@ class SDKModel(ABC, Generic[C]):
         assembler = self._assembler()
         try:
             async for event in events:
-                first = assembler.feed(event)
+                first = self._readable(partial(assembler.feed, event))
                 if first:
                     return stream, events, assembler, first
         except Exception as exc:
@@ -264,8 +266,25 @@ class SDKModel(ABC, Generic[C]):
                 if failure is None:
                     raise
                 raise failure.error from None
-            for delta in assembler.feed(event):
+            for delta in self._readable(partial(assembler.feed, event)):
                 yield delta
+
+    def _readable(self, read: Callable[[], R]) -> R:
+        """``read()``, with a response it cannot make sense of as a `ModelResponseError`.
+
+        The SDKs do not validate what they hand over, so a field of any type reaches the
+        wire code; whatever it trips on is the provider's malformed answer.
+        """
+        try:
+            return read()
+        except ModelResponseError:
+            raise
+        except (AttributeError, TypeError, ValueError, KeyError, IndexError) as exc:
+            raise ModelResponseError(
+                f"{self.name}: the provider sent a response ponder cannot read "
+                f"({type(exc).__name__}: {exc})",
+                model_name=self.name,
+            ) from None
 
     def _stream_timeout(self, deadline: Deadline, idle: bool) -> ModelTimeoutError:
         if idle:

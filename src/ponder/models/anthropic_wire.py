@@ -34,6 +34,17 @@ from ponder.models.base import (
     Usage,
 )
 from ponder.models.structured import output_tool, tool_name
+from ponder.models.wire_fields import (
+    arguments_text,
+    call_id,
+    call_name,
+    count,
+    get,
+    items,
+    label,
+    text,
+    unreadable,
+)
 
 __all__ = ["FINISH_REASONS", "StreamAssembler", "request_body", "response_from_blocks"]
 
@@ -127,34 +138,51 @@ def usage_from(raw: Any) -> Usage:
     if raw is None:
         return Usage(requests=1)
     input_tokens = sum(
-        getattr(raw, key, 0) or 0
+        count(get(raw, key))
         for key in ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
     )
-    return Usage(requests=1, input_tokens=input_tokens, output_tokens=raw.output_tokens or 0)
+    return Usage(
+        requests=1, input_tokens=input_tokens, output_tokens=count(get(raw, "output_tokens"))
+    )
 
 
 def block_part(block: Any) -> AssistantPart | None:
-    """One content block of a response as a ledger part."""
-    kind = block.type
+    """One content block of a response as a ledger part (an unknown kind is skipped)."""
+    kind = get(block, "type")
     if kind == "text":
-        return TextPart(text=block.text)
+        return TextPart(text=text(get(block, "text"), "a text block"))
     if kind == "thinking":
-        return ReasoningPart(text=block.thinking, signature=block.signature, provider="anthropic")
+        thinking = text(get(block, "thinking"), "a thinking block")
+        signature = label(get(block, "signature"))
+        return ReasoningPart(text=thinking, signature=signature, provider="anthropic")
     if kind == "redacted_thinking":
-        return ReasoningPart(text="", redacted=block.data, provider="anthropic")
+        return ReasoningPart(text="", redacted=label(get(block, "data")), provider="anthropic")
     if kind == "tool_use":
-        return ToolCallPart.from_args(block.id, block.name, dict(block.input))
+        return tool_use_part(get(block, "id"), get(block, "name"), get(block, "input"))
     return None
+
+
+def tool_use_part(raw_id: Any, name: Any, arguments: Any) -> ToolCallPart:
+    """A ``tool_use`` block as a call; input that is not an object fails as its arguments."""
+    if isinstance(arguments, dict):
+        return ToolCallPart.from_args(call_id(raw_id), call_name(name), arguments)
+    return ToolCallPart.from_raw(call_id(raw_id), call_name(name), arguments_text(arguments))
 
 
 def response_from_blocks(message: Any) -> ModelResponse:
     """A `ModelResponse` from a non-streamed Anthropic ``Message``."""
-    parts = [p for p in map(block_part, message.content) if p is not None]
+    if message is None or isinstance(message, str | bytes | list | int | float):
+        raise unreadable(f"the body is {repr(message)[:120]}, not a message")
+    if get(message, "type") == "error" or get(message, "error") is not None:
+        raise unreadable(f"it reported an error instead: {str(get(message, 'error'))[:200]}")
+    blocks = items(get(message, "content"), "the message content")
+    parts = [p for p in map(block_part, blocks) if p is not None]
+    reason = label(get(message, "stop_reason"))
     return ModelResponse(
         parts=tuple(parts),
-        usage=usage_from(message.usage),
-        finish_reason=FINISH_REASONS.get(message.stop_reason or "", message.stop_reason),
-        model_name=message.model,
+        usage=usage_from(get(message, "usage")),
+        finish_reason=FINISH_REASONS.get(reason or "", reason),
+        model_name=label(get(message, "model")),
     )
 
 
@@ -180,49 +208,62 @@ class StreamAssembler:
     is_complete: bool = False
 
     def feed(self, event: Any) -> list[ModelDelta]:
-        """Take one stream event; return the deltas it carries."""
-        kind = event.type
+        """Take one stream event; return its deltas (`ModelResponseError` if unreadable)."""
+        kind = get(event, "type")
         if kind == "message_start":
-            self.model_name = event.message.model
-            self.usage = usage_from(event.message.usage)
+            message = get(event, "message")
+            self.model_name = label(get(message, "model"))
+            self.usage = usage_from(get(message, "usage"))
         elif kind == "content_block_start":
-            return self._start(event.index, event.content_block)
+            return self._start(self._index(event, new=True), get(event, "content_block"))
         elif kind == "content_block_delta":
-            return self._delta(self.blocks[event.index], event.delta)
+            return self._delta(self.blocks[self._index(event)], get(event, "delta"))
         elif kind == "message_delta":
-            reason = event.delta.stop_reason
+            reason = label(get(get(event, "delta"), "stop_reason"))
             self.finish_reason = FINISH_REASONS.get(reason or "", reason)
-            output = event.usage.output_tokens or 0
+            output = count(get(get(event, "usage"), "output_tokens"))
             self.usage = self.usage.model_copy(update={"output_tokens": output})
         elif kind == "message_stop":
             self.is_complete = True
         return []
 
+    def _index(self, event: Any, *, new: bool = False) -> int:
+        index = get(event, "index")
+        if not isinstance(index, int) or isinstance(index, bool):
+            raise unreadable(f"a stream event has block index {index!r}", self.model_name)
+        if not new and index not in self.blocks:
+            raise unreadable(f"a delta for block {index}, which never started", self.model_name)
+        return index
+
     def _start(self, index: int, block: Any) -> list[ModelDelta]:
-        state = _Block(block.type)
+        state = _Block(label(get(block, "type")) or "")
         self.blocks[index] = state
-        if block.type == "redacted_thinking":
-            state.redacted = block.data
-        if block.type != "tool_use":
+        if state.kind == "redacted_thinking":
+            state.redacted = label(get(block, "data"))
+        if state.kind != "tool_use":
             return []
-        state.call_id, state.name = block.id, block.name
+        state.call_id = call_id(get(block, "id"))
+        state.name = call_name(get(block, "name"))
         state.call_index = sum(1 for b in self.blocks.values() if b.kind == "tool_use") - 1
-        return [ToolCallDelta(state.call_index, id=block.id, name=block.name)]
+        return [ToolCallDelta(state.call_index, id=state.call_id, name=state.name)]
 
     @staticmethod
     def _delta(state: _Block, delta: Any) -> list[ModelDelta]:
-        kind = delta.type
+        kind = get(delta, "type")
         if kind == "text_delta":
-            state.text.append(delta.text)
-            return [TextDelta(delta.text)]
+            piece = text(get(delta, "text"), "a text delta")
+            state.text.append(piece)
+            return [TextDelta(piece)]
         if kind == "thinking_delta":
-            state.text.append(delta.thinking)
-            return [ReasoningDelta(delta.thinking)]
+            piece = text(get(delta, "thinking"), "a thinking delta")
+            state.text.append(piece)
+            return [ReasoningDelta(piece)]
         if kind == "signature_delta":
-            state.signature = (state.signature or "") + delta.signature
+            state.signature = (state.signature or "") + text(get(delta, "signature"), "a signature")
         elif kind == "input_json_delta":
-            state.text.append(delta.partial_json)
-            return [ToolCallDelta(state.call_index, arguments=delta.partial_json)]
+            piece = arguments_text(get(delta, "partial_json"))
+            state.text.append(piece)
+            return [ToolCallDelta(state.call_index, arguments=piece)]
         return []
 
     def finish(self) -> ModelResponse:

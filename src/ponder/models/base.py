@@ -19,6 +19,8 @@ from ponder.messages import (
     Message,
     PartsView,
     scrub_parts,
+    scrub_text,
+    scrub_value,
     unique_call_ids,
 )
 from ponder.models.capabilities import Feature
@@ -158,6 +160,12 @@ class ModelResponse(PartsView, BaseModel):
     def _unique_call_ids(self) -> ModelResponse:
         """Renumber repeated call ids; replace lone surrogates (no store can encode them)."""
         self.parts = unique_call_ids(scrub_parts(self.parts))
+        if self.model_name is not None:
+            self.model_name = scrub_text(self.model_name)
+        if self.finish_reason is not None:
+            self.finish_reason = scrub_text(self.finish_reason)
+        if self.provider_extras:
+            self.provider_extras = scrub_value(self.provider_extras)
         return self
 
     def to_message(self) -> AssistantMessage:

@@ -6,7 +6,6 @@ adapter module stays fast to import.
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, assert_never
@@ -36,6 +35,18 @@ from ponder.models.base import (
 )
 from ponder.models.capabilities import Capabilities
 from ponder.models.structured import is_strict_schema, output_tool, tool_name
+from ponder.models.wire_fields import (
+    arguments_text,
+    call_id,
+    call_name,
+    count,
+    get,
+    items,
+    label,
+    new_call_id,
+    text_or_none,
+    unreadable,
+)
 
 __all__ = [
     "StreamAssembler",
@@ -160,35 +171,60 @@ def usage_from(raw: Any) -> Usage:
     """Provider-reported usage (``None`` → an empty usage for one request)."""
     if raw is None:
         return Usage(requests=1)
-    details = getattr(raw, "completion_tokens_details", None)
+    details = get(raw, "completion_tokens_details")
     return Usage(
         requests=1,
-        input_tokens=getattr(raw, "prompt_tokens", 0) or 0,
-        output_tokens=getattr(raw, "completion_tokens", 0) or 0,
-        reasoning_tokens=(getattr(details, "reasoning_tokens", 0) or 0) if details else 0,
+        input_tokens=count(get(raw, "prompt_tokens")),
+        output_tokens=count(get(raw, "completion_tokens")),
+        reasoning_tokens=count(get(details, "reasoning_tokens")),
     )
 
 
 def response_from_message(completion: Any, provider: str) -> ModelResponse:
-    """A `ModelResponse` from a non-streamed ``ChatCompletion``."""
-    if not completion.choices:
-        raise ModelResponseError("the provider returned no choices", model_name=completion.model)
-    choice = completion.choices[0]
-    message = choice.message
+    """A `ModelResponse` from a non-streamed ``ChatCompletion``.
+
+    `ModelResponseError` if it cannot be read; a call's odd fields stay that call's problem.
+    """
+    if completion is None or isinstance(completion, str | bytes | list | int | float):
+        shown = repr(completion)[:120]
+        raise unreadable(f"the body is {shown}, not a chat completion")
+    model_name = label(get(completion, "model"))
+    choices = items(get(completion, "choices"), "choices")
+    reported = get(completion, "error")
+    if not choices and reported is not None:
+        raise unreadable(f"it reported an error instead: {str(reported)[:200]}", model_name)
+    if not choices:
+        raise ModelResponseError("the provider returned no choices", model_name=model_name)
+    choice = choices[0]
+    message = get(choice, "message")
+    if message is None:
+        raise unreadable("the first choice has no message", model_name)
     parts: list[AssistantPart] = []
-    reasoning = getattr(message, "reasoning_content", None)
+    reasoning = text_or_none(get(message, "reasoning_content"), "reasoning_content")
     if reasoning:
         parts.append(ReasoningPart(text=reasoning, provider=provider))
-    if message.content:
-        parts.append(TextPart(text=message.content))
-    for call in message.tool_calls or ():
-        function = call.function
-        parts.append(ToolCallPart.from_raw(call.id or _new_id(), function.name, function.arguments))
+    content = text_or_none(get(message, "content"), "the message content")
+    if content:
+        parts.append(TextPart(text=content))
+    parts += [_call_part(call) for call in items(get(message, "tool_calls"), "tool_calls")]
     return ModelResponse(
         parts=tuple(parts),
-        usage=usage_from(completion.usage),
-        finish_reason=choice.finish_reason,
-        model_name=completion.model,
+        usage=usage_from(get(completion, "usage")),
+        finish_reason=label(get(choice, "finish_reason")),
+        model_name=model_name,
+    )
+
+
+def _call_part(call: Any) -> ToolCallPart:
+    """One call of a completion; a ``custom`` call's input is read as its arguments."""
+    function = get(call, "function")
+    custom = get(call, "custom")
+    if function is None and custom is not None:
+        name, arguments = get(custom, "name"), get(custom, "input")
+    else:
+        name, arguments = get(function, "name"), get(function, "arguments")
+    return ToolCallPart.from_raw(
+        call_id(get(call, "id")), call_name(name), arguments_text(arguments)
     )
 
 
@@ -219,7 +255,7 @@ def with_unique_ids(response: ModelResponse, history: Sequence[Message]) -> Mode
 
 
 def _new_id() -> str:
-    return f"call_{uuid.uuid4().hex[:16]}"
+    return new_call_id()
 
 
 @dataclass
@@ -246,42 +282,70 @@ class StreamAssembler:
     model_name: str | None = None
 
     def feed(self, chunk: Any) -> list[ModelDelta]:
-        """Take one chunk; return the deltas it carries."""
-        self.model_name = chunk.model or self.model_name
-        if chunk.usage is not None:
-            self.usage = usage_from(chunk.usage)
-        if not chunk.choices:
+        """Take one chunk; return the deltas it carries (`ModelResponseError` if unreadable)."""
+        if chunk is None or isinstance(chunk, str | bytes | list | int | float):
+            raise unreadable(f"a stream chunk is {repr(chunk)[:120]}", self.model_name)
+        self.model_name = label(get(chunk, "model")) or self.model_name
+        usage = get(chunk, "usage")
+        if usage is not None:
+            self.usage = usage_from(usage)
+        choices = items(get(chunk, "choices"), "a chunk's choices")
+        if not choices:
             return []
-        choice = chunk.choices[0]
-        if choice.finish_reason:
-            self.finish_reason = choice.finish_reason
-        return self._deltas(choice.delta)
+        choice = choices[0]
+        reason = label(get(choice, "finish_reason"))
+        if reason:
+            self.finish_reason = reason
+        delta = get(choice, "delta")
+        return [] if delta is None else self._deltas(delta)
 
     def _deltas(self, delta: Any) -> list[ModelDelta]:
         out: list[ModelDelta] = []
-        reasoning = getattr(delta, "reasoning_content", None)
+        reasoning = text_or_none(get(delta, "reasoning_content"), "reasoning_content")
         if reasoning:
             self.reasoning.append(reasoning)
             out.append(ReasoningDelta(reasoning))
-        if delta.content:
-            self.text.append(delta.content)
-            out.append(TextDelta(delta.content))
-        for fragment in delta.tool_calls or ():
+        content = text_or_none(get(delta, "content"), "a chunk's content")
+        if content:
+            self.text.append(content)
+            out.append(TextDelta(content))
+        for fragment in items(get(delta, "tool_calls"), "a chunk's tool_calls"):
             out.append(self._call_fragment(fragment))
         return out
 
     def _call_fragment(self, fragment: Any) -> ToolCallDelta:
-        buffer = self.calls.setdefault(fragment.index, _CallBuffer())
-        function = fragment.function
-        name = function.name if function else None
-        arguments = (function.arguments if function else None) or ""
+        index = self._index(fragment)
+        buffer = self.calls.setdefault(index, _CallBuffer())
+        function = get(fragment, "function") or get(fragment, "custom")
+        raw_name = get(function, "name")
+        name = call_name(raw_name) if raw_name is not None else None
+        raw_arguments = get(function, "arguments")
+        if raw_arguments is None:
+            raw_arguments = get(function, "input")
+        arguments = arguments_text(raw_arguments)
         if name and name == buffer.name:  # some servers repeat the name in every chunk
             name = None
-        new_id = fragment.id if fragment.id and fragment.id != buffer.id else None
-        buffer.id = buffer.id or fragment.id
+        raw_id = get(fragment, "id")
+        fragment_id = call_id(raw_id) if raw_id is not None else None
+        new_id = fragment_id if fragment_id and fragment_id != buffer.id else None
+        buffer.id = buffer.id or fragment_id
         buffer.name += name or ""
         buffer.arguments.append(arguments)
-        return ToolCallDelta(fragment.index, id=new_id, name=name, arguments=arguments)
+        return ToolCallDelta(index, id=new_id, name=name, arguments=arguments)
+
+    def _index(self, fragment: Any) -> int:
+        """The fragment's call index; without one, a new call if it brings a new id."""
+        index = get(fragment, "index")
+        if index is None:
+            if not self.calls:
+                return 0
+            last = max(self.calls)
+            raw_id = get(fragment, "id")
+            is_new = raw_id is not None and call_id(raw_id) != self.calls[last].id
+            return last + 1 if is_new else last
+        if not isinstance(index, int) or isinstance(index, bool):
+            raise unreadable(f"a tool call fragment has index {index!r}", self.model_name)
+        return index
 
     def finish(self) -> ModelResponse:
         """The complete response; `ModelResponseError` if the stream was cut short."""

@@ -6,7 +6,6 @@ The ``openai`` and ``anthropic`` SDKs share one exception layout (``APIStatusErr
 
 from __future__ import annotations
 
-import json
 from types import ModuleType
 from typing import Any
 
@@ -33,6 +32,8 @@ def translate_sdk_error(exc: BaseException, model_name: str, sdk: ModuleType) ->
     if isinstance(exc, ModelResponseError):
         return Failure(exc, is_retryable=False)
     if isinstance(exc, sdk.APIStatusError):
+        if exc.status_code < 400:  # an error event inside a stream that began with 200 OK
+            return _event_failure(exc, model_name)
         return _status_failure(exc, model_name)
     if isinstance(exc, sdk.APITimeoutError | httpx2.TimeoutException):
         error = ModelTimeoutError(f"{model_name}: request timed out", model_name=model_name)
@@ -40,10 +41,34 @@ def translate_sdk_error(exc: BaseException, model_name: str, sdk: ModuleType) ->
     if isinstance(exc, sdk.APIConnectionError | httpx2.TransportError):
         detail = f"{model_name}: connection failed ({type(exc).__name__}: {exc})"
         return Failure(ModelConnectionError(detail, model_name=model_name), is_retryable=True)
-    if isinstance(exc, json.JSONDecodeError | sdk.APIResponseValidationError | ValidationError):
-        message = f"{model_name}: the provider sent a malformed response ({exc})"
+    if isinstance(exc, ValueError | sdk.APIResponseValidationError | ValidationError):
+        # JSONDecodeError, UnicodeDecodeError (a binary body) and the SDK's own validation
+        message = (
+            f"{model_name}: the provider sent a malformed response ({type(exc).__name__}: {exc})"
+        )
         return Failure(ModelResponseError(message, model_name=model_name), is_retryable=False)
+    if isinstance(exc, sdk.APIError):  # the OpenAI SDK's error event inside a stream
+        return _event_failure(exc, model_name)
     return None
+
+
+_PERMANENT = ("invalid_request", "authentication", "permission", "not_found", "billing")
+
+
+def _event_failure(exc: Any, model_name: str) -> Failure:
+    """A `ModelResponseError` for an error the provider sent as a stream event.
+
+    Such errors are the provider's own trouble (overloaded, a dropped upstream) unless their
+    type says the request itself is wrong, so they are retried.
+    """
+    body = exc.body
+    inner = body.get("error", body) if isinstance(body, dict) else None
+    kind = str(inner.get("type") or inner.get("code") or "") if isinstance(inner, dict) else ""
+    message = (
+        f"{model_name}: the provider reported an error in the stream: {_provider_message(exc)}"
+    )
+    error = ModelResponseError(message, model_name=model_name)
+    return Failure(error, is_retryable=not any(word in kind for word in _PERMANENT))
 
 
 def _status_failure(exc: Any, model_name: str) -> Failure:

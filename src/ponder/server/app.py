@@ -28,6 +28,7 @@ from ponder.exceptions import RunLeaseError, UserError
 from ponder.server import elicitations, openai_compat, routes
 from ponder.server.guards import BearerTokenGuard, BodySizeLimit, RequestOriginGuard
 from ponder.server.launcher import AgentSource, RunConflict, RunLauncher
+from ponder.server.launchers import Launcher
 from ponder.server.runs import MemoryRunRegistry, RunRegistry
 from ponder.store.base import Store
 
@@ -75,7 +76,7 @@ async def _conflict(_: Request, exc: Exception) -> JSONResponse:
     return _error(409, str(exc), "conflict")
 
 
-def _lifespan(launcher: RunLauncher) -> Any:
+def _lifespan(launcher: Launcher) -> Any:
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         yield
@@ -85,8 +86,9 @@ def _lifespan(launcher: RunLauncher) -> Any:
 
 
 def create_app(
-    agent: AgentSource,
+    agent: AgentSource | None = None,
     *,
+    launcher: Launcher | None = None,
     token: str | None = None,
     registry: RunRegistry | None = None,
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
@@ -101,8 +103,16 @@ def create_app(
     With ``token`` every ``/v1/`` request needs ``Authorization: Bearer <token>``. With a
     ``store`` every run is checkpointed, stored runs are listed, and suspended runs can be
     resumed (``POST /v1/runs/{id}/resume``), also ones another process started.
+
+    Instead of an agent, a ``launcher`` may run the runs elsewhere (for example
+    ``ponder.temporal.launcher.TemporalLauncher``, on Temporal's workers).
     """
-    launcher = RunLauncher(agent, registry or MemoryRunRegistry(), store)
+    if launcher is None:
+        if agent is None:
+            raise UserError("create_app needs an agent or a launcher")
+        launcher = RunLauncher(agent, registry or MemoryRunRegistry(), store)
+    elif agent is not None or store is not None or registry is not None:
+        raise UserError("create_app takes an agent (with a store, a registry) or a launcher")
     app = FastAPI(
         title="ponder",
         version=ponder.__version__,

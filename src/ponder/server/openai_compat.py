@@ -18,7 +18,7 @@ from fastapi.responses import StreamingResponse
 
 from ponder.events import kind_of
 from ponder.messages import AssistantMessage, Message, SystemMessage, TextPart, UserMessage
-from ponder.server.launcher import RunLauncher
+from ponder.server.launchers import Launcher
 from ponder.server.runs import TERMINAL_KINDS, RunRecord
 from ponder.server.schemas import ChatRequest, ErrorBody
 
@@ -127,9 +127,7 @@ def _delta_for(event: dict[str, Any]) -> dict[str, Any] | None:
     return {found[0]: found[1]}
 
 
-async def _stream(
-    body: ChatRequest, record: RunRecord, launcher: RunLauncher
-) -> AsyncIterator[str]:
+async def _stream(body: ChatRequest, record: RunRecord, launcher: Launcher) -> AsyncIterator[str]:
     registry, seq, ended = launcher.registry, 0, False
     try:
         yield _chunk(body, record, {"role": "assistant", "content": ""}, None)
@@ -180,8 +178,7 @@ def _final(body: ChatRequest, record: RunRecord) -> str:
 async def chat_completions(body: ChatRequest, request: Request) -> Any:
     """An OpenAI chat completion answered by the agent (``stream: true`` for SSE chunks)."""
     history, prompt = _history(body)
-    launcher = request.app.state.launcher
-    assert isinstance(launcher, RunLauncher)
+    launcher: Launcher = request.app.state.launcher
     record = launcher.start(prompt, history)
     if body.stream:
         return StreamingResponse(_stream(body, record, launcher), media_type="text/event-stream")

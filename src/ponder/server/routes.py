@@ -13,7 +13,7 @@ from fastapi import APIRouter, Header, HTTPException, Query, Request
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
 from ponder.messages import AssistantMessage, Message, SystemMessage, TextPart, UserMessage
-from ponder.server.launcher import RunLauncher
+from ponder.server.launchers import Launcher
 from ponder.server.runs import TERMINAL_KINDS, RunRecord
 from ponder.server.schemas import (
     ErrorBody,
@@ -51,9 +51,8 @@ def to_messages(history: list[HistoryMessage]) -> list[Message]:
     return messages
 
 
-def _launcher(request: Request) -> RunLauncher:
-    launcher = request.app.state.launcher
-    assert isinstance(launcher, RunLauncher)
+def _launcher(request: Request) -> Launcher:
+    launcher: Launcher = request.app.state.launcher
     return launcher
 
 

@@ -4,13 +4,14 @@ The schema is created (and later migrated) by the store itself. A small pool of
 connections serves concurrent runs; each checkpoint is one transaction. A connection the
 server dropped (a restart, a failover, ``pg_terminate_backend``) is discarded and the
 operation retried once on a new one; connecting gives up after ``connect_timeout``
-seconds. Every failure is a `StoreError` (or `RunLeaseError`), never a raw psycopg error.
+seconds. A checkpoint retried after its commit's reply was lost recognises its own row (by
+the ``updated`` stamp it wrote) instead of seeing a conflict. Every failure is a
+`StoreError` (or `RunLeaseError`), never a raw psycopg error.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
@@ -31,6 +32,13 @@ class _Fenced(Exception):
 
 def _pg(statement: str) -> str:
     return statement.replace("?", "%s")
+
+
+async def _landed(conn: Any, run_row: tuple[Any, ...]) -> bool:
+    """Whether the run row is the one this checkpoint wrote (its own ``updated`` stamp)."""
+    cursor = await conn.execute(_pg(sql.SELECT_STAMP), (run_row[0],))
+    found = await cursor.fetchone()
+    return found is not None and tuple(found) == (run_row[3], run_row[5], run_row[6])
 
 
 class PostgresStore(Store):
@@ -128,8 +136,13 @@ class PostgresStore(Store):
 
         run_row, message_rows, size = sql.checkpoint_rows(checkpoint, time.time())
         run_id = checkpoint.run_id
+        attempts = 0
 
         async def work(conn: Any) -> None:
+            nonlocal attempts
+            attempts += 1
+            if attempts > 1 and await _landed(conn, run_row):
+                return  # the first attempt committed; only its reply was lost
             async with conn.transaction():
                 cursor = conn.cursor()
                 await cursor.execute(_pg(sql.UPSERT_RUN), run_row)
@@ -155,7 +168,7 @@ class PostgresStore(Store):
 
     async def write_effect(self, run_id: str, call_id: str, message: dict[str, Any]) -> int:
         """Record one completed call."""
-        body = json.dumps(message, ensure_ascii=False, separators=(",", ":"))
+        body = sql.to_json(message)
 
         async def work(conn: Any) -> None:
             await conn.execute(_pg(sql.INSERT_EFFECT), (run_id, call_id, body))

@@ -10,6 +10,7 @@ import json
 from typing import Any
 
 from ponder.exceptions import StoreError
+from ponder.messages import scrub_text
 from ponder.store.base import Checkpoint, RunRecord, StoredRun, check_header
 
 __all__ = [
@@ -32,6 +33,7 @@ __all__ = [
     "SELECT_MESSAGES",
     "SELECT_OWNER",
     "SELECT_RUN",
+    "SELECT_STAMP",
     "SELECT_VERSION",
     "SET_STATUS",
     "SET_VERSION",
@@ -42,6 +44,7 @@ __all__ = [
     "pending_migrations",
     "record_from_row",
     "store_error",
+    "to_json",
 ]
 
 SCHEMA_VERSION = 2
@@ -140,6 +143,7 @@ ACQUIRE = (
     " OR ponder_runs.lease_owner = excluded.lease_owner OR ponder_runs.lease_owner = ?"
 )
 SELECT_OWNER = "SELECT lease_owner FROM ponder_runs WHERE run_id = ?"
+SELECT_STAMP = "SELECT updated, header, messages FROM ponder_runs WHERE run_id = ?"
 CONFLICT = (
     "its stored messages conflict with this checkpoint: another process wrote the run, "
     "or the run id was used before; resume the run or pick a new id"
@@ -150,12 +154,17 @@ RELEASE = (
 )
 
 
+def to_json(value: Any) -> str:
+    """``value`` as compact JSON text any database can encode (lone surrogates replaced)."""
+    return scrub_text(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
+
+
 def checkpoint_rows(
     checkpoint: Checkpoint, now: float
 ) -> tuple[tuple[Any, ...], list[tuple[Any, ...]], int]:
     """The run row, the message rows, and the bytes they hold."""
-    header = json.dumps(checkpoint.header, ensure_ascii=False, separators=(",", ":"))
-    bodies = [json.dumps(m, ensure_ascii=False, separators=(",", ":")) for m in checkpoint.messages]
+    header = to_json(checkpoint.header)
+    bodies = [to_json(m) for m in checkpoint.messages]
     count = checkpoint.first_index + len(bodies)
     run_row = (
         checkpoint.run_id,

@@ -9,7 +9,6 @@ read-only, so its runs can still be listed and shown.
 
 from __future__ import annotations
 
-import json
 import sqlite3
 import time
 from collections.abc import Iterator
@@ -104,7 +103,7 @@ class SQLiteStore(Store):
     async def write_effect(self, run_id: str, call_id: str, message: dict[str, Any]) -> int:
         """Record one completed call."""
         with _translated(f"cannot record a tool result of run {run_id!r}"):
-            body = json.dumps(message, ensure_ascii=False, separators=(",", ":"))
+            body = sql.to_json(message)
             self._db.execute(sql.INSERT_EFFECT, (run_id, call_id, body))  # one statement: atomic
             return len(body)
 

@@ -1,12 +1,16 @@
 """The activities a ponder workflow runs: every step of a run that touches the world.
 
-``prepare`` describes the worker's agent (config, strategy, tools) once per run, so the
-history holds what the run was offered; ``model_request`` sends one request (the model
-adapter keeps its own retries); ``tool_call`` runs one call through ponder's executor, so a
-failing, hung or unknown call still ends in that call's error result; ``retrieve`` feeds RAG
-mode. Each heartbeats while it works, so a lost worker is noticed in a heartbeat timeout.
-Errors that another attempt cannot fix are raised as non-retryable ``ApplicationError``
-whose ``type`` names the ponder exception.
+``prepare`` describes the worker's agent (config, strategy, tools — its MCP servers'
+among them) once per run, so the history holds what the run was offered;
+``model_request`` sends one request (the model adapter keeps its own retries);
+``tool_call`` runs one call (an MCP server's too, on the worker's session) through
+ponder's executor, so a failing, hung or unknown call still ends in that call's error
+result; ``retrieve`` feeds RAG mode. A model request reads its conversation from the
+workflow (the ``request_messages`` Query) and sends the text it streams back as
+``model_deltas`` Signals, a few a second (see ``ponder.temporal.proxies``). Each
+heartbeats while it works, so a lost worker is noticed in a heartbeat timeout. Errors
+that another attempt cannot fix are raised as non-retryable ``ApplicationError`` whose
+``type`` names the ponder exception.
 """
 
 from __future__ import annotations
@@ -14,15 +18,19 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import importlib
+import time
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 from temporalio import activity
+from temporalio.client import Client, WorkflowHandle
 from temporalio.exceptions import ApplicationError
+from temporalio.service import RPCError
 
 from ponder.agent import Agent, AgentStrategy
-from ponder.exceptions import PonderError
+from ponder.exceptions import ModelResponseError, PonderError
 from ponder.messages import ToolCallPart
+from ponder.models.base import ModelRequest, ModelResponse
 from ponder.retrieval import Retriever, index_folder
 from ponder.temporal.payloads import (
     outcome_to_data,
@@ -77,12 +85,48 @@ def _fatal(error: BaseException) -> ApplicationError:
     return ApplicationError(str(error), type=type(error).__name__, non_retryable=True)
 
 
+DELTA_INTERVAL = 0.25
+"""Seconds between two ``model_deltas`` Signals of one streaming request."""
+
+
+class _DeltaSender:
+    """Batches a streaming request's text into a Signal to its workflow now and then.
+
+    The first piece goes at once (the observer sees the answer start), later ones at most
+    every ``DELTA_INTERVAL`` seconds, and what is left just before the response.
+    """
+
+    def __init__(self, handle: WorkflowHandle[Any, Any], key: int) -> None:
+        self.handle, self.key = handle, key
+        self._pending: list[list[str]] = []
+        self._sent = float("-inf")
+
+    async def add(self, kind: str, text: str) -> None:
+        if self._pending and self._pending[-1][0] == kind:
+            self._pending[-1][1] += text
+        else:
+            self._pending.append([kind, text])
+        if time.monotonic() - self._sent >= DELTA_INTERVAL:
+            await self.flush()
+
+    async def flush(self) -> None:
+        pending, self._pending = self._pending, []
+        self._sent = time.monotonic()
+        if not pending:
+            return
+        with contextlib.suppress(RPCError):  # the text is a courtesy; the response is not lost
+            await self.handle.signal("model_deltas", {"key": self.key, "deltas": pending})
+
+
 class PonderActivities:
     """The activities of one worker, over the agents it serves (by name)."""
 
-    def __init__(self, agents: Mapping[str, Agent], *, deps: Any = None) -> None:
+    def __init__(
+        self, agents: Mapping[str, Agent], *, deps: Any = None, client: Client | None = None
+    ) -> None:
         self.agents = dict(agents)
         self.deps = deps
+        self.client = client
         self._executors: dict[tuple[str, int], ToolExecutor] = {}
 
     def _agent(self, name: str) -> Agent:
@@ -137,13 +181,51 @@ class PonderActivities:
     async def model_request(self, data: dict[str, Any]) -> dict[str, Any]:
         """One model request; provider errors left after the adapter's retries are final."""
         agent = self._agent(data["agent"])
-        request = request_from_data(data["request"])
         async with _heartbeating():
+            request = await self._request(data)
             try:
-                response = await agent.model.request(request)
+                if data.get("stream"):
+                    response = await self._streamed(agent, request, int(data["messages_ref"]))
+                else:
+                    response = await agent.model.request(request)
             except PonderError as error:
                 raise _fatal(error) from error
         return response_to_data(response)
+
+    def _workflow(self) -> WorkflowHandle[Any, Any]:
+        info = activity.info()
+        client = self.client if self.client is not None else activity.client()
+        return client.get_workflow_handle(str(info.workflow_id), run_id=info.workflow_run_id)
+
+    async def _request(self, data: dict[str, Any]) -> ModelRequest:
+        """The request, its conversation read from the workflow when sent by reference."""
+        raw = dict(data["request"])
+        if raw.get("messages") is None:
+            found = await self._workflow().query("request_messages", int(data["messages_ref"]))
+            if found is None:
+                raise ApplicationError(
+                    "the workflow no longer waits for this model request",
+                    type="RequestGone",
+                    non_retryable=True,
+                )
+            raw["messages"] = found
+        try:
+            return request_from_data(raw)
+        except (ValueError, TypeError, KeyError) as error:
+            raise _fatal(error) from error
+
+    async def _streamed(self, agent: Agent, request: ModelRequest, key: int) -> ModelResponse:
+        sender = _DeltaSender(self._workflow(), key)
+        final: ModelResponse | None = None
+        async for item in agent.model.stream(request):
+            if isinstance(item, ModelResponse):
+                final = item
+            elif item.kind in ("text_delta", "reasoning_delta"):
+                await sender.add("text" if item.kind == "text_delta" else "reasoning", item.text)
+        await sender.flush()
+        if final is None:
+            raise ModelResponseError("the model's stream ended without a response")
+        return final
 
     @activity.defn(name="ponder.tool_call")
     async def tool_call(self, data: dict[str, Any]) -> dict[str, Any]:
@@ -163,10 +245,12 @@ class PonderActivities:
         if found is not None and found.state_type is not None and data.get("state") is not None:
             states[call.name] = found.state_type.model_validate(data["state"])
         executor = self._executor(data["agent"], agent, registry)
-        async with _heartbeating():
-            outcome = await executor.run_call(
-                call, run_id=data["run_id"], states=states, deps=self.deps
-            )
+        # an MCP server's call is bound to the run, so its sampling asks the worker's model
+        with agent.toolbox.bind(data["run_id"], agent.model):
+            async with _heartbeating():
+                outcome = await executor.run_call(
+                    call, run_id=data["run_id"], states=states, deps=self.deps
+                )
         state = states.get(call.name)
         return {
             **outcome_to_data(outcome),

@@ -36,6 +36,7 @@ from ponder.models.base import Usage
 from ponder.temporal.workflow import MEMO_STATUS, WORKFLOW_NAME
 
 __all__ = [
+    "MEMO_PROMPT",
     "TemporalAgent",
     "TemporalRunError",
     "TemporalUnreachableError",
@@ -45,6 +46,9 @@ __all__ = [
 ]
 
 _ENDS = frozenset({"run_finished", "run_failed", "run_cancelled"})
+MEMO_PROMPT = "ponder_prompt"
+"""The memo key holding (the start of) a run's prompt, for listings."""
+_MEMO_PROMPT_CHARS = 200
 _QUERY_TIMEOUT = timedelta(seconds=5)
 _NO_ANSWER = (RPCStatusCode.CANCELLED, RPCStatusCode.DEADLINE_EXCEEDED, RPCStatusCode.UNAVAILABLE)
 """A query's timeout shows as one of these: no worker holds the run just now."""
@@ -165,7 +169,13 @@ class TemporalAgent:
             "require_tools": self.require_tools,
             "heartbeat_timeout": self.heartbeat_timeout,
         }
-        await self.client.start_workflow(WORKFLOW_NAME, data, id=run_id, task_queue=self.task_queue)
+        await self.client.start_workflow(
+            WORKFLOW_NAME,
+            data,
+            id=run_id,
+            task_queue=self.task_queue,
+            memo={MEMO_PROMPT: prompt[:_MEMO_PROMPT_CHARS]},
+        )
         return run_id
 
     async def run(self, prompt: str, **options: Any) -> RunResult:

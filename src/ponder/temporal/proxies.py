@@ -6,6 +6,14 @@ A batch still runs concurrently (one activity per call); calls of one stateful t
 turns, each getting the state the previous one left. A call whose worker was lost is
 retried only if its tool is ``idempotent``; otherwise it ends in an ``interrupted`` error
 result for that call alone.
+
+A model request's conversation does not travel in the activity's input: the workflow
+keeps it in a `ModelChannel` under a request number, and the activity reads it with the
+``request_messages`` Query. The input would otherwise hold the whole ledger every round,
+so a run's history would grow with the square of its rounds; this way each round adds
+what is new (the response, the tool results) and the history grows linearly. A replay
+needs nothing extra: it never runs the activity, and a Query reads the replayed state.
+The same channel carries the request's text as it streams (see `ModelChannel.push`).
 """
 
 from __future__ import annotations
@@ -25,8 +33,15 @@ from temporalio.exceptions import ActivityError, ApplicationError
 
 from ponder.config import AgentConfig
 from ponder.exceptions import ModelError, RunError, ToolError
-from ponder.messages import ToolCallPart
-from ponder.models.base import ModelRequest, ModelResponse, StreamEvent, ToolDefinition
+from ponder.messages import ToolCallPart, messages_to_json
+from ponder.models.base import (
+    ModelRequest,
+    ModelResponse,
+    ReasoningDelta,
+    StreamEvent,
+    TextDelta,
+    ToolDefinition,
+)
 from ponder.retrieval import Passage
 from ponder.temporal.activities import TOOL_UNAVAILABLE
 from ponder.temporal.payloads import outcome_from_data, request_to_data, response_from_data
@@ -40,6 +55,7 @@ __all__ = [
     "ActivityOptions",
     "ActivityRetriever",
     "ActivityToolExecutor",
+    "ModelChannel",
     "registry_from_specs",
 ]
 
@@ -85,34 +101,118 @@ def _described(error: ActivityError) -> str:
     return f"{name}: {cause}"
 
 
+class ModelChannel:
+    """The workflow's side of its model requests: their messages, and their streamed text.
+
+    Text streams by Signal: the activity sends what the model wrote every fraction of a
+    second (``model_deltas``), the workflow turns it into ``text_delta`` events, and every
+    observer — the events Query, hence the CLI live view and ``ponder serve`` — sees the
+    answer grow. Signals are history events, so a replay emits the same events at the
+    same places; batching keeps them to a few per request. (Heartbeat details were the
+    alternative: they stay out of the history, but the SDK throttles them to a fraction
+    of the heartbeat timeout, only ``describe`` shows them, and the events Query could
+    not.) A retried request streams again from its start.
+    """
+
+    def __init__(self) -> None:
+        self._count = 0
+        self._messages: dict[int, list[dict[str, Any]]] = {}
+        self._deltas: dict[int, list[StreamEvent]] = {}
+
+    def open(self, request: ModelRequest) -> int:
+        """Hold ``request``'s conversation under a new request number."""
+        self._count += 1
+        self._messages[self._count] = messages_to_json(request.messages)
+        self._deltas[self._count] = []
+        return self._count
+
+    def close(self, key: int) -> None:
+        """Forget request ``key`` (it has its response)."""
+        self._messages.pop(key, None)
+        self._deltas.pop(key, None)
+
+    def messages(self, key: int) -> list[dict[str, Any]] | None:
+        """Request ``key``'s conversation as JSON data; None once it is answered."""
+        return self._messages.get(key)
+
+    def push(self, key: int, deltas: Any) -> None:
+        """Text an activity streamed for request ``key``: ``[["text"|"reasoning", str], ...]``."""
+        pending = self._deltas.get(key)
+        if pending is None or not isinstance(deltas, list):
+            return  # late (the request is answered) or malformed: nothing to show
+        for item in deltas:
+            if isinstance(item, list) and len(item) == 2 and isinstance(item[1], str):
+                pending.append(
+                    ReasoningDelta(item[1]) if item[0] == "reasoning" else TextDelta(item[1])
+                )
+
+    def take(self, key: int) -> list[StreamEvent]:
+        """The deltas that arrived for request ``key`` since the last take."""
+        found = self._deltas.get(key, [])
+        taken = list(found)
+        found.clear()
+        return taken
+
+    def has(self, key: int) -> bool:
+        """True when request ``key`` has deltas to take."""
+        return bool(self._deltas.get(key))
+
+
 class ActivityModel:
     """A `Model` whose every request is one ``ponder.model_request`` activity."""
 
-    def __init__(self, name: str, options: ActivityOptions) -> None:
+    def __init__(self, name: str, options: ActivityOptions, channel: ModelChannel) -> None:
         self._name = name
         self.options = options
+        self.channel = channel
 
     @property
     def name(self) -> str:
         """The worker's model name."""
         return self._name
 
+    def _start(self, request: ModelRequest, key: int, stream: bool) -> Awaitable[Any]:
+        config, options = self.options.config, self.options
+        data = request_to_data(request)
+        data["messages"] = None  # read by the activity with the request_messages Query
+        payload = {"agent": options.agent, "request": data, "messages_ref": key, "stream": stream}
+        seconds = config.llm_timeout * options.attempts
+        return options.run(
+            "ponder.model_request", payload, seconds=seconds, attempts=options.attempts
+        )
+
     async def request(self, request: ModelRequest) -> ModelResponse:
         """Send ``request`` from a worker; a provider failure raises `ModelError`."""
-        config, options = self.options.config, self.options
-        data = {"agent": options.agent, "request": request_to_data(request)}
-        seconds = config.llm_timeout * options.attempts
+        key = self.channel.open(request)
         try:
-            raw = await options.run(
-                "ponder.model_request", data, seconds=seconds, attempts=options.attempts
-            )
+            raw = await self._start(request, key, stream=False)
         except ActivityError as error:
             raise ModelError(f"the model request failed: {_described(error)}") from None
+        finally:
+            self.channel.close(key)
         return response_from_data(raw)
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
-        """The whole response at once: a workflow sees activity results, not deltas."""
-        yield await self.request(request)
+        """The text as the worker's model streams it, then the whole response."""
+        channel = self.channel
+        key = channel.open(request)
+        task = asyncio.ensure_future(self._start(request, key, stream=True))
+        try:
+            while True:
+                await workflow.wait_condition(lambda: channel.has(key) or task.done())
+                for delta in channel.take(key):
+                    yield delta
+                if task.done():
+                    break
+            try:
+                raw = task.result()
+            except ActivityError as error:
+                raise ModelError(f"the model request failed: {_described(error)}") from None
+        finally:
+            channel.close(key)
+            if not task.done():
+                task.cancel()
+        yield response_from_data(raw)
 
 
 class ActivityRetriever:

@@ -96,7 +96,7 @@ def build_worker(
     """
     if not task_queue:
         raise UserError("build_worker needs a task queue name")
-    activities = PonderActivities(_agents(agents), deps=deps)
+    activities = PonderActivities(_agents(agents), deps=deps, client=client)
     return Worker(
         client,
         task_queue=task_queue,

@@ -5,7 +5,8 @@ the workflow on ponder's own interpreter; its only non-deterministic steps — m
 requests, tool calls, retrieval — are activities (see ``ponder.temporal.proxies``), so
 Temporal's history replaces ponder's checkpoints and a new worker replays to where the
 last one stopped. An approval suspends the run until a ``decide`` Update; cancelling the
-workflow cancels the run. Observers read the typed events with the ``events`` Query.
+workflow cancels the run. Observers read the typed events with the ``events`` Query,
+the text of a model request among them as it streams (the ``model_deltas`` Signal).
 
 Input (JSON): ``prompt``, and optionally ``run_id`` (defaults to the workflow id),
 ``agent`` (the worker's agent name), ``message_history``, ``session_id``,
@@ -51,6 +52,7 @@ with workflow.unsafe.imports_passed_through():
         ActivityOptions,
         ActivityRetriever,
         ActivityToolExecutor,
+        ModelChannel,
         registry_from_specs,
     )
     from ponder.vm import Finished, Interpreter, Outcome, Suspended
@@ -86,6 +88,7 @@ class PonderWorkflow:
         self._suspension: Suspended | None = None
         self._decision: Any = None
         self._status = "starting"
+        self._channel = ModelChannel()
 
     @workflow.run
     async def run(self, data: Any) -> dict[str, Any]:
@@ -159,7 +162,8 @@ class PonderWorkflow:
             ledger=Ledger(messages_from_json(data.get("message_history") or [])),
         )
         return RunContext(
-            config=config, model=ActivityModel(spec["model"], options), tools=registry,
+            config=config, model=ActivityModel(spec["model"], options, self._channel),
+            tools=registry, stream_text=True,
             executor=ActivityToolExecutor(registry, options), hooks=Hooks(), state=state,
             instructions=spec.get("instructions", ""), sink=self._record, clock=workflow.time,
         )  # fmt: skip
@@ -249,6 +253,17 @@ class PonderWorkflow:
         if suspended is not None:
             found["suspension"] = {"reason": suspended.reason, "payload": suspended.payload}
         return found
+
+    @workflow.query(name="request_messages")
+    def request_messages(self, key: int) -> list[dict[str, Any]] | None:
+        """The conversation of model request ``key`` while it waits for its answer."""
+        return self._channel.messages(key)
+
+    @workflow.signal(name="model_deltas")
+    def model_deltas(self, data: Any) -> None:
+        """Text a model request streamed: ``{"key": request number, "deltas": [...]}``."""
+        if isinstance(data, dict) and isinstance(data.get("key"), int):
+            self._channel.push(data["key"], data.get("deltas"))
 
     @workflow.update(name="decide")
     async def decide(self, value: Any) -> str:

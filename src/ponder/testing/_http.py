@@ -46,12 +46,16 @@ class HttpReply:
     ) -> None:
         await self.send(status, json.dumps(value).encode(), headers)
 
-    async def start_stream(self, content_type: str = "text/event-stream") -> None:
+    async def start_stream(
+        self, content_type: str = "text/event-stream", status: int = 200
+    ) -> None:
         head = {"content-type": content_type, "transfer-encoding": "chunked"}
-        self._writer.write(self._head(200, head))
+        self._writer.write(self._head(status, head))
         await self._writer.drain()
 
     async def send_chunk(self, data: bytes) -> None:
+        if not data:  # an empty chunk would end the stream
+            return
         self._writer.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
         await self._writer.drain()
 

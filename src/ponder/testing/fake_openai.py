@@ -30,7 +30,14 @@ from ponder.testing.quirks import (
     rewrite_reply,
     visible_body,
 )
-from ponder.testing.script import FakeReply, FakeScript, ScriptSource, load_script, split_text
+from ponder.testing.script import (
+    FakeReply,
+    FakeScript,
+    RawReply,
+    ScriptSource,
+    load_script,
+    split_text,
+)
 
 __all__ = ["FakeOpenAIServer", "main"]
 
@@ -106,7 +113,9 @@ class FakeOpenAIServer:
             return
         fake = rewrite_reply(fake, body, self.quirks)
         await asyncio.sleep(fake.delay)
-        if fake.status is not None:
+        if fake.raw is not None:
+            await send_raw(reply, fake.raw)
+        elif fake.status is not None:
             await self._send_status(reply, fake)
         elif body.get("stream"):
             await self._send_stream(reply, fake, body)
@@ -225,6 +234,22 @@ class FakeOpenAIServer:
             "model": model,
             "choices": choices,
         }
+
+
+async def send_raw(reply: HttpReply, raw: RawReply) -> None:
+    """Send ``raw`` as it is: a whole body or a chunked stream, ended or cut."""
+    if raw.events is None:
+        length = len(raw.body) + (1 if raw.cut else 0)
+        headers = {"content-type": raw.content_type, "content-length": str(length)}
+        await reply.send(raw.status, raw.body, headers)
+    else:
+        await reply.start_stream(raw.content_type, raw.status)
+        for event in raw.events:
+            await reply.send_chunk(event)
+        if not raw.cut:
+            await reply.end_stream()
+    if raw.cut:
+        reply.drop()
 
 
 def _usage(fake: FakeReply, body: dict[str, Any]) -> dict[str, Any]:

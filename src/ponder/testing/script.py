@@ -14,7 +14,7 @@ from typing import Any, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
-__all__ = ["FakeReply", "FakeScript", "FakeToolCall", "ScriptSource", "load_script"]
+__all__ = ["FakeReply", "FakeScript", "FakeToolCall", "RawReply", "ScriptSource", "load_script"]
 
 
 class FakeToolCall(BaseModel):
@@ -34,6 +34,23 @@ class FakeToolCall(BaseModel):
         return json.dumps(self.arguments, ensure_ascii=False)
 
 
+class RawReply(BaseModel):
+    """Bytes sent exactly as given, whatever the request asked for.
+
+    ``events`` (SSE chunks, each sent as one HTTP chunk) make a chunked stream; otherwise
+    ``body`` is sent whole. ``cut`` drops the connection instead of ending the response
+    (a body then falls short of its ``content-length``). In JSON, bytes are base64.
+    """
+
+    model_config = ConfigDict(extra="forbid", ser_json_bytes="base64", val_json_bytes="base64")
+
+    status: int = 200
+    content_type: str = "application/json"
+    body: bytes = b""
+    events: list[bytes] | None = None
+    cut: bool = False
+
+
 class FakeReply(BaseModel):
     """One scripted answer, or one fault instead of (or on top of) it.
 
@@ -41,7 +58,7 @@ class FakeReply(BaseModel):
     before the first byte), ``chunk_delay`` (seconds between stream chunks after the first
     piece), ``drop_after`` (stream: drop the connection after that many events; plain:
     before the body), ``malformed`` (a broken JSON chunk / body), ``empty_choices`` (a
-    well-formed answer without choices).
+    well-formed answer without choices), ``raw`` (exact bytes instead of the answer).
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -63,6 +80,7 @@ class FakeReply(BaseModel):
     drop_after: int | None = None
     malformed: bool = False
     empty_choices: bool = False
+    raw: RawReply | None = None
 
     def default_finish(self) -> str:
         """The finish reason to report (``tool_calls`` when there are calls)."""

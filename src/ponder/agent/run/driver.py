@@ -243,6 +243,10 @@ async def _save(ctx: RunContext, status: str) -> None:
             await ctx.checkpointer.checkpoint(status)
         except RunLeaseError:
             pass  # another process holds the run now: what it stores stands
+        except StoreError:
+            # the checkpoint cannot be written: the final status at least must not stay running
+            await ctx.checkpointer.store.set_status(ctx.state.run_id, status)
+            raise
 
 
 def _result(ctx: RunContext, outcome: Outcome) -> RunResult:

@@ -1,0 +1,108 @@
+"""A commit whose reply is lost: the retried write recognises its own work, no false conflict."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+
+import pytest
+
+from ponder.agent import Agent
+from ponder.models import ScriptedModel, call_tools, reply
+from ponder.store import FORMAT, Checkpoint
+from ponder.store.postgres import PostgresStore
+from ponder.tools import tool
+
+from .conftest import drop_schema, isolated_schema, postgres_available
+from .pg_proxy import LossyProxy
+
+pytestmark = pytest.mark.postgres
+
+OWNER = "this-host:1:cafe"
+
+
+@pytest.fixture
+def lossy() -> Iterator[tuple[PostgresStore, LossyProxy]]:
+    """A store whose connections go through a `LossyProxy`, in a schema of its own."""
+    if not postgres_available():
+        pytest.skip("PostgreSQL is not reachable on 127.0.0.1:5432")
+    schema = isolated_schema()
+    with LossyProxy() as proxy:
+        dsn = (
+            f"postgresql://postgres@127.0.0.1:{proxy.port}/test?sslmode=disable"
+            f"&gssencmode=disable&options=-csearch_path%3D{schema}"
+        )
+        yield PostgresStore(dsn, pool_size=1), proxy
+    drop_schema(schema)
+
+
+def header(length: int) -> dict[str, object]:
+    return {"format": FORMAT, "vm": {"pc": 0}, "ledger": {"length": length, "generation": 0}}
+
+
+def message(text: str) -> dict[str, str]:
+    return {"kind": "user", "content": text}
+
+
+async def test_a_checkpoint_whose_commit_reply_is_lost_is_not_a_conflict(
+    lossy: tuple[PostgresStore, LossyProxy],
+) -> None:
+    store, proxy = lossy
+    run_id = f"lost-{uuid.uuid4().hex}"
+    await store.acquire(run_id, OWNER, 60.0)
+    await store.write(Checkpoint(run_id, "running", header(1), 0, [message("a")], owner=OWNER))
+    proxy.drop_reply_to(b"COMMIT")
+    second = Checkpoint(run_id, "running", header(2), 1, [message("b")], owner=OWNER)
+    await store.write(second)
+    assert proxy.dropped == 1
+    stored = await store.load(run_id)
+    assert [m["content"] for m in stored.messages] == ["a", "b"]
+    assert stored.record.lease_owner == OWNER and stored.record.messages == 2
+    await store.close()
+
+
+async def test_a_lease_whose_reply_is_lost_is_still_this_processs(
+    lossy: tuple[PostgresStore, LossyProxy],
+) -> None:
+    store, proxy = lossy
+    run_id = f"lost-{uuid.uuid4().hex}"
+    await store.list_runs()  # the schema exists: the next statement is the lease
+    proxy.drop_reply_to(b"lease_owner, lease_until)")
+    await store.acquire(run_id, OWNER, 60.0)
+    assert proxy.dropped == 1
+    assert (await store.load(run_id)).record.lease_owner == OWNER
+    await store.close()
+
+
+async def test_a_run_goes_on_after_a_lost_commit_reply(
+    lossy: tuple[PostgresStore, LossyProxy],
+) -> None:
+    store, proxy = lossy
+
+    @tool
+    def lose_next_commit() -> str:
+        """Lose the reply to the next commit (the network, from the run's view)."""
+        proxy.drop_reply_to(b"COMMIT")
+        return "armed"
+
+    model = ScriptedModel(
+        [
+            call_tools(("lose_next_commit", {})),
+            call_tools(("agent_stop", {"result": "ok"})),
+            reply("done despite the lost reply"),
+        ]
+    )
+    agent = Agent(
+        model,
+        tools=[lose_next_commit],
+        agent_thought_mode="chat",
+        enable_thinking_tool=False,
+        store=store,
+    )
+    result = await agent.run("lose a reply")
+    assert result.status == "completed" and result.output == "done despite the lost reply"
+    assert proxy.dropped == 1
+    stored = await store.load(result.run_id)
+    assert stored.record.status == "completed" and stored.record.lease_owner is None
+    assert len(stored.ledger_messages()) == len(result.messages)
+    await store.close()
