@@ -38,7 +38,7 @@ def request_cost(model: str, usage: Usage, at: float | None = None) -> float | N
     try:
         from genai_prices import Usage as PriceUsage
         from genai_prices import calc_price
-    except ImportError:
+    except Exception:  # not installed, or not importable here (a Temporal workflow's sandbox)
         _unknown.add(model)
         return None
     priced = PriceUsage(input_tokens=usage.input_tokens, output_tokens=usage.output_tokens)
