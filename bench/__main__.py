@@ -19,6 +19,7 @@ MODULES += ["concurrency", "imports", "reflection"]
 MODULES += ["real_model"]
 MODULES += ["temporal"]
 MODULES += ["faults"]
+MODULES += ["observability"]
 
 
 def _header() -> str:

@@ -12,7 +12,7 @@ import ponder
 EXPECTED = {
     "Agent", "AgentConfig", "AgentStrategy", "OutputSpec", "PonderError", "RunError",
     "RunResult", "RunStream", "Tool", "ToolContext", "ToolResult", "UsageLimits", "UserError",
-    "load_config", "tool", "__version__",
+    "load_config", "tool", "__version__", "ReplayModel", "instrument",
 }  # fmt: skip
 
 

@@ -18,9 +18,11 @@ Names are imported on first use, so ``import ponder`` stays cheap.
 from __future__ import annotations
 
 import importlib
+import logging
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
+logging.getLogger("ponder").addHandler(logging.NullHandler())  # nothing is printed by default
 
 _EXPORTS = {
     "Agent": "ponder.agent",
@@ -38,6 +40,8 @@ _EXPORTS = {
     "PonderError": "ponder.exceptions",
     "RunError": "ponder.exceptions",
     "UserError": "ponder.exceptions",
+    "ReplayModel": "ponder.replay",
+    "instrument": "ponder.instrumentation",
 }
 
 __all__ = [
@@ -46,6 +50,7 @@ __all__ = [
     "AgentStrategy",
     "OutputSpec",
     "PonderError",
+    "ReplayModel",
     "RunError",
     "RunResult",
     "RunStream",
@@ -55,6 +60,7 @@ __all__ = [
     "UsageLimits",
     "UserError",
     "__version__",
+    "instrument",
     "load_config",
     "tool",
 ]
@@ -70,6 +76,8 @@ if TYPE_CHECKING:
     )
     from ponder.config import AgentConfig, load_config
     from ponder.exceptions import PonderError, RunError, UserError
+    from ponder.instrumentation import instrument
+    from ponder.replay import ReplayModel
     from ponder.tools import Tool, ToolContext, ToolResult, tool
 
 

@@ -18,8 +18,9 @@ PonderError                      base of everything ponder raises
 │   ├── LedgerError              a message ledger would break its invariants
 │   ├── VMError                  an exception escaped a VM program (carries pc and node)
 │   ├── SnapshotError            a snapshot cannot be restored (other program, bad data)
-│   └── StoreError               a checkpoint store failed or holds bad data
-│       └── RunLeaseError        another process holds the run
+│   ├── StoreError               a checkpoint store failed or holds bad data
+│   │   └── RunLeaseError        another process holds the run
+│   └── ReplayDivergence         a replayed run left its cassette (carries a diff)
 └── (signals, not errors)
     Suspend                      raised inside a node to suspend the VM
 ```
@@ -42,6 +43,7 @@ __all__ = [
     "ModelResponseError",
     "ModelTimeoutError",
     "PonderError",
+    "ReplayDivergence",
     "RunError",
     "RunLeaseError",
     "SnapshotError",
@@ -171,6 +173,20 @@ class RunLeaseError(StoreError):
         )
         self.run_id = run_id
         self.holder = holder
+
+
+class ReplayDivergence(RunError):
+    """A replayed run did something its cassette did not record.
+
+    ``what`` is ``request``, ``path``, ``tool``, ``end`` or ``output``; ``index`` is the
+    position in the cassette where it happened; ``diff`` shows recorded against replayed.
+    """
+
+    def __init__(self, what: str, index: int, message: str, diff: str = "") -> None:
+        super().__init__(message)
+        self.what = what
+        self.index = index
+        self.diff = diff
 
 
 class Suspend(BaseException):

@@ -7,6 +7,7 @@ pooled MCP sessions. Every run gets its own `RunState` (plain data) and `RunCont
 
 from __future__ import annotations
 
+import os
 import uuid
 import warnings
 from collections.abc import Callable, Iterator, Sequence
@@ -21,6 +22,7 @@ from ponder.agent.run.context import EventSink, RunContext
 from ponder.agent.run.driver import resume_run, start_run
 from ponder.agent.run.sessions import session_tool_states
 from ponder.agent.run.state import RunState
+from ponder.agent.run.tap import RunTap, combine_taps
 from ponder.agent.run.workflows import program_for
 from ponder.agent.strategies.base import AgentStrategy
 from ponder.agent.strategies.chat import NoActionStrategy
@@ -32,6 +34,7 @@ from ponder.agent.toolbox import Toolbox
 from ponder.config import AgentConfig, ConfigWarning
 from ponder.events import Event
 from ponder.exceptions import UserError
+from ponder.instrumentation import Instrumentation, resolve_instrumentation
 from ponder.media import File, Image, split_prompt
 from ponder.messages import Ledger, Message, messages_from_json
 from ponder.models.base import Model, Usage
@@ -82,6 +85,8 @@ class Agent(Generic[OutputT]):
         output_type: type[OutputT] | None = None,
         strategy: type[AgentStrategy] | None = None,
         store: Store | None = None,
+        record: str | os.PathLike[str] | None = None,
+        instrument: bool | Instrumentation | None = None,
         **config_overrides: Any,
     ) -> None:
         base = config or AgentConfig()
@@ -91,6 +96,14 @@ class Agent(Generic[OutputT]):
         self.output_type = output_type
         self._output = _output_spec(output_type)
         self.store = store
+        self.record = record
+        """Each run's cassette is written here (see ``ponder.replay``); None: not recorded."""
+        self.record_tools_spec: str | None = None
+        """How to load this agent's tools again (``module:attribute``), kept in cassettes."""
+        self.instrument = instrument
+        """Trace runs with OpenTelemetry: True, an `Instrumentation`, False; None: as
+        ``ponder.instrument()`` says."""
+        resolve_instrumentation(instrument)  # a missing OpenTelemetry is reported now
         self.hooks = Hooks()
         self.on_event = self.hooks.on_event
         self.on_precompletion = self.hooks.on_precompletion
@@ -221,6 +234,27 @@ class Agent(Generic[OutputT]):
         """A run's output spec: the agent's unless the run gives its own type."""
         return self._output if output_type is None else _output_spec(output_type)
 
+    def _run_tap(self) -> RunTap | None:
+        """What logs, traces, records or replays a new run (None for most runs)."""
+        from ponder.logs import log_tap
+
+        recorder: RunTap | None = None
+        if self.record is not None:
+            from ponder.replay.record import Recorder
+
+            recorder = Recorder(self.record, tools_spec=self.record_tools_spec)
+        make_tap = getattr(self.model, "run_tap", None)
+        replay: RunTap | None = make_tap() if callable(make_tap) else None
+        tracer: RunTap | None = None
+        tracing = resolve_instrumentation(self.instrument)
+        if tracing is not None:
+            from ponder.otel import OtelTap
+
+            tracer = OtelTap(tracing)
+        return combine_taps(
+            log_tap(), tracer, recorder, replay
+        )  # the recorder sees what the replay answers
+
     async def _context(
         self,
         state: RunState,
@@ -228,13 +262,16 @@ class Agent(Generic[OutputT]):
         sink: EventSink | None = None,
         stream: bool = False,
         output: OutputSpec | None = None,
+        tap: RunTap | None = None,
     ) -> RunContext:
         registry, executor = await self._tools_now()
         ctx = RunContext(
             config=self.config, model=self.model, tools=registry, executor=executor,
             hooks=self.hooks, state=state, instructions=self.instructions, deps=deps,
-            sink=sink, stream_text=stream, output=output,
+            sink=sink, stream_text=stream, output=output, tap=tap,
         )  # fmt: skip
+        if tap is not None:
+            tap.attach(ctx)
         binding = self.toolbox.mcp.bindings.get(state.run_id) if self.toolbox.mcp else None
         if binding is not None:
 
@@ -368,7 +405,7 @@ class Agent(Generic[OutputT]):
         )
         state.limits = UsageLimits.of(limits)
         with self.toolbox.bind(state.run_id, self.model):
-            ctx = await self._context(state, deps, output=output)
+            ctx = await self._context(state, deps, output=output, tap=self._run_tap())
             return await start_run(ctx, self._strategy, self.program, store)
 
     def run_sync(self, prompt: Prompt, **options: Any) -> RunResult[Any]:
@@ -415,7 +452,9 @@ class Agent(Generic[OutputT]):
             )
             state.limits = UsageLimits.of(limits)
             with self.toolbox.bind(state.run_id, self.model):
-                ctx = await self._context(state, deps, sink, True, output)
+                ctx = await self._context(
+                    state, deps, sink, True, output=output, tap=self._run_tap()
+                )
                 return await start_run(ctx, self._strategy, self.program, chosen)
 
         return RunStream(start, run_id)

@@ -37,6 +37,8 @@ class RunResult(Generic[OutputT]):
     tool_calls: int
     suspension: dict[str, Any] | None = None
     """For a suspended run: ``{"reason": ..., "payload": ...}`` (resume it by ``run_id``)."""
+    cost: float | None = None
+    """The price of the run's model requests in USD; None when the model's price is unknown."""
     structured: Any = None
     """The typed answer, when the run has an output type and the answer validated."""
     output_error: str | None = None
@@ -79,6 +81,7 @@ class RunResult(Generic[OutputT]):
             structured=structured,
             output_error=error,
             is_typed=typed,
+            cost=state.cost,
         )
 
     def suspended(self, reason: str, payload: Any) -> RunResult[OutputT]:

@@ -1,4 +1,4 @@
-"""The ``ponder`` command: run, chat, demo, dis, serve, index, runs and the MCP server.
+"""The ``ponder`` command: run, chat, demo, dis, serve, index, runs, replay and the MCP server.
 
 Every command prints failures as one line with a hint on stderr and exits non-zero
 (2 for misuse, 1 for a failed run, 3 for a run waiting for approval, 130 for Ctrl-C).
@@ -31,6 +31,7 @@ from ponder.cli.options import (
     load_output_schema,
 )
 from ponder.cli.programs import load_program
+from ponder.cli.replaying import replay
 from ponder.cli.reporting import fail, reported
 from ponder.cli.runs import (
     open_cli_store,
@@ -75,6 +76,11 @@ app.add_typer(mcp_app, name="mcp")
 app.add_typer(runs_app, name="runs")
 app.command()(chat)
 app.command()(worker)
+app.command()(replay)
+RecordOption = Annotated[
+    Path | None,
+    typer.Option("--record", help="Write the run to this cassette (replay: `ponder replay`)."),
+]
 RagOption = Annotated[
     Path | None,
     typer.Option("--rag", help="Answer from this folder of documents (RAG mode, no tools)."),
@@ -100,8 +106,21 @@ def _root(
             help="Print ponder's version and exit.",
         ),
     ] = False,
+    log_level: Annotated[
+        str | None,
+        typer.Option(
+            "--log-level",
+            envvar="PONDER_LOG_LEVEL",
+            help="Log ponder's records of this level (DEBUG, INFO, WARNING, ERROR) to stderr.",
+        ),
+    ] = None,
 ) -> None:
     """Run ponder agents from the terminal, serve them over HTTP, and watch them think."""
+    if log_level:
+        from ponder.logs import configure_logging
+
+        with reported():
+            configure_logging(log_level, sys.stderr)
 
 
 def _run_async(make: Callable[[], Coroutine[Any, Any, Any]]) -> Any:
@@ -144,6 +163,7 @@ def run(
     detach: DetachOption = False,
     instructions: InstructionsOption = None,
     output_schema: OutputSchemaOption = None,
+    record: RecordOption = None,
 ) -> None:
     """Run an agent on TASK and show it working; with --store, checkpoint it.
 
@@ -160,6 +180,7 @@ def run(
             raise UserError("give a TASK (or --mcp-prompt NAME)")
         agent, agent_config = build_agent(options)
         loaded.append(agent_config)
+        agent.record, agent.record_tools_spec = record, tools
         output = load_output_schema(output_schema) if output_schema else None
         start = _Start(task, mcp_prompt, list(mcp_arg or []), list(mcp_resource or []), output)
         with json_stdout(as_json) as out:

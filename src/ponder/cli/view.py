@@ -125,6 +125,7 @@ class RunView:
     stop_reason: str = ""
     error: str = ""
     usage: dict[str, int] = field(default_factory=dict)
+    cost: float | None = None
     events: int = 0
 
     def apply(self, event: Event) -> None:
@@ -331,6 +332,7 @@ class RunView:
         self.notices.append(f"resumed at pc {event.pc}")
 
     def _usage(self, event: Usage) -> None:
+        self.cost = event.cost
         self.usage = {
             "requests": event.requests,
             "input_tokens": event.input_tokens,
@@ -363,6 +365,7 @@ class RunView:
     def _finished(self, event: RunFinished) -> None:
         self.status, self.answer = "finished", event.output
         self.stop_reason, self.usage = event.stop_reason, dict(event.usage)
+        self.cost = event.cost
 
     def _failed(self, event: RunFailed) -> None:
         self.status, self.error = "failed", f"{event.error_type}: {event.error}"

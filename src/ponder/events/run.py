@@ -41,6 +41,8 @@ class RunFinished(EventBase):
     output: str
     stop_reason: str
     usage: dict[str, int] = field(default_factory=dict)
+    cost: float | None = None
+    """The run's price in USD, where the model's price is known (see ``ponder.cost``)."""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -83,7 +85,11 @@ class RunResumed(EventBase):
 
 @dataclass(slots=True, kw_only=True)
 class Usage(EventBase):
-    """Tokens used so far in the run, after a model response (what for, how long it took)."""
+    """Tokens used so far in the run, after a model response, and their price in USD.
+
+    ``purpose`` and ``latency`` say what the request was for and how long it took; ``cost``
+    is None while the model's price is unknown (tokens only).
+    """
 
     kind: Literal["usage"] = "usage"
     requests: int
@@ -93,6 +99,7 @@ class Usage(EventBase):
     """What the request was for: ``reasoning``, ``action``, ``compaction``, ``decompose``, ..."""
     latency: float | None = None
     """Seconds the model request took, retries included (None: not measured)."""
+    cost: float | None = None
 
 
 @dataclass(slots=True, kw_only=True)

@@ -15,6 +15,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
 from ponder.mcp.config import MCPServerConfig
+from ponder.propagation import trace_env, trace_headers
 
 __all__ = ["ServerLog", "open_transport"]
 
@@ -51,6 +52,11 @@ async def _oauth(config: MCPServerConfig) -> httpx2.Auth | None:
     return await build_oauth(config)
 
 
+async def _add_trace_headers(request: httpx2.Request) -> None:
+    """Send the trace context of the call in progress (W3C ``traceparent``), if tracing."""
+    request.headers.update(trace_headers())
+
+
 @asynccontextmanager
 async def open_transport(config: MCPServerConfig, log: ServerLog | None) -> AsyncIterator[Any]:
     """Yield the SDK's ``(read_stream, write_stream)`` pair for ``config``."""
@@ -60,7 +66,7 @@ async def open_transport(config: MCPServerConfig, log: ServerLog | None) -> Asyn
                 params = StdioServerParameters(
                     command=config.command or "",
                     args=list(config.args),
-                    env=dict(config.env) or None,
+                    env={**config.env, **trace_env()} or None,
                     cwd=config.cwd,
                 )
                 errlog = cast(TextIO, log.file) if log is not None else sys.stderr
@@ -70,6 +76,7 @@ async def open_transport(config: MCPServerConfig, log: ServerLog | None) -> Asyn
                     headers=config.auth_headers(),
                     timeout=httpx2.Timeout(_HTTP_TIMEOUT, read=_SSE_READ_TIMEOUT),
                     auth=await _oauth(config),
+                    event_hooks={"request": [_add_trace_headers]},
                 )
                 await stack.enter_async_context(client)
                 streams = await stack.enter_async_context(

@@ -37,6 +37,10 @@ TERMINAL_KINDS = frozenset({"run_finished", "run_failed"})
 _USAGE_KEYS = ("requests", "input_tokens", "output_tokens")
 
 
+def _cost(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
 def to_json_safe(value: dict[str, Any]) -> dict[str, Any]:
     """A copy of ``value`` that ``json.dumps`` accepts (unknown objects become strings)."""
     result: dict[str, Any] = json.loads(json.dumps(value, ensure_ascii=False, default=str))
@@ -54,6 +58,8 @@ class RunRecord:
     output: str | None = None
     error: str | None = None
     usage: dict[str, int] = field(default_factory=dict)
+    cost: float | None = None
+    """The run's price in USD so far, where the model's price is known."""
     events: list[dict[str, Any]] = field(default_factory=list)
     suspension: dict[str, Any] | None = None
     """For a suspended run: ``{"reason", "payload"}`` (approval: ``payload["calls"]``)."""
@@ -75,11 +81,13 @@ class RunRecord:
                 self.status, self.suspension = "running", None
             case "usage":
                 self.usage = {k: int(event.get(k) or 0) for k in _USAGE_KEYS}
+                self.cost = _cost(event.get("cost"))
             case "run_finished":
                 if isinstance(event.get("usage"), dict):
                     self.usage = dict(event["usage"])
                 self.output = str(event.get("output") or "")
                 self.stop_reason = str(event.get("stop_reason") or "") or None
+                self.cost = _cost(event.get("cost"))
             case (
                 "run_started" | "run_failed" | "run_cancelled" | "round_started" | "reasoning"
                 | "structured_reasoning" | "tool_prediction" | "tool_call_started"
@@ -111,6 +119,7 @@ class RunRecord:
             "error": self.error,
             "stop_reason": self.stop_reason,
             "usage": self.usage,
+            "cost": self.cost,
             "event_count": len(self.events),
             "suspension": self.suspension,
         }

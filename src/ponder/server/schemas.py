@@ -66,6 +66,8 @@ class RunSummary(BaseModel):
     output: str | None
     error: str | None
     usage: dict[str, int]
+    cost: float | None = None
+    """The price of the run's model requests in USD; None when the model's price is unknown."""
     event_count: int
     suspension: Suspension | None = None
     stop_reason: str | None = None

@@ -45,7 +45,7 @@ from ponder.models.base import (
 from ponder.retrieval import Passage
 from ponder.temporal.activities import TOOL_UNAVAILABLE
 from ponder.temporal.payloads import outcome_from_data, request_to_data, response_from_data
-from ponder.tools.executor import ToolExecutor, ToolOutcome
+from ponder.tools.executor import ToolExecutor, ToolIntercept, ToolOutcome
 from ponder.tools.registry import ToolRegistry
 from ponder.tools.tool import Tool, ToolContext, ToolResult
 
@@ -282,8 +282,12 @@ class ActivityToolExecutor(ToolExecutor):
         deps: Any = None,
         on_start: Callable[[ToolCallPart], Any] | None = None,
         on_finish: Callable[[ToolOutcome], Any] | None = None,
+        intercept: ToolIntercept | None = None,
     ) -> list[ToolOutcome]:
-        """One outcome per call, in call order; cancelling cancels the calls still running."""
+        """One outcome per call, in call order; cancelling cancels the calls still running.
+
+        ``intercept`` is not applied: a workflow's runs are recorded by Temporal itself.
+        """
         held = {} if states is None else states
         locks: dict[str, asyncio.Lock] = {}
 

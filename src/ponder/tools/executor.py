@@ -16,7 +16,7 @@ import inspect
 import json
 import time
 import weakref
-from collections.abc import Callable, MutableMapping, Sequence
+from collections.abc import Awaitable, Callable, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -35,11 +35,24 @@ from ponder.tools.redact import redact
 from ponder.tools.registry import ToolRegistry
 from ponder.tools.tool import Tool, ToolContext, ToolResult
 
-__all__ = ["ToolExecutor", "ToolOutcome", "ToolStatus", "truncate_output"]
+__all__ = [
+    "ToolExecutor",
+    "ToolIntercept",
+    "ToolOutcome",
+    "ToolRun",
+    "ToolStatus",
+    "truncate_output",
+]
 
 ToolStatus = Literal["ok", "error", "timeout", "invalid_arguments", "unknown_tool", "cancelled"]
 StartCallback = Callable[[ToolCallPart], Any]
 FinishCallback = Callable[["ToolOutcome"], Any]
+ToolRun = Callable[[], Awaitable[tuple["ToolResult", ToolStatus]]]
+"""Running one call as the executor does: its result and status, before post-processing."""
+ToolIntercept = Callable[
+    [ToolCallPart, "Tool | None", ToolRun], Awaitable[tuple["ToolResult", ToolStatus]]
+]
+"""Runs around one call (``intercept(call, tool, run)``): may call ``run()`` or answer itself."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +97,7 @@ class _Batch:
     deps: Any
     on_start: StartCallback | None
     on_finish: FinishCallback | None
+    intercept: ToolIntercept | None = None
     locks: dict[str, asyncio.Lock] = field(default_factory=dict)
 
 
@@ -121,14 +135,18 @@ class ToolExecutor:
         deps: Any = None,
         on_start: StartCallback | None = None,
         on_finish: FinishCallback | None = None,
+        intercept: ToolIntercept | None = None,
     ) -> list[ToolOutcome]:
         """Run ``calls`` concurrently; one outcome per call, in call order.
 
         ``states`` holds the run's stateful-tool states by tool name (missing ones are
         created). ``on_start(call)`` and ``on_finish(outcome)`` fire once per call, also
-        for a call cut short by cancellation (with status ``cancelled``).
+        for a call cut short by cancellation (with status ``cancelled``). ``intercept``
+        runs around each call (a recorder, a replay, a tracer).
         """
-        batch = _Batch(run_id, {} if states is None else states, deps, on_start, on_finish)
+        batch = _Batch(
+            run_id, {} if states is None else states, deps, on_start, on_finish, intercept
+        )
         if len(calls) == 1:
             return [await self._run_one(calls[0], batch)]
         tasks = [asyncio.ensure_future(self._run_one(call, batch)) for call in calls]
@@ -150,7 +168,13 @@ class ToolExecutor:
         if batch.on_start is not None:
             await _notify(batch.on_start, call)
         try:
-            result, status = await self._execute(call, batch)
+            if batch.intercept is None:
+                result, status = await self._execute(call, batch)
+            else:
+                found = self.registry.get(call.name)
+                result, status = await batch.intercept(
+                    call, found, lambda: self._execute(call, batch)
+                )
         except asyncio.CancelledError:
             cancelled = ToolResult.fail("the call was cancelled before it finished")
             if batch.on_finish is not None:

@@ -208,6 +208,7 @@ async def _run(ctx: RunContext, calls: list[ToolCallPart], answers: dict[str, To
         states=ctx.state.tool_states,
         deps=ctx.deps,
         on_finish=ctx.tool_finished,
+        intercept=ctx.tap.tool if ctx.tap is not None else None,
     )
     await ctx.flush()
     ctx.state.tool_calls += sum(1 for c in calls if c.name not in CONTROL_TOOLS)

@@ -20,6 +20,7 @@ from ponder.agent.run.compaction import context_messages
 from ponder.agent.run.state import RunState
 from ponder.agent.subagent import is_held
 from ponder.config import AgentConfig
+from ponder.cost import add_cost
 from ponder.events import (
     Event,
     ModelDegraded,
@@ -52,6 +53,7 @@ from ponder.tools.registry import ToolRegistry
 if TYPE_CHECKING:
     from ponder.agent.run.checkpointer import Checkpointer
     from ponder.agent.run.elicitation import InputHold
+    from ponder.agent.run.tap import RunTap
 
 __all__ = ["EventSink", "RunContext", "ToolSource"]
 
@@ -91,6 +93,10 @@ class RunContext:
     """Stamps event times; a durable engine gives its deterministic clock."""
     output: OutputSpec | None = None
     """The type the final answer must have (None: plain text); see ``run.final_output``."""
+    tap: RunTap | None = None
+    """What records, replays or traces the run (see ``run.tap``); None for most runs."""
+    purpose: str = ""
+    """The purpose of the latest model request (``reasoning``, ``reflection``, ...)."""
     _backlog: list[Event] = field(default_factory=list)
     _own_tools: ToolRegistry | None = None
     _degraded: set[str] = field(default_factory=set)
@@ -145,6 +151,8 @@ class RunContext:
             self.sink(event)
         if self.checkpointer is not None:
             self.checkpointer.note(event)
+        if self.tap is not None:
+            self.tap.event(event)
         if self.hooks.has_event_handlers:
             self._backlog.append(event)
 
@@ -225,6 +233,7 @@ class RunContext:
             await self.hooks.before_request(call)
             messages, tools, tool_choice = call.messages, call.tools, call.tool_choice
         self.state.offered_tools = [t.name for t in tools]
+        self.purpose = purpose
         request = ModelRequest(messages, tools, tool_choice, output, self.settings)
         response = await self._send(request, call, purpose)
         self.unanswered = response.unanswered if output is None else None
@@ -263,6 +272,8 @@ class RunContext:
                     )
                 )
         usage = self.state.usage = self.state.usage + response.usage
+        cost = add_cost(self.state.cost, self.model.name, response.usage, self.clock())
+        self.state.cost = cost
         self.emit_now(
             Usage(
                 requests=usage.requests,
@@ -270,6 +281,7 @@ class RunContext:
                 output_tokens=usage.output_tokens,
                 purpose=purpose,
                 latency=latency,
+                cost=cost,
             )
         )
         return response

@@ -49,13 +49,21 @@ async def start_run(
     ctx.add_external_tools()
     deps = RunDeps(ctx, strategy_type(ctx))
     after = checkpointer.after_node if checkpointer is not None else None
-    vm = Interpreter(program, ctx.state, deps=deps, after=after)
+    before = ctx.tap.node if ctx.tap is not None and ctx.tap.wants_nodes else None
+    vm = Interpreter(program, ctx.state, deps=deps, before=before, after=after)
     state, owner = ctx.state, _owner()
-    if store is not None:
-        await _acquire(store, state.run_id, owner)
-    await ctx.emit(
-        RunStarted(prompt=state.prompt, workflow=ctx.config.agent_workflow, model=ctx.model.name)
-    )
+    try:
+        if store is not None:
+            await _acquire(store, state.run_id, owner)
+        await ctx.emit(
+            RunStarted(
+                prompt=state.prompt, workflow=ctx.config.agent_workflow, model=ctx.model.name
+            )
+        )
+    except BaseException as error:
+        if ctx.tap is not None:
+            ctx.tap.finish(ctx, error)
+        raise
     return await _drive(deps, vm, store, vm.run, owner)
 
 
@@ -148,11 +156,15 @@ async def _drive(
         ctx.checkpointer.vm, ctx.checkpointer.owner = vm, owner
     if store is not None:
         renewing = asyncio.create_task(_renew(store, state.run_id, owner))
+    error: BaseException | None = None
     try:
         outcome = await _outcome(deps, vm, start)
         if ctx.checkpointer is not None:
             await ctx.checkpointer.checkpoint(state.status)
         return _result(ctx, outcome)
+    except BaseException as exc:
+        error = exc
+        raise
     finally:
         CURRENT_RUN.reset(current)
         if renewing is not None:
@@ -161,6 +173,8 @@ async def _drive(
             await store.release(state.run_id, owner)
         vm.close()
         ctx.close()
+        if ctx.tap is not None:
+            ctx.tap.finish(ctx, error)  # a replay that ends early or differently raises here
 
 
 async def _acquire(store: Store, run_id: str, owner: str) -> None:
@@ -229,6 +243,7 @@ async def _outcome(
                 output=state.output or "",
                 stop_reason=state.stop_reason or "",
                 usage=state.usage.model_dump(),
+                cost=state.cost,
             )
         )
     else:

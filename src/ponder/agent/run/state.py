@@ -107,6 +107,8 @@ class RunState(BaseModel):
     output_attempts: int = 0
     """Structured answers asked for so far (bounded by ``structured_output_retries``)."""
     usage: Usage = Field(default_factory=Usage)
+    cost: float | None = None
+    """The run's model requests' price in USD, where the model's price is known."""
     tool_states: dict[str, Any] = Field(default_factory=dict)
     step: StepRunState = Field(default_factory=StepRunState)
     """The step-driven workflow's plan and per-step counters."""
