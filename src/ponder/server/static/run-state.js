@@ -55,7 +55,22 @@ function addRequest(run, e) {
     purpose: e.purpose || "request", latency: e.latency ?? null,
     input: (e.input_tokens || 0) - (before.input_tokens || 0),
     output: (e.output_tokens || 0) - (before.output_tokens || 0)});
-  run.usage = {requests: e.requests, input_tokens: e.input_tokens, output_tokens: e.output_tokens};
+  run.usage = {requests: e.requests, input_tokens: e.input_tokens, output_tokens: e.output_tokens,
+               cost: e.cost ?? before.cost ?? null};
+}
+
+// One line for an event of a sub-agent's run, shown under the parent's call.
+function childLine(event) {
+  switch (event.kind) {
+    case "tool_call_started": return `calls ${event.name}`;
+    case "tool_call_finished": return `${event.name} ✓`;
+    case "tool_call_failed": return `${event.name} ✗ ${event.error || ""}`;
+    case "reasoning": return `reasons: ${event.summary}`;
+    case "run_finished": return `answers: ${event.output}`;
+    case "run_failed": return `fails: ${event.error_type}: ${event.error}`;
+    case "run_suspended": return `waits: ${event.reason}`;
+    default: return null;  // deltas, usage and the rest stay in the child's own log
+  }
 }
 
 const handlers = {
@@ -98,7 +113,7 @@ const handlers = {
   reasoning_delta(run, e) { run.reasoningText += e.text; },
   run_finished(run, e) {
     Object.assign(run, {status: "completed", answer: e.output, stopReason: e.stop_reason});
-    if (e.usage && Object.keys(e.usage).length) run.usage = e.usage;
+    if (e.usage && Object.keys(e.usage).length) run.usage = Object.assign({cost: e.cost ?? null}, e.usage);
   },
   run_failed(run, e) {
     Object.assign(run, {status: e.error_type === "Cancelled" ? "cancelled" : "failed", error: `${e.error_type}: ${e.error}`,
@@ -113,6 +128,11 @@ const handlers = {
   run_resumed(run) { Object.assign(run, {status: "running", suspendedFor: null, pending: null, approvalError: ""}); run.notices.push("resumed"); },
   run_cancelled(run, e) { run.status = e.resumable ? "interrupted" : "cancelled"; run.pending = null; },
   usage: addRequest,
+  sub_agent_event(run, e) {
+    const call = callOf(run, {call_id: e.call_id, name: e.agent});
+    const line = childLine(e.event || {});
+    if (line !== null) (call.children = call.children || []).push(line);
+  },
 };
 
 function callOf(run, e) {
@@ -136,7 +156,9 @@ export function isEnded(run) {
 export function adoptSummary(run, summary, streamEnded) {
   if (!run.prompt) run.prompt = summary.prompt || "";
   if (!streamEnded || isEnded(run) || ["running", "suspended"].includes(summary.status)) return;
-  if (!run.usage && summary.usage && Object.keys(summary.usage).length) run.usage = summary.usage;
+  if (!run.usage && summary.usage && Object.keys(summary.usage).length) {
+    run.usage = Object.assign({cost: summary.cost ?? null}, summary.usage);
+  }
   run.status = summary.status;
   if (!run.answer && summary.output) run.answer = summary.output;
   if (!run.error && summary.error) run.error = summary.error;

@@ -52,6 +52,8 @@ function callRow(call) {
       failed ? el("span", {class: "tag bad"}, call.status) : null,
       el("span", {class: "time", dataTestid: "call-time"}, duration(call.duration))),
     el("pre", {class: "args", dataTestid: "call-args"}, json(call.args)),
+    call.children ? el("ul", {class: "sub-agent", dataTestid: "sub-agent-events"},
+      call.children.map(line => el("li", {}, line))) : null,
     call.status === "running" ? null
       : el("pre", {class: failed ? "result error" : "result", dataTestid: failed ? "call-error" : "call-result"}, call.output));
 }
@@ -109,7 +111,8 @@ export function usageLine(run) {
   const ended = !["running", "suspended"].includes(run.status);
   if (!usage) return ended ? `${run.status} · no usage recorded` : "tokens: counted after each model response";
   const total = (usage.input_tokens || 0) + (usage.output_tokens || 0);
-  const line = `tokens: in ${usage.input_tokens || 0} · out ${usage.output_tokens || 0} · total ${total} · ${usage.requests || 0} request(s)`;
+  const price = typeof usage.cost === "number" ? ` · $${usage.cost.toFixed(4)}` : "";  // unknown price: tokens only
+  const line = `tokens: in ${usage.input_tokens || 0} · out ${usage.output_tokens || 0} · total ${total} · ${usage.requests || 0} request(s)${price}`;
   return ended ? `${run.status}${run.stopReason ? " (" + run.stopReason + ")" : ""} · ${line}` : line;
 }
 
