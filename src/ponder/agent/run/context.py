@@ -58,6 +58,8 @@ if TYPE_CHECKING:
 __all__ = ["EventSink", "RunContext", "ToolSource"]
 
 EventSink = Callable[[Event], None]
+ANSWER_PURPOSES = frozenset({"final_answer", "chat", "rag"})
+"""Requests whose text is the answer as it streams; other text streams as reasoning."""
 EVENT_TEXT_LIMIT = 20_000
 """At most this much of a tool's error text goes into its event (the ledger keeps it all)."""
 ToolSource = Callable[[], Awaitable[tuple[ToolRegistry, ToolExecutor]]]
@@ -82,9 +84,9 @@ class RunContext:
     decision: Any = None
     """The approval decision a suspended run was resumed with (see ``run.approval``)."""
     interrupted: set[str] = field(default_factory=set)
+    """Calls that were running when the run stopped (set when it is resumed)."""
     inputs: InputHold | None = None
     """The MCP servers' questions held for this run, and its answers (``run.elicitation``)."""
-    """Calls that were running when the run stopped (set when it is resumed)."""
     tool_source: ToolSource | None = None
     """The current tools and their executor (MCP servers' lists change during a run)."""
     unanswered: Unanswered | None = None
@@ -97,6 +99,8 @@ class RunContext:
     """What records, replays or traces the run (see ``run.tap``); None for most runs."""
     purpose: str = ""
     """The purpose of the latest model request (``reasoning``, ``reflection``, ...)."""
+    answer_streamed: bool = False
+    """Whether text went out as `TextDelta` events (only requests for the answer stream it)."""
     _backlog: list[Event] = field(default_factory=list)
     _own_tools: ToolRegistry | None = None
     _degraded: set[str] = field(default_factory=set)
@@ -252,7 +256,11 @@ class RunContext:
         started = self.clock()  # a durable engine's clock stays deterministic
         answer = request.output is not None and request.output is self.answer_schema
         if self.stream_text and self.sink is not None and (request.output is None or answer):
-            response = await self._stream(request, text_is_reasoning=purpose == "reasoning")
+            # after agent_stop, the acting request's text reply is the answer
+            answers = purpose in ANSWER_PURPOSES or (
+                purpose == "action" and self.state.suggested_stop
+            )
+            response = await self._stream(request, answers=answers)
         else:
             response = await self.model.request(request)
         latency = self.clock() - started
@@ -286,8 +294,13 @@ class RunContext:
         )
         return response
 
-    async def _stream(self, request: ModelRequest, *, text_is_reasoning: bool) -> ModelResponse:
-        """Stream the response; text of the forced reasoning request streams as reasoning."""
+    async def _stream(self, request: ModelRequest, *, answers: bool) -> ModelResponse:
+        """Stream the response; its text is answer text only if the request ``answers``.
+
+        Text of any other request (reasoning, an action round's reply, reflection,
+        compaction) streams as reasoning: it may never become the answer, and a reply that
+        does is given as one `TextDelta` when the run settles it (see ``AgentStrategy.finish``).
+        """
         final: ModelResponse | None = None
         partial = PartialOutput(self.output) if request.output and self.output else None
         async for item in self.model.stream(request):
@@ -296,7 +309,8 @@ class RunContext:
             elif partial is not None:
                 if (shown := partial.feed(item)) is not None:
                     self.emit_now(OutputPartial(output=shown))
-            elif item.kind == "text_delta" and not text_is_reasoning:
+            elif item.kind == "text_delta" and answers:
+                self.answer_streamed = True
                 self.emit_now(TextDelta(text=item.text))
             elif item.kind in ("reasoning_delta", "text_delta"):
                 self.emit_now(ReasoningDelta(text=item.text))

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, ClassVar, Literal
 
 from ponder.agent.strategies import prompts
 from ponder.agent.strategies.answer import answer_problem, gathered_results, strip_markup
-from ponder.events import LimitReached
+from ponder.events import LimitReached, TextDelta
 from ponder.messages import SystemMessage, ToolCallPart
 from ponder.tools.tool import ToolResult
 
@@ -162,3 +162,6 @@ class AgentStrategy:
         self.state.output = output
         self.state.stop_reason = stop_reason
         self.state.done = True
+        ctx = self.ctx
+        if output and ctx.stream_text and not ctx.answer_streamed and ctx.output is None:
+            ctx.emit_now(TextDelta(text=output))  # settled from a reply that streamed as reasoning
