@@ -50,6 +50,7 @@ def main() -> None:
 
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.bind(("127.0.0.1", 0))
+    sock.listen(64)  # connections wait in the backlog until uvicorn serves
     print(f"PORT {sock.getsockname()[1]}", flush=True)
     config = uvicorn.Config(recording(server.streamable_http_app()), log_level="warning")
     asyncio.run(uvicorn.Server(config).serve(sockets=[sock]))
