@@ -5,9 +5,10 @@ from __future__ import annotations
 from ponder.agent import Agent
 from ponder.messages import ToolMessage
 from ponder.models import ModelRequest, ModelResponse, ScriptedModel, call_tools, reply
-from ponder.tools import tool
+from tests.server.test_resume import PUBLISHED, publish
+from tests.server.test_resume import script as publish_script
 
-PUBLISHED: list[str] = []
+__all__ = ["PUBLISHED", "publish_agent", "weather_agent", "weather_script"]
 
 
 def weather_script(request: ModelRequest) -> ModelResponse:
@@ -25,24 +26,6 @@ def weather_agent() -> Agent:
     return Agent(
         ScriptedModel(weather_script), agent_thought_mode="chat", enable_thinking_tool=False
     )
-
-
-@tool(requires_approval=True)
-def publish(text: str) -> str:
-    """Publish a text.
-
-    Args:
-        text: What to publish.
-    """
-    PUBLISHED.append(text)
-    return f"published {text!r}"
-
-
-def publish_script(request: ModelRequest) -> ModelResponse:
-    results = [m for m in request.messages if isinstance(m, ToolMessage)]
-    if not results:
-        return call_tools(("publish", {"text": "report"}, "p1"))
-    return reply(f"Done: {results[-1].content}")
 
 
 def publish_agent() -> Agent:
