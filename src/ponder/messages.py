@@ -31,6 +31,7 @@ __all__ = [
     "ToolMessage",
     "UserMessage",
     "ensure_sendable",
+    "is_clean",
     "messages_from_json",
     "messages_to_json",
     "parse_arguments",
@@ -107,6 +108,21 @@ def scrub_text(text: str) -> str:
     return text
 
 
+def is_clean(value: Any) -> bool:
+    """True when no string in a JSON-like value (keys included) has a lone surrogate."""
+    if isinstance(value, str):
+        return value.isascii() or _SURROGATE.search(value) is None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not (is_clean(key) and is_clean(item)):
+                return False
+    elif isinstance(value, list | tuple):
+        for item in value:
+            if not is_clean(item):
+                return False
+    return True
+
+
 def scrub_value(value: Any) -> Any:
     """`scrub_text` over every string in a JSON-like value (keys included)."""
     if isinstance(value, str):
@@ -118,8 +134,17 @@ def scrub_value(value: Any) -> Any:
     return value
 
 
+def _is_clean_part(part: BaseModel) -> bool:
+    for value in part.__dict__.values():  # the field names are ASCII
+        if value is not None and not is_clean(value):
+            return False
+    return True
+
+
 def scrub_parts(parts: tuple[AssistantPart, ...]) -> tuple[AssistantPart, ...]:
     """``parts`` without lone surrogates in text, reasoning or calls; as is if clean."""
+    if all(_is_clean_part(part) for part in parts):
+        return parts
     fixed: list[AssistantPart] = []
     for part in parts:
         dumped = part.model_dump()

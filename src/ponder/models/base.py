@@ -18,6 +18,7 @@ from ponder.messages import (
     AssistantPart,
     Message,
     PartsView,
+    is_clean,
     scrub_parts,
     scrub_text,
     scrub_value,
@@ -172,12 +173,14 @@ class ModelResponse(PartsView, BaseModel):
     @model_validator(mode="after")
     def _unique_call_ids(self) -> ModelResponse:
         """Renumber repeated call ids; replace lone surrogates (no store can encode them)."""
-        self.parts = unique_call_ids(scrub_parts(self.parts))
-        if self.model_name is not None:
+        parts = unique_call_ids(scrub_parts(self.parts))
+        if parts is not self.parts:  # assigning only what changed keeps building cheap
+            self.parts = parts
+        if self.model_name is not None and not is_clean(self.model_name):
             self.model_name = scrub_text(self.model_name)
-        if self.finish_reason is not None:
+        if self.finish_reason is not None and not is_clean(self.finish_reason):
             self.finish_reason = scrub_text(self.finish_reason)
-        if self.provider_extras:
+        if self.provider_extras and not is_clean(self.provider_extras):
             self.provider_extras = scrub_value(self.provider_extras)
         return self
 

@@ -8,6 +8,8 @@ schema would have to mark optional fields required.
 
 from __future__ import annotations
 
+import functools
+
 from ponder.tools.definition import ToolDefinition
 
 __all__ = [
@@ -42,6 +44,7 @@ def _object(properties: dict[str, dict[str, object]], required: list[str]) -> di
     }
 
 
+@functools.cache
 def think_and_reason_definition(guidance: str = "") -> ToolDefinition:
     """``think_and_reason {last_step, summary}``; ``guidance`` extends the summary's doc."""
     summary_doc = "What you are thinking about now and what you will do next (required)."
@@ -64,6 +67,7 @@ def think_and_reason_definition(guidance: str = "") -> ToolDefinition:
     )
 
 
+@functools.cache
 def processing_message_definition() -> ToolDefinition:
     """``processing_message {content}``: tell the user what the agent is doing."""
     return ToolDefinition(
@@ -84,6 +88,7 @@ def processing_message_definition() -> ToolDefinition:
     )
 
 
+@functools.cache
 def agent_stop_definition() -> ToolDefinition:
     """``agent_stop {result}``: enough information gathered, ready to answer."""
     return ToolDefinition(
@@ -104,6 +109,7 @@ def agent_stop_definition() -> ToolDefinition:
     )
 
 
+@functools.cache
 def verify_reasoning_definition() -> ToolDefinition:
     """``verify_reasoning {check_type, result, detail}``: check the reasoning chain."""
     return ToolDefinition(
@@ -136,6 +142,7 @@ _PLAN_NODE: dict[str, object] = _object(
 )
 
 
+@functools.cache
 def update_step_definition() -> ToolDefinition:
     """``update_step {action, dag, node, node_id, note}``: revise the step plan mid-run."""
     return ToolDefinition(

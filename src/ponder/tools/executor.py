@@ -24,7 +24,7 @@ from pydantic import BaseModel, ValidationError
 from pydantic_core import PydanticSerializationError, to_jsonable_python
 
 from ponder.exceptions import UserError
-from ponder.messages import ToolCallPart, ToolMessage, scrub_text, scrub_value
+from ponder.messages import ToolCallPart, ToolMessage, is_clean, scrub_text, scrub_value
 from ponder.tools.arguments import (
     ArgumentError,
     issues_from_validation_error,
@@ -369,8 +369,14 @@ def _blocked(name: str, timeout: float, seconds: float) -> ToolResult:
     return ToolResult.fail(error)
 
 
+_JSON_SCALARS = frozenset({str, int, float, bool})
+"""Data of these exact types is stored as it is (no conversion, no copy)."""
+
+
 def _jsonable(name: str, result: ToolResult, status: ToolStatus) -> tuple[ToolResult, ToolStatus]:
     """``result`` with JSON-able ``data`` (sets, dates, models converted), else an error."""
+    if type(result.data) in _JSON_SCALARS and is_clean(result.data):
+        return result, status
     try:
         data = scrub_value(to_jsonable_python(result.data))
         json.dumps(data)
@@ -384,6 +390,8 @@ def _jsonable(name: str, result: ToolResult, status: ToolStatus) -> tuple[ToolRe
 
 def _scrubbed(result: ToolResult) -> ToolResult:
     """``result`` without lone surrogates, which no store or wire can encode."""
+    if is_clean(result.output) and is_clean(result.error) and is_clean(result.data):
+        return result  # the common case, without copying ``data``
     output, error = scrub_text(result.output), scrub_text(result.error or "")
     data = scrub_value(result.data)
     if output is result.output and error == (result.error or "") and data == result.data:

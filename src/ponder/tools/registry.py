@@ -19,10 +19,11 @@ class ToolRegistry:
     Plain functions are accepted and turned into tools with ``@tool``'s defaults.
     """
 
-    __slots__ = ("_tools",)
+    __slots__ = ("_definitions", "_tools")
 
     def __init__(self, tools: Iterable[Tool | Callable[..., Any]] = ()) -> None:
         self._tools: dict[str, Tool] = {}
+        self._definitions: tuple[ToolDefinition, ...] | None = None
         for item in tools:
             self.add(item)
 
@@ -40,6 +41,7 @@ class ToolRegistry:
                 "rename one with @tool(name=...)"
             )
         self._tools[found.name] = found
+        self._definitions = None
         return found
 
     def get(self, name: str) -> Tool | None:
@@ -52,8 +54,13 @@ class ToolRegistry:
         return tuple(self._tools)
 
     def definitions(self) -> list[ToolDefinition]:
-        """What the model is told about every tool, in registration order."""
-        return [t.definition for t in self._tools.values()]
+        """What the model is told about every tool, in registration order.
+
+        Built once (definitions are frozen), not for every run that asks.
+        """
+        if self._definitions is None:
+            self._definitions = tuple(t.definition for t in self._tools.values())
+        return list(self._definitions)
 
     def merged(self, other: Iterable[Tool | Callable[..., Any]]) -> ToolRegistry:
         """A new registry holding these tools and ``other``; a name collision raises."""

@@ -112,13 +112,8 @@ class RunContext:
 
     @property
     def settings(self) -> ModelSettings:
-        """Model settings derived from the config."""
-        return ModelSettings(
-            temperature=self.config.temperature,
-            max_tokens=self.config.max_tokens,
-            timeout=self.config.llm_total_timeout,
-            idle_timeout=self.config.llm_timeout,
-        )
+        """Model settings derived from the config (frozen, so runs of one config share them)."""
+        return _settings_for(self.config)
 
     async def refresh_tools(self) -> bool:
         """Take up the current tool set between rounds; True when it changed."""
@@ -318,3 +313,20 @@ class RunContext:
         if final is None:
             raise ModelResponseError("the model's stream ended without a response")
         return final
+
+
+_last_settings: list[tuple[AgentConfig, ModelSettings]] = []
+
+
+def _settings_for(config: AgentConfig) -> ModelSettings:
+    """The `ModelSettings` of ``config``; the latest config's are kept for the next request."""
+    if _last_settings and _last_settings[0][0] is config:
+        return _last_settings[0][1]
+    settings = ModelSettings(
+        temperature=config.temperature,
+        max_tokens=config.max_tokens,
+        timeout=config.llm_total_timeout,
+        idle_timeout=config.llm_timeout,
+    )
+    _last_settings[:] = [(config, settings)]
+    return settings

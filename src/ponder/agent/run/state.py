@@ -115,6 +115,14 @@ class RunState(BaseModel):
     context: ContextTracking = Field(default_factory=ContextTracking)
     event_seq: int = 0
 
+    def __setattr__(self, name: str, value: Any) -> None:
+        # the nodes assign fields many times a step; pydantic's generic path costs ~15x this
+        if name in _FIELD_NAMES:
+            self.__dict__[name] = value
+            self.__pydantic_fields_set__.add(name)
+        else:
+            super().__setattr__(name, value)
+
     def prompt_message(self) -> UserMessage:
         """The user's message of this turn: the prompt and its images and files."""
         return UserMessage(content=self.prompt, attachments=tuple(self.attachments))
@@ -128,3 +136,7 @@ class RunState(BaseModel):
             extra = data.pop("extra")
             data.update({k: extra[k] for k in _EXTRA_KEYS if k in extra and k not in data})
         return data
+
+
+_FIELD_NAMES = frozenset(RunState.model_fields)
+"""What `RunState.__setattr__` stores directly (no assignment validation, as configured)."""
