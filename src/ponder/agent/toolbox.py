@@ -9,7 +9,7 @@ The registry is rebuilt only when a server's tool list changed. Each run binds i
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import TYPE_CHECKING, Any
 
 from ponder.config import AgentConfig
@@ -84,13 +84,17 @@ class Toolbox:
         self.elicitation = handler
         return handler
 
-    @contextmanager
-    def bind(self, run_id: str, model: Model) -> Iterator[RunBinding | None]:
+    def bind(self, run_id: str, model: Model) -> AbstractContextManager[RunBinding | None]:
         """Bind a run to the MCP servers for the block (None when there are none)."""
         if self.mcp is None:
-            yield None
-            return
+            return _UNBOUND  # shared: a run without MCP servers allocates nothing here
+        return self._bind(run_id, model)
+
+    @contextmanager
+    def _bind(self, run_id: str, model: Model) -> Iterator[RunBinding | None]:
         from ponder.mcp.binding import RunBinding
+
+        assert self.mcp is not None
 
         binding = RunBinding(
             run_id=run_id,
@@ -131,3 +135,6 @@ class Toolbox:
         """Close the MCP sessions (stdio servers exit)."""
         if self.mcp is not None:
             await self.mcp.close()
+
+
+_UNBOUND: AbstractContextManager[None] = nullcontext()

@@ -89,7 +89,8 @@ async def answer_open_calls(
     runnable = _settle_pending(ctx, pending, answers)
     await _run(ctx, runnable, answers)
     await _hold_if_waiting(ctx, pending, runnable, answers)
-    ctx.interrupted.clear()
+    if ctx.interrupted:
+        ctx.interrupted = frozenset()
     for call in calls:
         if call.id in answers:
             state.ledger.append(answers[call.id])

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Set as AbstractSet
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ponder.agent.hooks import Hooks, ModelCall
@@ -83,7 +84,7 @@ class RunContext:
     """Set by the driver when the run has a store."""
     decision: Any = None
     """The approval decision a suspended run was resumed with (see ``run.approval``)."""
-    interrupted: set[str] = field(default_factory=set)
+    interrupted: AbstractSet[str] = frozenset()
     """Calls that were running when the run stopped (set when it is resumed)."""
     inputs: InputHold | None = None
     """The MCP servers' questions held for this run, and its answers (``run.elicitation``)."""
@@ -101,9 +102,10 @@ class RunContext:
     """The purpose of the latest model request (``reasoning``, ``reflection``, ...)."""
     answer_streamed: bool = False
     """Whether text went out as `TextDelta` events (only requests for the answer stream it)."""
-    _backlog: list[Event] = field(default_factory=list)
+    _backlog: list[Event] | None = None
+    """Events the hooks have not seen yet (only with event handlers)."""
     _own_tools: ToolRegistry | None = None
-    _degraded: set[str] = field(default_factory=set)
+    _degraded: frozenset[str] = frozenset()
 
     @property
     def answer_schema(self) -> OutputSchema | None:
@@ -137,7 +139,7 @@ class RunContext:
     def close(self) -> None:
         """Drop the run's reference cycles (the checkpointer) once it is over."""
         self.checkpointer = None
-        self._backlog.clear()
+        self._backlog = None
 
     def emit_now(self, event: Event) -> None:
         """Stamp and deliver ``event`` to the sink; hooks see it at the next ``flush``."""
@@ -153,12 +155,15 @@ class RunContext:
         if self.tap is not None:
             self.tap.event(event)
         if self.hooks.has_event_handlers:
+            if self._backlog is None:
+                self._backlog = []
             self._backlog.append(event)
 
     async def flush(self) -> None:
         """Give pending events to the hooks, in order."""
-        while self._backlog:
-            event = self._backlog.pop(0)
+        backlog = self._backlog
+        while backlog:
+            event = backlog.pop(0)
             await self.hooks.dispatch(event)
 
     async def emit(self, event: Event) -> None:
@@ -231,7 +236,9 @@ class RunContext:
             call = ModelCall(self.state.run_id, purpose, list(messages), list(tools), tool_choice)
             await self.hooks.before_request(call)
             messages, tools, tool_choice = call.messages, call.tools, call.tool_choice
-        self.state.offered_tools = [t.name for t in tools]
+        offered = [t.name for t in tools]
+        if offered != self.state.offered_tools:  # the same list stays: nothing new to keep
+            self.state.offered_tools = offered
         self.purpose = purpose
         request = ModelRequest(messages, tools, tool_choice, output, self.settings)
         response = await self._send(request, call, purpose)
@@ -265,7 +272,7 @@ class RunContext:
             self.emit_now(ModelFallback(**fell.model_dump()))
         for note in response.degradations:
             if note.feature not in self._degraded:
-                self._degraded.add(note.feature)
+                self._degraded |= {note.feature}
                 self.emit_now(
                     ModelDegraded(
                         model=self.model.name,
