@@ -18,6 +18,7 @@ import gc
 import statistics
 import time
 import tracemalloc
+from collections.abc import Callable
 from pathlib import Path
 
 from bench.agent import FINAL, StepModel, ponder_agent, steps_done
@@ -25,7 +26,17 @@ from bench.common import table
 from ponder.agent import Agent
 from ponder.models.base import ModelRequest, ModelResponse
 
-__all__ = ["IDLE_AT", "LATENCY", "STEPS", "idle_bytes_per_run", "run", "throughput"]
+__all__ = [
+    "IDLE_AT",
+    "LATENCY",
+    "STEPS",
+    "idle_bytes_per_run",
+    "park_and_measure",
+    "rss_per_idle_run",
+    "run",
+    "throughput",
+    "traced_per_idle_run",
+]
 
 LATENCY = 0.020
 STEPS = 4
@@ -55,9 +66,9 @@ class IdleModel(StepModel):
         return self.decide(request)
 
 
-def _rss_bytes() -> int:
+def _rss_bytes() -> float:
     pages = int(Path("/proc/self/statm").read_text().split()[1])
-    return pages * 4096
+    return pages * 4096.0
 
 
 async def _gather(agent: Agent, n: int) -> float:
@@ -100,33 +111,49 @@ def _zero_latency_run(thread: bool) -> float:
     return statistics.median(times)
 
 
-async def _park(n: int) -> tuple[float, float]:
+async def _park(n: int, measure: Callable[[], float]) -> float:
     model = IdleModel(STEPS)
     model.expected = n
     agent = ponder_agent(STEPS, model=model)
     gc.collect()
-    rss0, (traced0, _) = _rss_bytes(), tracemalloc.get_traced_memory()
+    before = measure()
     tasks = [asyncio.ensure_future(agent.run("count")) for _ in range(n)]
     await model.all_parked.wait()
     gc.collect()
-    traced1, _ = tracemalloc.get_traced_memory()
-    rss1 = _rss_bytes()
-    tracemalloc.stop()
+    after = measure()
     model.release.set()
     results = await asyncio.gather(*tasks)
     if any(r.output != FINAL for r in results):
         raise RuntimeError("a parked run ended without its answer")
-    return (traced1 - traced0) / n, (rss1 - rss0) / n
+    return (after - before) / n
+
+
+def park_and_measure(n: int, measure: Callable[[], float]) -> float:
+    """Growth of ``measure()`` per run while ``n`` runs wait inside a model request."""
+    return asyncio.run(_park(n, measure))
+
+
+def _traced_bytes() -> float:
+    return tracemalloc.get_traced_memory()[0]
+
+
+def traced_per_idle_run(n: int) -> float:
+    """Traced (tracemalloc) bytes per run while ``n`` runs wait inside a model request."""
+    tracemalloc.start()
+    try:
+        return park_and_measure(n, _traced_bytes)
+    finally:
+        tracemalloc.stop()
+
+
+def rss_per_idle_run(n: int) -> float:
+    """RSS bytes per idle run, without tracemalloc (its own bookkeeping counts in RSS)."""
+    return park_and_measure(n, _rss_bytes)
 
 
 def idle_bytes_per_run(n: int) -> tuple[float, float]:
     """(traced bytes, RSS bytes) per run while ``n`` runs wait inside a model request."""
-    tracemalloc.start()
-    try:
-        return asyncio.run(_park(n))
-    finally:
-        if tracemalloc.is_tracing():
-            tracemalloc.stop()
+    return traced_per_idle_run(n), rss_per_idle_run(n)
 
 
 def _row(n: int, thread: bool, cpu_run: float, memory: tuple[float, float]) -> list[str]:
@@ -212,7 +239,8 @@ def run() -> str:
             "1 / (one zero-latency run, measured alone): "
             f"{cpu[True] * 1e3:.3f} ms with the tool in a worker thread, "
             f"{cpu[False] * 1e3:.3f} ms inline. Memory: N runs parked inside a model "
-            f"request after {IDLE_AT} steps (tracemalloc growth / N; RSS growth / N).",
+            f"request after {IDLE_AT} steps (tracemalloc growth / N; RSS growth / N, "
+            "measured in a pass without tracemalloc).",
             "",
             table(HEADERS, rows),
             "",

@@ -1,0 +1,186 @@
+"""Scale: 1k, 10k and 50k concurrent runs on one event loop, and where their time goes.
+
+Each run is the concurrency section's run (4 ``add`` steps + ``agent_stop`` + answer = 6
+model requests of 20 ms, the tool inline), all started together on one shared agent.
+Throughput is compared with the CPU ceiling, 1 / (one zero-latency run alone); the time
+spent in cyclic-GC collections is measured in the same pass by ``gc.callbacks`` (the
+interpreter's GC settings are left as they are). Memory per idle run: N runs parked inside
+a model request, the traced growth (tracemalloc) and, in a separate pass without
+tracemalloc (whose own bookkeeping counts in RSS), the RSS growth, each divided by N.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import statistics
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from bench.agent import FINAL, ponder_agent
+from bench.common import table
+from bench.concurrency import (
+    LATENCY,
+    STEPS,
+    park_and_measure,
+    rss_per_idle_run,
+    traced_per_idle_run,
+)
+from ponder.agent import Agent
+
+__all__ = ["COUNTS", "GcTally", "cpu_per_run", "run", "scale_pass", "tracked_per_run"]
+
+COUNTS = (1_000, 10_000, 50_000)
+PASSES = {1_000: 3, 10_000: 2, 50_000: 1}
+"""Timed passes per count (the median is shown); 50k runs once to keep the section short."""
+
+
+@dataclass
+class GcTally:
+    """Collections and the seconds spent in them, per generation, from ``gc.callbacks``."""
+
+    count: list[int] = field(default_factory=lambda: [0, 0, 0])
+    seconds: list[float] = field(default_factory=lambda: [0.0, 0.0, 0.0])
+    _started: float = 0.0
+
+    def __call__(self, phase: str, info: dict[str, Any]) -> None:
+        if phase == "start":
+            self._started = time.perf_counter()
+            return
+        generation = info["generation"]
+        self.count[generation] += 1
+        self.seconds[generation] += time.perf_counter() - self._started
+
+    @property
+    def total(self) -> float:
+        """Seconds in all collections."""
+        return sum(self.seconds)
+
+
+@dataclass(frozen=True)
+class Pass:
+    """One timed pass of ``n`` concurrent runs."""
+
+    wall: float
+    cpu: float
+    gc: GcTally
+    alive_after: int
+    """GC-tracked objects alive once the runs are over and their results dropped."""
+
+
+async def _gather(agent: Agent, n: int) -> None:
+    results = await asyncio.gather(*(agent.run("count") for _ in range(n)))
+    if any(r.output != FINAL for r in results):
+        raise RuntimeError("a concurrent run ended without its answer")
+
+
+def scale_pass(n: int, *, thread: bool = False) -> Pass:
+    """``n`` concurrent runs with 20 ms model latency, the GC watched by a callback."""
+    agent = ponder_agent(STEPS, latency=LATENCY, thread=thread)
+    loop = asyncio.new_event_loop()
+    tally = GcTally()
+    try:
+        loop.run_until_complete(_gather(agent, min(n, 100)))
+        gc.collect()
+        baseline = len(gc.get_objects())
+        gc.callbacks.append(tally)
+        try:
+            start, cpu0 = time.perf_counter(), time.process_time()
+            loop.run_until_complete(_gather(agent, n))
+            wall, cpu = time.perf_counter() - start, time.process_time() - cpu0
+        finally:
+            gc.callbacks.remove(tally)
+        gc.collect()
+        alive = len(gc.get_objects()) - baseline
+    finally:
+        loop.close()
+    return Pass(wall, cpu, tally, alive)
+
+
+def cpu_per_run(*, thread: bool, repeat: int = 300) -> float:
+    """Median time of one zero-latency run, measured alone (the CPU ceiling's inverse)."""
+    agent = ponder_agent(STEPS, thread=thread)
+    loop = asyncio.new_event_loop()
+    try:
+        for _ in range(30):
+            loop.run_until_complete(agent.run("count"))
+        times = []
+        for _ in range(repeat):
+            start = time.perf_counter()
+            loop.run_until_complete(agent.run("count"))
+            times.append(time.perf_counter() - start)
+    finally:
+        loop.close()
+    return statistics.median(times)
+
+
+def tracked_per_run(n: int = 1_000) -> float:
+    """GC-tracked objects a parked run holds (parked as in the memory rows)."""
+    return park_and_measure(n, lambda: len(gc.get_objects()))
+
+
+def _row(n: int, ceiling: float) -> list[str]:
+    passes = [scale_pass(n) for _ in range(PASSES[n])]
+    chosen = sorted(passes, key=lambda p: p.wall)[len(passes) // 2]
+    ideal = n / ((STEPS + 2) * LATENCY)
+    rate = n / chosen.wall
+    traced = traced_per_idle_run(n)
+    rss = rss_per_idle_run(n)
+    return [
+        f"{n:,}",
+        f"{chosen.wall * 1e3:,.0f} ms",
+        f"{rate:,.0f}",
+        f"{rate / min(ideal, ceiling):.0%}",
+        f"{chosen.gc.total:.2f} s ({chosen.gc.total / chosen.wall:.0%})",
+        f"{chosen.gc.count[2]} ({chosen.gc.seconds[2]:.2f} s)",
+        f"{chosen.alive_after / n:.1f}",
+        f"{traced / 1024:.1f} KB",
+        f"{rss / 1024:.1f} KB",
+    ]
+
+
+HEADERS = [
+    "Concurrent runs",
+    "Wall",
+    "Runs/s",
+    "% of min(ideal, CPU ceiling)",
+    "Time in GC (share of wall)",
+    "Full collections (time)",
+    "GC objects left per run",
+    "Traced per idle run",
+    "RSS per idle run",
+]
+
+
+def run() -> str:
+    """The scale section."""
+    cpu = {thread: cpu_per_run(thread=thread) for thread in (False, True)}
+    ceiling = 1 / cpu[False]
+    tracked = tracked_per_run()
+    rows = [_row(n, ceiling) for n in COUNTS]
+    kinds = (("tool inline (`run_in_thread=False`)", False), ("worker thread (default)", True))
+    cpu_rows = [[kind, f"{cpu[t] * 1e3:.3f} ms", f"{1 / cpu[t]:,.0f}"] for kind, t in kinds]
+    return "\n".join(
+        [
+            "## Scale: 1k, 10k and 50k concurrent runs",
+            "",
+            f"Each run: {STEPS} `add` steps + `agent_stop` + answer = {STEPS + 2} model "
+            f"requests of {LATENCY * 1e3:.0f} ms, the tool inline; all runs start together "
+            "on one shared `Agent`, default asyncio loop and the interpreter's default GC "
+            "settings. The CPU ceiling is 1 / (one zero-latency run, measured alone). Time "
+            "in GC is measured in the same pass with `gc.callbacks`; the objects left are "
+            "the GC-tracked objects alive after the runs, their results dropped. Memory: N "
+            "runs parked inside a model request after 2 steps; traced = tracemalloc growth "
+            "/ N, RSS = RSS growth / N in a pass without tracemalloc. Median of "
+            f"{PASSES[1_000]} passes at 1k, {PASSES[10_000]} at 10k, 1 at 50k.",
+            "",
+            table(HEADERS, rows),
+            "",
+            f"A parked run holds {tracked:.0f} GC-tracked objects.",
+            "",
+            "CPU cost of one run (6 requests, zero latency), measured alone, median of 300:",
+            "",
+            table(["Sync tool runs", "Per run", "CPU ceiling runs/s"], cpu_rows),
+        ]
+    )
