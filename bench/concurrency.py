@@ -15,14 +15,17 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import os
 import statistics
+import subprocess
+import sys
 import time
 import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
 
 from bench.agent import FINAL, StepModel, ponder_agent, steps_done
-from bench.common import table
+from bench.common import ROOT, table
 from ponder.agent import Agent
 from ponder.models.base import ModelRequest, ModelResponse
 
@@ -115,6 +118,7 @@ async def _park(n: int, measure: Callable[[], float]) -> float:
     model = IdleModel(STEPS)
     model.expected = n
     agent = ponder_agent(STEPS, model=model)
+    await ponder_agent(STEPS).run("count")  # lazy imports and caches are not the runs'
     gc.collect()
     before = measure()
     tasks = [asyncio.ensure_future(agent.run("count")) for _ in range(n)]
@@ -147,7 +151,20 @@ def traced_per_idle_run(n: int) -> float:
 
 
 def rss_per_idle_run(n: int) -> float:
-    """RSS bytes per idle run, without tracemalloc (its own bookkeeping counts in RSS)."""
+    """RSS bytes per idle run, in a fresh interpreter without tracemalloc.
+
+    Fresh: pages an earlier pass made resident would hide the growth; without tracemalloc:
+    its own bookkeeping (a trace per allocation) counts in RSS.
+    """
+    code = f"from bench.concurrency import _rss_in_process as f; print(f({n}))"
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), *sys.path])))
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
+    )
+    return float(out.stdout.split()[-1])
+
+
+def _rss_in_process(n: int) -> float:
     return park_and_measure(n, _rss_bytes)
 
 

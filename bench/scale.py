@@ -28,34 +28,47 @@ from bench.concurrency import (
     traced_per_idle_run,
 )
 from ponder.agent import Agent
+from ponder.tuning import restore_gc, tune_gc
 
 __all__ = ["COUNTS", "GcTally", "cpu_per_run", "run", "scale_pass", "tracked_per_run"]
 
 COUNTS = (1_000, 10_000, 50_000)
 PASSES = {1_000: 3, 10_000: 2, 50_000: 1}
 """Timed passes per count (the median is shown); 50k runs once to keep the section short."""
+TUNED = (10_000, 50_000)
+"""Counts shown once more with the opt-in `tune_gc` (not what the rows above rely on)."""
 
 
 @dataclass
 class GcTally:
-    """Collections and the seconds spent in them, per generation, from ``gc.callbacks``."""
+    """Collections, and the wall and CPU seconds spent in them, per generation (``gc.callbacks``).
+
+    CPU seconds (``time.process_time``) are what a busy machine distorts least.
+    """
 
     count: list[int] = field(default_factory=lambda: [0, 0, 0])
     seconds: list[float] = field(default_factory=lambda: [0.0, 0.0, 0.0])
-    _started: float = 0.0
+    cpu: list[float] = field(default_factory=lambda: [0.0, 0.0, 0.0])
+    _started: tuple[float, float] = (0.0, 0.0)
 
     def __call__(self, phase: str, info: dict[str, Any]) -> None:
         if phase == "start":
-            self._started = time.perf_counter()
+            self._started = (time.perf_counter(), time.process_time())
             return
         generation = info["generation"]
         self.count[generation] += 1
-        self.seconds[generation] += time.perf_counter() - self._started
+        self.seconds[generation] += time.perf_counter() - self._started[0]
+        self.cpu[generation] += time.process_time() - self._started[1]
 
     @property
     def total(self) -> float:
-        """Seconds in all collections."""
+        """Wall seconds in all collections."""
         return sum(self.seconds)
+
+    @property
+    def total_cpu(self) -> float:
+        """CPU seconds in all collections."""
+        return sum(self.cpu)
 
 
 @dataclass(frozen=True)
@@ -75,8 +88,11 @@ async def _gather(agent: Agent, n: int) -> None:
         raise RuntimeError("a concurrent run ended without its answer")
 
 
-def scale_pass(n: int, *, thread: bool = False) -> Pass:
-    """``n`` concurrent runs with 20 ms model latency, the GC watched by a callback."""
+def scale_pass(n: int, *, thread: bool = False, tuned: bool = False) -> Pass:
+    """``n`` concurrent runs with 20 ms model latency, the GC watched by a callback.
+
+    ``tuned``: with `ponder.tuning.tune_gc` for the pass (restored after it).
+    """
     agent = ponder_agent(STEPS, latency=LATENCY, thread=thread)
     loop = asyncio.new_event_loop()
     tally = GcTally()
@@ -84,6 +100,7 @@ def scale_pass(n: int, *, thread: bool = False) -> Pass:
         loop.run_until_complete(_gather(agent, min(n, 100)))
         gc.collect()
         baseline = len(gc.get_objects())
+        settings = tune_gc() if tuned else None
         gc.callbacks.append(tally)
         try:
             start, cpu0 = time.perf_counter(), time.process_time()
@@ -91,6 +108,8 @@ def scale_pass(n: int, *, thread: bool = False) -> Pass:
             wall, cpu = time.perf_counter() - start, time.process_time() - cpu0
         finally:
             gc.callbacks.remove(tally)
+            if settings is not None:
+                restore_gc(settings)
         gc.collect()
         alive = len(gc.get_objects()) - baseline
     finally:
@@ -98,21 +117,25 @@ def scale_pass(n: int, *, thread: bool = False) -> Pass:
     return Pass(wall, cpu, tally, alive)
 
 
-def cpu_per_run(*, thread: bool, repeat: int = 300) -> float:
-    """Median time of one zero-latency run, measured alone (the CPU ceiling's inverse)."""
+async def _sequential(agent: Agent, repeat: int) -> tuple[float, float]:
+    times = []
+    cpu = time.process_time()
+    for _ in range(repeat):
+        start = time.perf_counter()
+        await agent.run("count")
+        times.append(time.perf_counter() - start)
+    return statistics.median(times), (time.process_time() - cpu) / repeat
+
+
+def cpu_per_run(*, thread: bool, repeat: int = 300) -> tuple[float, float]:
+    """One zero-latency run at a time on one loop: (median wall time, mean CPU time)."""
     agent = ponder_agent(STEPS, thread=thread)
     loop = asyncio.new_event_loop()
     try:
-        for _ in range(30):
-            loop.run_until_complete(agent.run("count"))
-        times = []
-        for _ in range(repeat):
-            start = time.perf_counter()
-            loop.run_until_complete(agent.run("count"))
-            times.append(time.perf_counter() - start)
+        loop.run_until_complete(_sequential(agent, 30))
+        return loop.run_until_complete(_sequential(agent, repeat))
     finally:
         loop.close()
-    return statistics.median(times)
 
 
 def tracked_per_run(n: int = 1_000) -> float:
@@ -120,23 +143,26 @@ def tracked_per_run(n: int = 1_000) -> float:
     return park_and_measure(n, lambda: len(gc.get_objects()))
 
 
-def _row(n: int, ceiling: float) -> list[str]:
-    passes = [scale_pass(n) for _ in range(PASSES[n])]
+def _row(n: int, alone: tuple[float, float], *, tuned: bool = False) -> list[str]:
+    passes = [scale_pass(n, tuned=tuned) for _ in range(1 if tuned else PASSES[n])]
     chosen = sorted(passes, key=lambda p: p.wall)[len(passes) // 2]
     ideal = n / ((STEPS + 2) * LATENCY)
     rate = n / chosen.wall
-    traced = traced_per_idle_run(n)
-    rss = rss_per_idle_run(n)
+    gc_cpu = chosen.gc.total_cpu
+    if tuned:
+        memory = ["—", "—"]
+    else:
+        memory = [f"{traced_per_idle_run(n) / 1024:.1f} KB", f"{rss_per_idle_run(n) / 1024:.1f} KB"]
     return [
-        f"{n:,}",
+        f"{n:,}" + (", `tune_gc()` (opt-in)" if tuned else ""),
         f"{chosen.wall * 1e3:,.0f} ms",
         f"{rate:,.0f}",
-        f"{rate / min(ideal, ceiling):.0%}",
-        f"{chosen.gc.total:.2f} s ({chosen.gc.total / chosen.wall:.0%})",
-        f"{chosen.gc.count[2]} ({chosen.gc.seconds[2]:.2f} s)",
+        f"{rate / min(ideal, 1 / alone[0]):.0%}",
+        f"{n * alone[1] / chosen.cpu:.0%}",
+        f"{gc_cpu:.2f} s ({gc_cpu / chosen.cpu:.0%})",
+        f"{chosen.gc.count[2]} ({chosen.gc.cpu[2]:.2f} s)",
         f"{chosen.alive_after / n:.1f}",
-        f"{traced / 1024:.1f} KB",
-        f"{rss / 1024:.1f} KB",
+        *memory,
     ]
 
 
@@ -145,22 +171,29 @@ HEADERS = [
     "Wall",
     "Runs/s",
     "% of min(ideal, CPU ceiling)",
-    "Time in GC (share of wall)",
-    "Full collections (time)",
+    "CPU per run alone / CPU per run here",
+    "CPU in GC (share of CPU)",
+    "Full collections (CPU)",
     "GC objects left per run",
     "Traced per idle run",
     "RSS per idle run",
 ]
 
 
+CPU_HEADERS = ["Sync tool runs", "Wall per run", "CPU per run", "CPU ceiling runs/s"]
+
+
 def run() -> str:
     """The scale section."""
     cpu = {thread: cpu_per_run(thread=thread) for thread in (False, True)}
-    ceiling = 1 / cpu[False]
     tracked = tracked_per_run()
-    rows = [_row(n, ceiling) for n in COUNTS]
+    rows = [_row(n, cpu[False]) for n in COUNTS]
+    rows += [_row(n, cpu[False], tuned=True) for n in TUNED]
     kinds = (("tool inline (`run_in_thread=False`)", False), ("worker thread (default)", True))
-    cpu_rows = [[kind, f"{cpu[t] * 1e3:.3f} ms", f"{1 / cpu[t]:,.0f}"] for kind, t in kinds]
+    cpu_rows = [
+        [kind, f"{cpu[t][0] * 1e3:.3f} ms", f"{cpu[t][1] * 1e3:.3f} ms", f"{1 / cpu[t][0]:,.0f}"]
+        for kind, t in kinds
+    ]
     return "\n".join(
         [
             "## Scale: 1k, 10k and 50k concurrent runs",
@@ -168,19 +201,26 @@ def run() -> str:
             f"Each run: {STEPS} `add` steps + `agent_stop` + answer = {STEPS + 2} model "
             f"requests of {LATENCY * 1e3:.0f} ms, the tool inline; all runs start together "
             "on one shared `Agent`, default asyncio loop and the interpreter's default GC "
-            "settings. The CPU ceiling is 1 / (one zero-latency run, measured alone). Time "
-            "in GC is measured in the same pass with `gc.callbacks`; the objects left are "
+            "settings. The CPU ceiling is 1 / (one zero-latency run, the runs one after another "
+            "on one loop); the CPU "
+            "column compares CPU time (`time.process_time`) per run, which a shared machine "
+            "distorts less than wall time. GC time is measured in the same pass with "
+            "`gc.callbacks` (CPU seconds); the objects left are "
             "the GC-tracked objects alive after the runs, their results dropped. Memory: N "
             "runs parked inside a model request after 2 steps; traced = tracemalloc growth "
             "/ N, RSS = RSS growth / N in a pass without tracemalloc. Median of "
-            f"{PASSES[1_000]} passes at 1k, {PASSES[10_000]} at 10k, 1 at 50k.",
+            f"{PASSES[1_000]} passes at 1k, {PASSES[10_000]} at 10k, 1 at 50k. The last rows "
+            "run once with the opt-in `ponder.tuning.tune_gc()` (young-generation threshold "
+            "50,000, startup objects frozen), restored after the pass; ponder never changes "
+            "the GC settings itself.",
             "",
             table(HEADERS, rows),
             "",
             f"A parked run holds {tracked:.0f} GC-tracked objects.",
             "",
-            "CPU cost of one run (6 requests, zero latency), measured alone, median of 300:",
+            "Cost of one run (6 requests, zero latency) measured alone: median wall time and "
+            "mean CPU time of 300:",
             "",
-            table(["Sync tool runs", "Per run", "CPU ceiling runs/s"], cpu_rows),
+            table(CPU_HEADERS, cpu_rows),
         ]
     )

@@ -24,9 +24,24 @@ if TYPE_CHECKING:
     from ponder.agent.limits import UsageLimits
     from ponder.agent.run.context import RunContext
 
-__all__ = ["CURRENT_RUN", "agent_tool", "check_no_cycle", "is_held"]
+__all__ = ["CURRENT_RUN", "RunLink", "agent_tool", "check_no_cycle", "is_held"]
 
-CURRENT_RUN: contextvars.ContextVar[RunContext | None] = contextvars.ContextVar(
+
+class RunLink:
+    """The run whose task is executing, as `CURRENT_RUN` holds it; ``run`` is cleared at its end.
+
+    asyncio copies the context into every callback scheduled during the run, and a
+    cancelled timer keeps that copy until its time comes: the variable must not keep the
+    run itself alive.
+    """
+
+    __slots__ = ("run",)
+
+    def __init__(self, run: RunContext) -> None:
+        self.run: RunContext | None = run
+
+
+CURRENT_RUN: contextvars.ContextVar[RunLink | None] = contextvars.ContextVar(
     "ponder_current_run", default=None
 )
 """The run whose task is executing (tool calls inherit it): a sub-agent's parent."""
@@ -53,7 +68,8 @@ def agent_tool(
     """The tool that runs ``agent`` on the calling model's ``task``."""
 
     async def call(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
-        parent = CURRENT_RUN.get()
+        link = CURRENT_RUN.get()
+        parent = None if link is None else link.run
         chain = _CHAIN.get()
         if id(agent) in chain:
             raise UserError(

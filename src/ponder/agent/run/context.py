@@ -138,6 +138,8 @@ class RunContext:
 
     def close(self) -> None:
         """Drop the run's reference cycles (the checkpointer) once it is over."""
+        if self.checkpointer is not None:
+            self.checkpointer.vm = None  # the VM's ``after`` hook is the checkpointer's
         self.checkpointer = None
         self._backlog = None
 

@@ -25,7 +25,7 @@ from ponder.agent.run.final_output import restored_output
 from ponder.agent.run.nodes import RunDeps
 from ponder.agent.run.state import RunState
 from ponder.agent.strategies.base import AgentStrategy
-from ponder.agent.subagent import CURRENT_RUN
+from ponder.agent.subagent import CURRENT_RUN, RunLink
 from ponder.events import RunCancelled, RunFailed, RunFinished, RunResumed, RunStarted, RunSuspended
 from ponder.exceptions import RunLeaseError, StoreError, UserError, VMError
 from ponder.store.base import Store
@@ -151,7 +151,8 @@ async def _drive(
     ctx = deps.run
     state = ctx.state
     renewing: asyncio.Task[None] | None = None
-    current = CURRENT_RUN.set(ctx)  # sub-agents called by this run's tools nest under it
+    link = RunLink(ctx)
+    current = CURRENT_RUN.set(link)  # sub-agents called by this run's tools nest under it
     if ctx.checkpointer is not None:
         ctx.checkpointer.vm, ctx.checkpointer.owner = vm, owner
     if store is not None:
@@ -166,6 +167,7 @@ async def _drive(
         error = exc
         raise
     finally:
+        link.run = None  # contexts copied into lingering callbacks no longer hold the run
         CURRENT_RUN.reset(current)
         if renewing is not None:
             renewing.cancel()

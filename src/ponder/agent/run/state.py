@@ -116,10 +116,14 @@ class RunState(BaseModel):
     event_seq: int = 0
 
     def __setattr__(self, name: str, value: Any) -> None:
-        # the nodes assign fields many times a step; pydantic's generic path costs ~15x this
+        """Store a field as it is: nodes assign fields over a hundred times a run.
+
+        Assignments are not validated (as configured) and not added to
+        ``model_fields_set`` (which keeps the fields given at construction): the set would
+        grow to a 2 KB table in every run, and nothing reads it (snapshots exclude defaults).
+        """
         if name in _FIELD_NAMES:
             self.__dict__[name] = value
-            self.__pydantic_fields_set__.add(name)
         else:
             super().__setattr__(name, value)
 

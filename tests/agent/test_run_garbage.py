@@ -1,0 +1,111 @@
+"""A finished run is freed by reference counting alone: it leaves no reference cycles.
+
+Many concurrent runs keep their objects alive across model requests; anything a run
+leaves for the cycle collector makes every full collection of a busy process longer. The
+runs here are made with the collector off, then the collector is asked what it finds.
+"""
+
+from __future__ import annotations
+
+import gc
+import types
+import weakref
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import pytest
+
+from ponder.agent import Agent
+from ponder.agent.run.state import RunState
+from ponder.messages import ToolMessage
+from ponder.models import ScriptedModel, call_tools, reply
+from ponder.models.base import ModelRequest, ModelResponse
+from ponder.store import SQLiteStore
+from ponder.tools import tool
+
+from .scripts import stop
+
+
+def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+def _steps(request: ModelRequest) -> ModelResponse:
+    """Two ``add`` calls, ``agent_stop``, then the answer."""
+    last = request.messages[-1]
+    stopped = isinstance(last, ToolMessage) and last.name == "agent_stop"
+    if request.tool_choice == "none" or stopped:
+        return reply("3")
+    results = sum(1 for m in request.messages if isinstance(m, ToolMessage) and m.name == "add")
+    if results < 2:
+        return call_tools(("add", {"a": results, "b": 1}))
+    return stop("3")
+
+
+def _is_ponders(obj: Any) -> bool:
+    if isinstance(obj, types.CoroutineType | types.FrameType):
+        code = obj.cr_code if isinstance(obj, types.CoroutineType) else obj.f_code
+        return "ponder" in code.co_filename
+    return type(obj).__module__.startswith("ponder.")
+
+
+@contextmanager
+def cycle_garbage() -> Iterator[list[Any]]:
+    """What the cycle collector finds of ponder's after the block (the collector off in it)."""
+    gc.collect()
+    found: list[Any] = []
+    gc.disable()
+    try:
+        yield found
+        gc.set_debug(gc.DEBUG_SAVEALL)
+        gc.collect()
+        found.extend(o for o in gc.garbage if _is_ponders(o))
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+        gc.enable()
+
+
+def _agent(*, thread: bool, store: SQLiteStore | None = None) -> Agent:
+    made = tool(add) if thread else tool(run_in_thread=False)(add)
+    return Agent(ScriptedModel(_steps), tools=[made], store=store, enable_thinking_tool=False)
+
+
+@pytest.mark.parametrize("thread", [False, True], ids=["inline tool", "tool in a thread"])
+async def test_a_finished_run_leaves_no_reference_cycles(thread: bool) -> None:
+    agent = _agent(thread=thread)
+    assert (await agent.run("warm up")).output == "3"
+    with cycle_garbage() as found:
+        result = await agent.run("count")
+        assert result.output == "3"
+        del result
+    assert [type(o).__qualname__ for o in found] == []
+
+
+async def test_a_checkpointed_run_leaves_no_reference_cycles(tmp_path: Any) -> None:
+    agent = _agent(thread=False, store=SQLiteStore(tmp_path / "runs.db"))
+    assert (await agent.run("warm up")).output == "3"
+    with cycle_garbage() as found:
+        assert (await agent.run("count")).output == "3"
+    assert [type(o).__qualname__ for o in found] == []
+
+
+async def test_the_run_state_dies_with_its_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    states: list[weakref.ref[RunState]] = []
+    new_state = Agent.new_state
+
+    def tracked(self: Agent, prompt: str, **options: Any) -> RunState:
+        state = new_state(self, prompt, **options)
+        states.append(weakref.ref(state))
+        return state
+
+    monkeypatch.setattr(Agent, "new_state", tracked)
+    agent = _agent(thread=False)
+    gc.disable()
+    try:
+        assert (await agent.run("count")).output == "3"
+        assert [ref() for ref in states] == [None]
+    finally:
+        gc.enable()
