@@ -12,12 +12,14 @@ import types
 import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
 from ponder.agent import Agent
+from ponder.agent.run.context import RunContext
 from ponder.agent.run.state import RunState
+from ponder.agent.strategies.react import ReActStrategy
 from ponder.messages import ToolMessage
 from ponder.models import ScriptedModel, call_tools, reply
 from ponder.models.base import ModelRequest, ModelResponse
@@ -92,20 +94,26 @@ async def test_a_checkpointed_run_leaves_no_reference_cycles(tmp_path: Any) -> N
     assert [type(o).__qualname__ for o in found] == []
 
 
-async def test_the_run_state_dies_with_its_run(monkeypatch: pytest.MonkeyPatch) -> None:
-    states: list[weakref.ref[RunState]] = []
-    new_state = Agent.new_state
+class _Watched(ReActStrategy):
+    """The default strategy, keeping a weak reference to each run's state."""
 
-    def tracked(self: Agent, prompt: str, **options: Any) -> RunState:
-        state = new_state(self, prompt, **options)
-        states.append(weakref.ref(state))
-        return state
+    states: ClassVar[list[weakref.ref[RunState]]] = []
 
-    monkeypatch.setattr(Agent, "new_state", tracked)
-    agent = _agent(thread=False)
+    def __init__(self, ctx: RunContext) -> None:
+        super().__init__(ctx)
+        self.states.append(weakref.ref(ctx.state))
+
+
+async def test_the_run_state_dies_with_its_run() -> None:
+    agent = Agent(
+        ScriptedModel(_steps),
+        tools=[tool(run_in_thread=False)(add)],
+        strategy=_Watched,
+        enable_thinking_tool=False,
+    )
     gc.disable()
     try:
         assert (await agent.run("count")).output == "3"
-        assert [ref() for ref in states] == [None]
+        assert [ref() for ref in _Watched.states] == [None]
     finally:
         gc.enable()
