@@ -114,15 +114,19 @@ def _zero_latency_run(thread: bool) -> float:
     return statistics.median(times)
 
 
-async def _park(n: int, measure: Callable[[], float]) -> float:
+async def _park(n: int, measure: Callable[[], float], thread: bool) -> float:
     model = IdleModel(STEPS)
     model.expected = n
-    agent = ponder_agent(STEPS, model=model)
-    await ponder_agent(STEPS).run("count")  # lazy imports and caches are not the runs'
+    agent = ponder_agent(STEPS, model=model, thread=thread)
+    await ponder_agent(STEPS, thread=thread).run("count")  # lazy imports and caches
     gc.collect()
     before = measure()
     tasks = [asyncio.ensure_future(agent.run("count")) for _ in range(n)]
-    await model.all_parked.wait()
+    parked = asyncio.ensure_future(model.all_parked.wait())
+    done, _ = await asyncio.wait([parked, *tasks], return_when=asyncio.FIRST_COMPLETED)
+    if parked not in done:  # a run that ended early would leave the others waiting forever
+        parked.cancel()
+        raise RuntimeError(f"a run ended before it parked: {next(iter(done)).exception()!r}")
     gc.collect()
     after = measure()
     model.release.set()
@@ -132,31 +136,31 @@ async def _park(n: int, measure: Callable[[], float]) -> float:
     return (after - before) / n
 
 
-def park_and_measure(n: int, measure: Callable[[], float]) -> float:
+def park_and_measure(n: int, measure: Callable[[], float], *, thread: bool = True) -> float:
     """Growth of ``measure()`` per run while ``n`` runs wait inside a model request."""
-    return asyncio.run(_park(n, measure))
+    return asyncio.run(_park(n, measure, thread))
 
 
 def _traced_bytes() -> float:
     return tracemalloc.get_traced_memory()[0]
 
 
-def traced_per_idle_run(n: int) -> float:
+def traced_per_idle_run(n: int, *, thread: bool = True) -> float:
     """Traced (tracemalloc) bytes per run while ``n`` runs wait inside a model request."""
     tracemalloc.start()
     try:
-        return park_and_measure(n, _traced_bytes)
+        return park_and_measure(n, _traced_bytes, thread=thread)
     finally:
         tracemalloc.stop()
 
 
-def rss_per_idle_run(n: int) -> float:
+def rss_per_idle_run(n: int, *, thread: bool = True) -> float:
     """RSS bytes per idle run, in a fresh interpreter without tracemalloc.
 
     Fresh: pages an earlier pass made resident would hide the growth; without tracemalloc:
     its own bookkeeping (a trace per allocation) counts in RSS.
     """
-    code = f"from bench.concurrency import _rss_in_process as f; print(f({n}))"
+    code = f"from bench.concurrency import _rss_in_process as f; print(f({n}, {thread}))"
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), *sys.path])))
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
@@ -164,8 +168,8 @@ def rss_per_idle_run(n: int) -> float:
     return float(out.stdout.split()[-1])
 
 
-def _rss_in_process(n: int) -> float:
-    return park_and_measure(n, _rss_bytes)
+def _rss_in_process(n: int, thread: bool) -> float:
+    return park_and_measure(n, _rss_bytes, thread=thread)
 
 
 def idle_bytes_per_run(n: int) -> tuple[float, float]:

@@ -140,7 +140,7 @@ def cpu_per_run(*, thread: bool, repeat: int = 300) -> tuple[float, float]:
 
 def tracked_per_run(n: int = 1_000) -> float:
     """GC-tracked objects a parked run holds (parked as in the memory rows)."""
-    return park_and_measure(n, lambda: len(gc.get_objects()))
+    return park_and_measure(n, lambda: len(gc.get_objects()), thread=False)
 
 
 def _row(n: int, alone: tuple[float, float], *, tuned: bool = False) -> list[str]:
@@ -152,7 +152,8 @@ def _row(n: int, alone: tuple[float, float], *, tuned: bool = False) -> list[str
     if tuned:
         memory = ["—", "—"]
     else:
-        memory = [f"{traced_per_idle_run(n) / 1024:.1f} KB", f"{rss_per_idle_run(n) / 1024:.1f} KB"]
+        traced, rss = traced_per_idle_run(n, thread=False), rss_per_idle_run(n, thread=False)
+        memory = [f"{traced / 1024:.1f} KB", f"{rss / 1024:.1f} KB"]
     return [
         f"{n:,}" + (", `tune_gc()` (opt-in)" if tuned else ""),
         f"{chosen.wall * 1e3:,.0f} ms",
