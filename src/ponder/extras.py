@@ -17,7 +17,7 @@ from ponder.exceptions import UserError
 __all__ = ["EXTRAS", "missing_extra", "require"]
 
 EXTRAS: dict[str, tuple[str, ...]] = {
-    "server": ("fastapi", "uvicorn", "sse_starlette", "starlette"),
+    "server": ("fastapi", "uvicorn", "sse_starlette", "starlette", "jsonschema"),
     "mcp": ("mcp", "mcp_types", "jsonschema"),
     "postgres": ("psycopg",),
     "anthropic": ("anthropic",),

@@ -45,15 +45,23 @@ class OutputSpec:
         output_type: Any = None,
         *,
         json_schema: dict[str, Any] | None = None,
+        name: str | None = None,
+        strict: bool | None = None,
         argument: str = "output_type",
     ) -> None:
+        """A spec of ``output_type`` or of ``json_schema``.
+
+        ``name`` (else the type's or the schema's title) names the answer to the model;
+        ``strict`` asks the provider for strict schema adherence (by default: when the
+        schema allows it).
+        """
         self.output_type = output_type
         self._adapter: TypeAdapter[Any] | None = None
         self._checker: Any = None
         if json_schema is None:
-            self._adapter, schema, name, doc = _describe(output_type, argument)
+            self._adapter, schema, title, doc = _describe(output_type, argument)
         else:
-            schema, name, doc = _checked_schema(json_schema, argument)
+            schema, title, doc = _checked_schema(json_schema, argument)
             from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
 
             self._checker = Draft202012Validator(schema)
@@ -62,7 +70,10 @@ class OutputSpec:
         self.wrapped = schema.get("type") != "object"
         wire = _wrap(schema) if self.wrapped else schema
         self.schema = OutputSchema(
-            name=tool_name(name), json_schema=wire, description=doc, strict=is_strict_schema(wire)
+            name=tool_name(title if name is None else name),
+            json_schema=wire,
+            description=doc,
+            strict=is_strict_schema(wire) if strict is None else strict,
         )
 
     @classmethod
