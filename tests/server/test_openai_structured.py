@@ -206,6 +206,8 @@ def test_an_answer_that_never_validates_is_a_clear_error() -> None:
         (json_schema({"type": 5}), "response_format.json_schema.schema"),
         (json_schema({"type": "object", "required": "city"}), "response_format"),
         (json_schema({"properties": {"a": {"minLength": -1}}}), "response_format"),
+        (json_schema({"$ref": "#/$defs/Missing"}), "response_format.json_schema.schema"),
+        (json_schema({"$ref": "https://example.com/s.json"}), "response_format.json_schema.schema"),
     ],
 )
 def test_malformed_response_formats_are_a_400_naming_it(

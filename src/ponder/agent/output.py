@@ -147,7 +147,36 @@ def _checked_schema(schema: Any, argument: str) -> tuple[dict[str, Any], str, st
         Draft202012Validator.check_schema(schema)
     except SchemaError as exc:
         raise UserError(f"{argument}: not a valid JSON Schema: {exc.message}") from None
+    broken = _unresolved_ref(schema)
+    if broken is not None:
+        raise UserError(
+            f"{argument}: the $ref {broken!r} does not point into the schema "
+            "(only refs within it, such as '#/$defs/Name', are followed)"
+        )
     return schema, str(schema.get("title") or "output"), str(schema.get("description") or "")
+
+
+def _unresolved_ref(schema: dict[str, Any]) -> str | None:
+    """The first ``$ref`` that does not resolve within ``schema`` (none is fetched)."""
+    from referencing import Registry
+    from referencing.exceptions import Unresolvable
+    from referencing.jsonschema import DRAFT202012
+
+    resolver = Registry().resolver_with_root(DRAFT202012.create_resource(schema))
+    pending: list[Any] = [schema]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, list):
+            pending.extend(item)
+        elif isinstance(item, dict):
+            ref = item.get("$ref")
+            if isinstance(ref, str):
+                try:
+                    resolver.lookup(ref)
+                except Unresolvable:
+                    return ref
+            pending.extend(item.values())
+    return None
 
 
 def _wrap(schema: dict[str, Any]) -> dict[str, Any]:
