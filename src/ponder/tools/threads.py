@@ -7,7 +7,8 @@ none is idle, starts a new one, so a call never waits behind another call's thre
 idle thread waits a while for the next call (starting a thread costs far more than the
 call itself) and then ends. The call's future is left on the `ToolContext` (``worker``) so
 the executor can hold the tool's concurrency slot and lock until the call has really
-ended; its result comes back to the loop with one ``call_soon_threadsafe``.
+ended. Results go back to the loop through a per-loop inbox: the first result of a burst
+wakes the loop (``call_soon_threadsafe``), later ones ride along with it.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import contextvars
 import os
 import queue
 import threading
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -37,46 +39,86 @@ async def run_in_daemon_thread(call: Callable[[], Any], ctx: ToolContext) -> Any
     ``ponder-tool-<tool name>``.
     """
     loop = asyncio.get_running_loop()
+    inbox = _INBOXES.get(loop)
+    if inbox is None:
+        inbox = _INBOXES[loop] = _Inbox()
     worker: asyncio.Future[Any] = loop.create_future()
     waiter: asyncio.Future[Any] = loop.create_future()
     ctx.worker = worker
     _POOL.submit(
-        _Job(loop, worker, waiter, contextvars.copy_context(), call, f"ponder-tool-{ctx.tool_name}")
+        _Job(
+            loop,
+            inbox,
+            worker,
+            waiter,
+            contextvars.copy_context(),
+            call,
+            f"ponder-tool-{ctx.tool_name}",
+        )
     )
     return await waiter
 
 
 class _Job:
-    """One call: run ``call`` in ``context``, then settle both futures on the loop."""
+    """One call: ``call`` in ``context``; its result goes to ``inbox`` for ``loop``."""
 
-    __slots__ = ("call", "context", "loop", "name", "waiter", "worker")
+    __slots__ = ("call", "context", "inbox", "loop", "name", "waiter", "worker")
 
     def __init__(
         self,
         loop: asyncio.AbstractEventLoop,
+        inbox: _Inbox,
         worker: asyncio.Future[Any],
         waiter: asyncio.Future[Any],
         context: contextvars.Context,
         call: Callable[[], Any],
         name: str,
     ) -> None:
-        self.loop, self.worker, self.waiter = loop, worker, waiter
+        self.loop, self.inbox, self.worker, self.waiter = loop, inbox, worker, waiter
         self.context, self.call, self.name = context, call, name
 
-    def run(self) -> None:
+    def run(self) -> _Result:
         threading.current_thread().name = self.name
         try:
             value = self.context.run(self.call)
         except BaseException as exc:  # handed to the awaiting task, whatever it is
-            self._deliver(None, exc)
-        else:
-            self._deliver(value, None)
+            return self.worker, self.waiter, None, exc
+        return self.worker, self.waiter, value, None
 
-    def _deliver(self, value: Any, error: BaseException | None) -> None:
+
+_Result = tuple["asyncio.Future[Any]", "asyncio.Future[Any]", Any, "BaseException | None"]
+
+
+class _Inbox:
+    """Finished calls for one loop: the first of a burst wakes the loop, the rest ride along."""
+
+    __slots__ = ("lock", "results", "waking")
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.results: list[_Result] = []
+        self.waking = False
+
+    def put(self, loop: asyncio.AbstractEventLoop, result: _Result) -> None:
+        with self.lock:
+            self.results.append(result)
+            if self.waking:
+                return
+            self.waking = True
         try:
-            self.loop.call_soon_threadsafe(_settle, self.worker, self.waiter, value, error)
+            loop.call_soon_threadsafe(self._drain)
         except RuntimeError:
-            pass  # the loop is closed: nobody waits for this call any more
+            pass  # the loop is closed: nobody waits for these calls any more
+
+    def _drain(self) -> None:
+        with self.lock:
+            results, self.results = self.results, []
+            self.waking = False
+        for worker, waiter, value, error in results:
+            _settle(worker, waiter, value, error)
+
+
+_INBOXES: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Inbox] = weakref.WeakKeyDictionary()
 
 
 def _settle(
@@ -126,22 +168,28 @@ class _Pool:
                         self.idle -= 1
                         return
                 continue  # a job is on its way to this thread
-            job.run()
+            result = job.run()
+            loop, inbox = job.loop, job.inbox
             del job
-            with self.lock:
-                if self.idle >= MAX_IDLE:
-                    return
-                self.idle += 1
+            with self.lock:  # idle before the result wakes the loop: it may submit again
+                ending = self.idle >= MAX_IDLE
+                if not ending:
+                    self.idle += 1
             threading.current_thread().name = "ponder-tool-idle"
+            inbox.put(loop, result)
+            del result, loop, inbox
+            if ending:
+                return
 
 
 _POOL = _Pool()
 
 
 def _reset_after_fork() -> None:
-    """A forked child has none of the parent's threads: start from an empty pool."""
-    global _POOL
+    """A forked child has none of the parent's threads (nor their locks): start afresh."""
+    global _POOL, _INBOXES
     _POOL = _Pool()
+    _INBOXES = weakref.WeakKeyDictionary()
 
 
 if hasattr(os, "register_at_fork"):
