@@ -69,6 +69,12 @@ def _checkpoint_statement(rewrite: bool) -> str:
     return ", ".join(parts) + " SELECT count(*) FROM run"
 
 
+_GENERIC_PLANS = (
+    "SELECT set_config('plan_cache_mode', 'force_generic_plan', false)"
+    " WHERE current_setting('plan_cache_mode', true) = 'auto'"
+)
+"""Prepared statements keep one plan: left to itself, PostgreSQL plans the checkpoint
+statement again on every run. A setting the connection string chose stays."""
 _APPEND = _checkpoint_statement(rewrite=False)
 _REWRITE = _checkpoint_statement(rewrite=True)
 
@@ -115,13 +121,19 @@ class PostgresStore(Store):
     async def _connect(self) -> Any:
         import psycopg
 
-        try:
-            return await asyncio.wait_for(
-                psycopg.AsyncConnection.connect(
-                    self.dsn, autocommit=True, connect_timeout=max(1, int(self.connect_timeout))
-                ),
-                self.connect_timeout,
+        async def connect() -> Any:
+            conn = await psycopg.AsyncConnection.connect(
+                self.dsn, autocommit=True, connect_timeout=max(1, int(self.connect_timeout))
             )
+            try:
+                await conn.execute(_GENERIC_PLANS)
+            except BaseException:
+                await conn.close()
+                raise
+            return conn
+
+        try:
+            return await asyncio.wait_for(connect(), self.connect_timeout)
         except TimeoutError:
             raise StoreError(
                 f"cannot open the PostgreSQL store: no answer within {self.connect_timeout:g} s "
