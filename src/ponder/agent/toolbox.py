@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from ponder.config import AgentConfig
@@ -40,19 +41,36 @@ def thinking_tools(config: AgentConfig, taken: set[str]) -> list[Tool]:
     if config.tool_calling_mode != "agent":
         return found
     if config.enable_thinking_tool and "sequential_thinking" not in taken:
-        from ponder.tools.thinking import ThinkingConfig, sequential_thinking_tool
-
-        limits = ThinkingConfig(
-            max_thought_chars=config.thought_max_chars,
-            include_branch_contents=config.thinking_branch_contents,
-            max_branch_contents_chars=config.thinking_branch_contents_max_chars,
+        found.append(
+            _thinking_tool(
+                config.thought_max_chars,
+                config.thinking_branch_contents,
+                config.thinking_branch_contents_max_chars,
+            )
         )
-        found.append(sequential_thinking_tool(limits))
     if config.enable_todo_tool and "todo_write" not in taken:
-        from ponder.tools.todo import todo_write_tool
-
-        found.append(todo_write_tool())
+        found.append(_todo_tool())
     return found
+
+
+@cache
+def _thinking_tool(max_chars: int, branch_contents: bool, branch_max_chars: int | None) -> Tool:
+    """One tool per set of limits, shared by the agents: each run keeps its own state."""
+    from ponder.tools.thinking import ThinkingConfig, sequential_thinking_tool
+
+    limits = ThinkingConfig(
+        max_thought_chars=max_chars,
+        include_branch_contents=branch_contents,
+        max_branch_contents_chars=branch_max_chars,
+    )
+    return sequential_thinking_tool(limits)
+
+
+@cache
+def _todo_tool() -> Tool:
+    from ponder.tools.todo import todo_write_tool
+
+    return todo_write_tool()
 
 
 class Toolbox:

@@ -2,13 +2,17 @@
 
 `describe_function` reads a signature once, at decoration time: which parameter takes the
 `ToolContext`, whether the tool takes one pydantic model, the pydantic model that validates
-the arguments and the JSON Schema the model is shown (parameter docs as descriptions).
+the arguments and the JSON Schema the model is shown (parameter docs as descriptions). The
+shape of a function defined at the top of a module or class is kept while its signature and
+docstring stay the same, so handing it to many agents builds its schema once.
 """
 
 from __future__ import annotations
 
 import inspect
 import re
+import types
+import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, get_type_hints
@@ -88,8 +92,42 @@ def strip_titles(schema: Any) -> Any:
     return result
 
 
+_SHAPES: weakref.WeakKeyDictionary[Callable[..., Any], tuple[tuple[Any, ...], FunctionShape]]
+_SHAPES = weakref.WeakKeyDictionary()
+
+
 def describe_function(fn: Callable[..., Any], *, name: str) -> FunctionShape:
     """Read ``fn``'s signature, hints and docstring; raises `UserError` on unusable ones."""
+    marks = _identity(fn, name)
+    if marks is None:
+        return _describe(fn, name)
+    kept = _SHAPES.get(fn)
+    if kept is not None and _same(kept[0], marks):
+        return kept[1]
+    shape = _describe(fn, name)
+    _SHAPES[fn] = (marks, shape)
+    return shape
+
+
+def _identity(fn: Callable[..., Any], name: str) -> tuple[Any, ...] | None:
+    """What a top-level function's shape is read from; None for anything else (not kept).
+
+    Nested functions are new objects each time their definition runs: keeping their shapes
+    would only hold them until they die.
+    """
+    if type(fn) is not types.FunctionType or "<locals>" in fn.__qualname__:
+        return None
+    if {"__wrapped__", "__signature__"} & fn.__dict__.keys():
+        return None
+    annotations = tuple(x for item in fn.__annotations__.items() for x in item)
+    return (name, fn.__code__, fn.__defaults__, fn.__kwdefaults__, fn.__doc__, *annotations)
+
+
+def _same(kept: tuple[Any, ...], marks: tuple[Any, ...]) -> bool:
+    return len(kept) == len(marks) and all(a is b for a, b in zip(kept, marks, strict=True))
+
+
+def _describe(fn: Callable[..., Any], name: str) -> FunctionShape:
     signature = inspect.signature(fn)
     hints = _type_hints(fn, name)
     params = list(signature.parameters.values())
