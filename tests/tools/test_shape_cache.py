@@ -44,3 +44,12 @@ def test_nested_functions_get_their_own_schema() -> None:
     first, second = tool(make()), tool(make())
     assert first.parameters == second.parameters
     assert first.parameters is not second.parameters
+
+
+def test_agents_given_the_same_function_share_its_tool() -> None:
+    from ponder.agent import Agent
+    from ponder.models import ScriptedModel
+
+    first = Agent(ScriptedModel([]), tools=[add]).toolbox.base[0]
+    second = Agent(ScriptedModel([]), tools=[add]).toolbox.base[0]
+    assert first is second and first.name == "add"

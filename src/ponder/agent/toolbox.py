@@ -8,14 +8,17 @@ The registry is rebuilt only when a server's tool list changed. Each run binds i
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from ponder.config import AgentConfig
+from ponder.tools.decorator import tool
 from ponder.tools.executor import ToolExecutor
 from ponder.tools.registry import ToolRegistry
+from ponder.tools.schema import describe_function, is_kept
 from ponder.tools.tool import Tool
 
 if TYPE_CHECKING:
@@ -26,13 +29,24 @@ if TYPE_CHECKING:
 __all__ = ["Toolbox", "as_tool"]
 
 
+_WRAPPED: weakref.WeakKeyDictionary[Callable[..., Any], Tool] = weakref.WeakKeyDictionary()
+
+
 def as_tool(item: Tool | Callable[..., Any]) -> Tool:
-    """A `Tool`, wrapping a plain function with ``@tool``."""
+    """A `Tool`, wrapping a plain function with ``@tool``.
+
+    A top-level function is wrapped once and its tool reused while its schema is (see
+    `describe_function`), as if it had been decorated.
+    """
     if isinstance(item, Tool):
         return item
-    from ponder.tools.decorator import tool
-
-    return tool(item)
+    kept = _WRAPPED.get(item) if is_kept(item) else None
+    if kept is not None and kept.parameters is describe_function(item, name=kept.name).parameters:
+        return kept
+    made = tool(item)
+    if made.description.strip() and is_kept(item):  # an undescribed one warns every time
+        _WRAPPED[item] = made
+    return made
 
 
 def thinking_tools(config: AgentConfig, taken: set[str]) -> list[Tool]:

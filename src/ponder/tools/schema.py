@@ -10,6 +10,7 @@ docstring stay the same, so handing it to many agents builds its schema once.
 from __future__ import annotations
 
 import inspect
+import operator
 import re
 import types
 import weakref
@@ -22,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, create_model
 from ponder.exceptions import UserError
 from ponder.tools.tool import ToolContext
 
-__all__ = ["FunctionShape", "describe_function", "parse_docstring", "strip_titles"]
+__all__ = ["FunctionShape", "describe_function", "is_kept", "parse_docstring", "strip_titles"]
 
 _SECTION = re.compile(r"^\s*([A-Z][A-Za-z ]*):\s*$")
 _ARG_SECTIONS = {"Args", "Arguments", "Parameters", "Params", "Keyword Args"}
@@ -109,22 +110,38 @@ def describe_function(fn: Callable[..., Any], *, name: str) -> FunctionShape:
     return shape
 
 
-def _identity(fn: Callable[..., Any], name: str) -> tuple[Any, ...] | None:
-    """What a top-level function's shape is read from; None for anything else (not kept).
+def is_kept(fn: Callable[..., Any]) -> bool:
+    """True for a function whose shape `describe_function` keeps: a top-level one.
 
     Nested functions are new objects each time their definition runs: keeping their shapes
     would only hold them until they die.
     """
-    if type(fn) is not types.FunctionType or "<locals>" in fn.__qualname__:
+    return (
+        type(fn) is types.FunctionType
+        and "<locals>" not in fn.__qualname__
+        and "__wrapped__" not in fn.__dict__
+        and "__signature__" not in fn.__dict__
+    )
+
+
+def _identity(fn: Callable[..., Any], name: str) -> tuple[Any, ...] | None:
+    """What a kept function's shape is read from (compared by identity); None: not kept."""
+    if not is_kept(fn):
         return None
-    if {"__wrapped__", "__signature__"} & fn.__dict__.keys():
-        return None
-    annotations = tuple(x for item in fn.__annotations__.items() for x in item)
-    return (name, fn.__code__, fn.__defaults__, fn.__kwdefaults__, fn.__doc__, *annotations)
+    hints = fn.__annotations__
+    return (
+        name,
+        fn.__code__,
+        fn.__defaults__,
+        fn.__kwdefaults__,
+        fn.__doc__,
+        *hints,
+        *hints.values(),
+    )
 
 
 def _same(kept: tuple[Any, ...], marks: tuple[Any, ...]) -> bool:
-    return len(kept) == len(marks) and all(a is b for a, b in zip(kept, marks, strict=True))
+    return len(kept) == len(marks) and all(map(operator.is_, kept, marks))
 
 
 def _describe(fn: Callable[..., Any], name: str) -> FunctionShape:
