@@ -36,11 +36,10 @@ from typing import Any, TextIO
 import anyio
 import mcp_types as types
 from mcp.server import Server, ServerRequestContext
-from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 
-from ponder.mcp.pipes import open_stdio_pipes
 from ponder.mcp.thinking_log import is_logging_disabled, render_thought_box
+from ponder.mcp.thinking_stdio import serve_stdio
 from ponder.tools.thinking import (
     DESCRIPTION,
     TOOL_NAME,
@@ -279,12 +278,6 @@ def build_server(options: ThinkingServerOptions | None = None) -> Server[_Scopes
     )
 
 
-async def _serve(server: Server[_Scopes]) -> None:
-    lines, writer = await open_stdio_pipes()
-    async with stdio_server(lines, writer) as (read_stream, write_stream):
-        await server.run(read_stream, write_stream, server.create_initialization_options())
-
-
 def main(argv: list[str] | None = None) -> None:
     """Serve over stdio until the client closes the connection, or over HTTP (``--http``)."""
     parser = argparse.ArgumentParser(prog="python -m ponder.mcp.thinking_server")
@@ -307,7 +300,7 @@ def main(argv: list[str] | None = None) -> None:
         _main_http(build_server(options), args)
         return
     print("Sequential Thinking MCP Server running on stdio", file=sys.stderr, flush=True)
-    anyio.run(_serve, build_server(options))
+    anyio.run(serve_stdio, build_server(options))
 
 
 def _main_http(server: Server[_Scopes], args: argparse.Namespace) -> None:
