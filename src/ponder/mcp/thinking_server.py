@@ -38,6 +38,7 @@ import mcp_types as types
 from mcp.server import Server, ServerRequestContext
 from mcp.shared.exceptions import MCPError
 
+from ponder.mcp.thinking_json import indented_json
 from ponder.mcp.thinking_log import is_logging_disabled, render_thought_box
 from ponder.mcp.thinking_stdio import serve_stdio
 from ponder.tools.thinking import (
@@ -133,25 +134,21 @@ class ThinkingServerOptions:
         return TOOL_NAME if self.native else REFERENCE_TOOL_NAME
 
 
-@dataclass
-class _Scope:
-    state: ThinkingState = field(default_factory=ThinkingState)
-    lock: anyio.Lock = field(default_factory=anyio.Lock)
-
-
 class _Scopes:
     """Per-connection thinking states, keyed by HTTP session id, least recent dropped."""
 
     def __init__(self, limit: int) -> None:
         self._limit = limit
-        self._scopes: OrderedDict[str, _Scope] = OrderedDict()
+        self._states: OrderedDict[str, ThinkingState] = OrderedDict()
 
-    def get(self, key: str) -> _Scope:
-        scope = self._scopes.pop(key, None) or _Scope()
-        self._scopes[key] = scope
-        while len(self._scopes) > self._limit:
-            self._scopes.popitem(last=False)
-        return scope
+    def get(self, key: str) -> ThinkingState:
+        state = self._states.pop(key, None)
+        if state is None:
+            state = ThinkingState()
+        self._states[key] = state
+        while len(self._states) > self._limit:
+            self._states.popitem(last=False)
+        return state
 
 
 def _scope_key(ctx: ServerRequestContext[Any]) -> str:
@@ -181,11 +178,17 @@ def _tool(options: ThinkingServerOptions) -> types.Tool:
     )
 
 
-def _text(value: Any) -> types.TextContent:
-    return types.TextContent(type="text", text=value)
+_COMPLETE = {"isError": False, "resultType": "complete"}
+"""What ``CallToolResult(...).model_dump(by_alias=True)`` adds to a success."""
 
 
-def _success(state: ThinkingState, options: ThinkingServerOptions, plan: ThoughtPlan) -> Any:
+def _text(value: str) -> dict[str, Any]:
+    return {"type": "text", "text": value}
+
+
+def _success(
+    state: ThinkingState, options: ThinkingServerOptions, plan: ThoughtPlan
+) -> dict[str, Any]:
     data = thinking_data(state, options.config, plan)
     if options.native:
         payload: dict[str, Any] = data
@@ -200,8 +203,8 @@ def _success(state: ThinkingState, options: ThinkingServerOptions, plan: Thought
     shown = payload
     if plan.warnings and not options.native:
         shown = {**payload, "warnings": [camel_case_text(w) for w in plan.warnings]}
-    text = _text(json.dumps(shown, indent=2, ensure_ascii=False))
-    return types.CallToolResult(content=[text], structured_content=payload)
+    text = _text(indented_json(shown))
+    return {"content": [text], "structuredContent": payload, **_COMPLETE}
 
 
 _CAMEL = {spec.name: spec.alias for spec in FIELDS if spec.name != spec.alias}
@@ -224,14 +227,19 @@ class _ThinkingServer(Server[_Scopes]):
         return capabilities
 
 
-def _failure(text: str) -> types.CallToolResult:
-    return types.CallToolResult(content=[_text(text)], is_error=True)
+def _failure(text: str) -> dict[str, Any]:
+    return {"content": [_text(text)], "isError": True, "resultType": "complete"}
 
 
-def _record(scope: _Scope, options: ThinkingServerOptions, args: dict[str, Any]) -> Any:
-    """Validate, log, then commit; any failure leaves the scope's state unchanged."""
+def _record(
+    state: ThinkingState, options: ThinkingServerOptions, args: dict[str, Any]
+) -> dict[str, Any]:
+    """Validate, log, then commit; any failure leaves ``state`` unchanged.
+
+    The result is the ``CallToolResult`` in its wire spelling; the SDK validates it once.
+    """
     spelling: Spelling = "snake_case" if options.native else "camelCase"
-    outcome = plan_call(scope.state, options.config, args, options.tool_name, spelling)
+    outcome = plan_call(state, options.config, args, options.tool_name, spelling)
     if isinstance(outcome, str):
         return _failure(outcome)
     if options.log_thoughts:
@@ -241,8 +249,8 @@ def _record(scope: _Scope, options: ThinkingServerOptions, args: dict[str, Any])
             stream.flush()
         except Exception as exc:
             return _failure(json.dumps({"error": str(exc), "status": "failed"}, indent=2))
-    commit_thought(scope.state, options.config, outcome)
-    return _success(scope.state, options, outcome)
+    commit_thought(state, options.config, outcome)
+    return _success(state, options, outcome)
 
 
 def build_server(options: ThinkingServerOptions | None = None) -> Server[_Scopes]:
@@ -261,21 +269,18 @@ def build_server(options: ThinkingServerOptions | None = None) -> Server[_Scopes
 
     async def call_tool(
         ctx: ServerRequestContext[_Scopes], params: types.CallToolRequestParams
-    ) -> types.CallToolResult:
+    ) -> dict[str, Any]:
         if params.name != tool.name:
             raise MCPError(code=types.INVALID_PARAMS, message=f"Tool {params.name} not found")
-        scope = ctx.lifespan_context.get(_scope_key(ctx))
-        async with scope.lock:
-            result: types.CallToolResult = _record(scope, opts, dict(params.arguments or {}))
-        return result
+        # No lock: a call runs to completion without yielding, so calls never interleave.
+        state = ctx.lifespan_context.get(_scope_key(ctx))
+        return _record(state, opts, dict(params.arguments or {}))
 
-    return _ThinkingServer(
-        SERVER_NAME,
-        version=version("ponder"),
-        lifespan=lifespan,
-        on_list_tools=list_tools,
-        on_call_tool=call_tool,
+    server = _ThinkingServer(
+        SERVER_NAME, version=version("ponder"), lifespan=lifespan, on_list_tools=list_tools
     )
+    server.add_request_handler("tools/call", types.CallToolRequestParams, call_tool)
+    return server
 
 
 def main(argv: list[str] | None = None) -> None:
