@@ -23,6 +23,7 @@ read-only nor idempotent; the description is ponder's own, under 1024 characters
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import re
 import sys
@@ -36,7 +37,9 @@ from typing import Any, TextIO
 import anyio
 import mcp_types as types
 from mcp.server import Server, ServerRequestContext
+from mcp.server._otel import OpenTelemetryMiddleware as TracingMiddleware
 from mcp.shared.exceptions import MCPError
+from opentelemetry import trace
 
 from ponder.mcp.thinking_json import indented_json
 from ponder.mcp.thinking_log import is_logging_disabled, render_thought_box
@@ -301,11 +304,27 @@ def main(argv: list[str] | None = None) -> None:
     options = ThinkingServerOptions(
         native=args.native, config=config, log_thoughts=not is_logging_disabled()
     )
+    server = _process_server(options)
     if args.http is not None:
-        _main_http(build_server(options), args)
+        _main_http(server, args)
         return
     print("Sequential Thinking MCP Server running on stdio", file=sys.stderr, flush=True)
-    anyio.run(serve_stdio, build_server(options))
+    anyio.run(serve_stdio, server)
+
+
+def _process_server(options: ThinkingServerOptions) -> Server[_Scopes]:
+    """The server this process runs, with per-call costs it cannot need taken out.
+
+    Without a configured OpenTelemetry tracer provider the SDK's tracing middleware only
+    makes non-recording spans, so it is dropped (the SDK's documented opt-out). The
+    objects alive after start-up (modules, schemas) are frozen out of garbage collection.
+    """
+    server = build_server(options)
+    if isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider):
+        server.middleware = [m for m in server.middleware if not isinstance(m, TracingMiddleware)]
+    gc.collect()
+    gc.freeze()
+    return server
 
 
 def _main_http(server: Server[_Scopes], args: argparse.Namespace) -> None:
