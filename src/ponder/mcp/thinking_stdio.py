@@ -22,10 +22,26 @@ import mcp_types as types
 from mcp.server import Server
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
+from pydantic import ValidationError
 
 from ponder.mcp.pipes import open_stdio_pipes
 
-__all__ = ["LineReadStream", "LineWriteStream", "serve_stdio"]
+__all__ = ["LineReadStream", "LineWriteStream", "parse_message", "serve_stdio"]
+
+
+def parse_message(line: bytes) -> types.JSONRPCMessage:
+    r"""``jsonrpc_message_adapter.validate_json(line)``, with requests validated directly.
+
+    Only a line with a ``result`` or ``error`` key can make the union choose a response
+    or an error over a request, and a key can only hide those names behind a ``\u``
+    escape; lines holding none of those bytes skip the union's trial of every member.
+    """
+    if b'"result"' not in line and b'"error"' not in line and b"\\u" not in line:
+        try:
+            return types.JSONRPCRequest.model_validate_json(line, by_name=False)
+        except ValidationError:
+            pass
+    return types.jsonrpc_message_adapter.validate_json(line, by_name=False)
 
 
 class LineReadStream:
@@ -43,7 +59,7 @@ class LineReadStream:
         if not line:
             raise anyio.EndOfStream
         try:
-            message = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+            message = parse_message(line)
         except Exception as exc:
             return exc
         return SessionMessage(message)
