@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+from typing import Any
 
 import mcp_types as types
 import pytest
@@ -38,6 +39,46 @@ LINES = [
 ]
 
 
+INITIALIZE = json.dumps(
+    {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "1"},
+        },
+    }
+)
+ENVELOPE = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"},
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
+
+
+def _exchange(lines: list[str]) -> list[dict[str, Any]]:
+    """The replies of a server fed ``lines`` and then end of input."""
+    done = subprocess.run(
+        PONDER_COMMAND,
+        input="\n".join(lines) + "\n",
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "DISABLE_THOUGHT_LOGGING": "1"},
+    )
+    assert done.returncode == 0
+    return [json.loads(line) for line in done.stdout.splitlines()]
+
+
+def _list_tools(request_id: int, meta: dict[str, Any] | None = None) -> str:
+    params = {"_meta": meta} if meta else {}
+    return json.dumps(
+        {"jsonrpc": "2.0", "id": request_id, "method": "tools/list", "params": params}
+    )
+
+
 def _outcome(parse: object, line: bytes) -> object:
     try:
         message = parse(line)  # type: ignore[operator]
@@ -56,18 +97,8 @@ def test_parse_message_matches_the_sdk_union(line: str) -> None:
 
 
 def test_bad_lines_are_skipped_and_every_request_is_answered_before_eof() -> None:
-    init = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-06-18",
-            "capabilities": {},
-            "clientInfo": {"name": "raw", "version": "1"},
-        },
-    }
     lines = [
-        json.dumps(init),
+        INITIALIZE,
         '{"jsonrpc":"2.0","method":"notifications/initialized"}',
         "not json",
         "",
@@ -76,16 +107,20 @@ def test_bad_lines_are_skipped_and_every_request_is_answered_before_eof() -> Non
         '"arguments":"text"}}',
         '{"jsonrpc":"2.0","id":3,"method":"ping"}',
     ]
-    done = subprocess.run(
-        PONDER_COMMAND,
-        input="\n".join(lines) + "\n",
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env={**os.environ, "DISABLE_THOUGHT_LOGGING": "1"},
-    )
-    replies = [json.loads(line) for line in done.stdout.splitlines()]
-    assert done.returncode == 0
+    replies = _exchange(lines)
     assert [reply["id"] for reply in replies] == [1, 2, 3]
     assert replies[1]["error"]["code"] == types.INVALID_PARAMS
     assert replies[2]["result"] == {}
+
+
+def test_the_first_request_picks_the_era_after_any_earlier_frames() -> None:
+    initialized = '{"jsonrpc":"2.0","method":"notifications/initialized"}'
+    enveloped = [_list_tools(2, ENVELOPE), _list_tools(3, ENVELOPE)]
+    legacy = _exchange(["junk"] * 10 + [initialized, INITIALIZE, initialized, enveloped[0]])
+    assert [reply["id"] for reply in legacy] == [1, 2]
+    assert legacy[1]["error"]["code"] == types.INVALID_REQUEST
+    modern = _exchange([initialized, enveloped[0], INITIALIZE, enveloped[1]])
+    assert [reply["id"] for reply in modern] == [2, 1, 3]
+    assert modern[0]["result"]["resultType"] == "complete"
+    assert modern[1]["error"]["code"] == types.UNSUPPORTED_PROTOCOL_VERSION
+    assert modern[2]["result"]["tools"][0]["name"] == "sequentialthinking"
