@@ -222,12 +222,28 @@ def camel_case_text(text: str) -> str:
 class _ThinkingServer(Server[_Scopes]):
     """Declares ``tools.listChanged`` as the reference server does, in every protocol era."""
 
+    _stamp: dict[str, Any] | None = None
+
     def get_capabilities(self, *args: Any, **kw: Any) -> types.ServerCapabilities:
         """The derived capabilities, with the tool list declared as changeable."""
         capabilities = super().get_capabilities(*args, **kw)
         if capabilities.tools is not None:
             capabilities.tools = types.ToolsCapability(list_changed=True)
         return capabilities
+
+    @property
+    def server_info_stamp(self) -> dict[str, Any]:
+        """A fresh ``serverInfo`` dump per response; a flat copy when its values are strings.
+
+        The SDK deep-copies the dump for every response so that nested values (icons) never
+        alias; this server's identity has none.
+        """
+        if self._stamp is None:
+            stamp = super().server_info_stamp
+            if not all(isinstance(value, str) for value in stamp.values()):
+                return stamp
+            self._stamp = stamp
+        return dict(self._stamp)
 
 
 def _failure(text: str) -> dict[str, Any]:
