@@ -2,70 +2,52 @@
 
 An agent holds configuration only — model, tools, instructions, config, hooks, and the
 pooled MCP sessions. Every run gets its own `RunState` (plain data) and `RunContext`
-(the live pieces), so any number of runs can share one agent concurrently.
+(the live pieces), so any number of runs can share one agent concurrently; `launch`
+starts them.
 """
 
 from __future__ import annotations
 
 import os
 import uuid
-import warnings
 from collections.abc import Callable, Iterator, Sequence
 from types import TracebackType
-from typing import Any, Generic, TypeAlias, TypeVar, overload
+from typing import Any, Generic, TypeVar, overload
 
+from ponder.agent.defaults import (
+    default_recipe,
+    default_strategy,
+    output_spec,
+    warn_unoffered_tools,
+)
 from ponder.agent.hooks import Hooks
+from ponder.agent.launch import Prompt, RunRequest, launch, new_state, run_context
 from ponder.agent.limits import UsageLimits
 from ponder.agent.output import OutputSpec
 from ponder.agent.result import OutputT, RunResult
-from ponder.agent.run.context import EventSink, RunContext
-from ponder.agent.run.driver import resume_run, start_run
-from ponder.agent.run.sessions import session_tool_states
+from ponder.agent.run.driver import resume_run
 from ponder.agent.run.state import RunState
-from ponder.agent.run.tap import RunTap, combine_taps
 from ponder.agent.run.workflows import program_for
 from ponder.agent.strategies.base import AgentStrategy
-from ponder.agent.strategies.chat import NoActionStrategy
-from ponder.agent.strategies.react import ReActStrategy
 from ponder.agent.stream import RunStream
 from ponder.agent.subagent import agent_tool, check_no_cycle
 from ponder.agent.sync import close_at_exit, iterate_sync, run_coroutine_sync
 from ponder.agent.toolbox import Toolbox
-from ponder.config import AgentConfig, ConfigWarning
+from ponder.config import AgentConfig
 from ponder.events import Event
 from ponder.exceptions import UserError
 from ponder.instrumentation import Instrumentation, resolve_instrumentation
-from ponder.media import File, Image, split_prompt
-from ponder.messages import Ledger, Message, messages_from_json
-from ponder.models.base import Model, Usage
+from ponder.messages import Message
+from ponder.models.base import Model
 from ponder.store.base import Store
 from ponder.tools.definition import ToolDefinition
-from ponder.tools.executor import ToolExecutor
 from ponder.tools.registry import ToolRegistry
 from ponder.tools.tool import Tool
 from ponder.vm import Program
 
 __all__ = ["Agent", "Prompt"]
 
-Prompt: TypeAlias = str | Sequence[str | Image | File]
-"""A run's prompt: text, or text with images and files (``[text, Image(...), File(...)]``)."""
-
 T = TypeVar("T")
-
-
-def _output_spec(output_type: Any) -> OutputSpec | None:
-    """The spec of ``output_type``; None for a plain text answer (no type, or ``str``)."""
-    if isinstance(output_type, OutputSpec):
-        return output_type
-    return None if output_type is None or output_type is str else OutputSpec(output_type)
-
-
-def _server_label(spec: str | dict[str, Any]) -> str:
-    """An MCP server entry as the recipe records it: no environment, headers or secrets."""
-    if isinstance(spec, str):
-        return spec
-    found = spec.get("name") or spec.get("url") or spec.get("command") or "server"
-    return str(found)
 
 
 class Agent(Generic[OutputT]):
@@ -94,7 +76,7 @@ class Agent(Generic[OutputT]):
         self._given = (model, tuple(tools), instructions, strategy)
         self.instructions = instructions or self.config.instructions
         self.output_type = output_type
-        self._output = _output_spec(output_type)
+        self._output = output_spec(output_type)
         self.store = store
         self.record = record
         """Each run's cassette is written here (see ``ponder.replay``); None: not recorded."""
@@ -114,26 +96,15 @@ class Agent(Generic[OutputT]):
         self.toolbox = Toolbox(self.config, own)
         check_no_cycle(self, self.toolbox.base)
         self.on_elicitation = self.toolbox.on_elicitation
-        self._executor: ToolExecutor | None = None
-        self._strategy = strategy or self._default_strategy()
+        self._strategy = strategy or default_strategy(self.config)
         program_for(self._strategy)  # a strategy the workflows cannot drive is refused now
-        self._warn_unoffered_tools()
-        self.recipe: dict[str, Any] = self._default_recipe()
+        warn_unoffered_tools(self._strategy, self.config, self.toolbox)
+        self.recipe: dict[str, Any] = default_recipe(self._model_spec, self.config)
         """How this agent was built, stored with each run (the CLI adds its options).
 
         ``model``, ``workflow``, ``mcp_servers``; from the CLI also ``config`` (a path),
         ``tools`` (``module:attr`` references), ``instructions`` and ``rag``.
         """
-
-    def _default_recipe(self) -> dict[str, Any]:
-        spec, config = self._model_spec, self.config
-        scripts = config.agent_mcp_server_scripts if config.agent_mcp_client_enable else ()
-        servers = [_server_label(spec) for spec in scripts]
-        return {
-            "model": spec if isinstance(spec, str) else getattr(spec, "name", None),
-            "workflow": config.agent_workflow,
-            "mcp_servers": servers,
-        }
 
     def with_config(self, config: AgentConfig) -> Agent:
         """A new agent like this one with ``config``: the same tools, hooks and handlers.
@@ -148,49 +119,6 @@ class Agent(Generic[OutputT]):
         agent.on_completion = self.hooks.on_completion
         agent.toolbox.elicitation = self.toolbox.elicitation
         return agent
-
-    def _warn_unoffered_tools(self) -> None:
-        """RAG over an index offers no tools: say so when the agent has some."""
-        if self._strategy.get_category() != "rag":
-            return
-        from ponder.agent.strategies.rag import RagStrategy
-
-        strategy = self._strategy
-        if not issubclass(strategy, RagStrategy) or not strategy.has_index(
-            self.config.rag_index_path
-        ):
-            return
-        names = [t.name for t in self.toolbox.base]
-        if self.toolbox.mcp is not None:
-            names.append("the MCP servers' tools")
-        if names:
-            warnings.warn(
-                f"RAG mode answers from its index and offers no tools; not offered: "
-                f"{', '.join(names)} (leave rag_index_path unset to retrieve with the tools)",
-                ConfigWarning,
-                stacklevel=3,
-            )
-
-    def _default_strategy(self) -> type[AgentStrategy]:
-        config = self.config
-        if config.agent_strategy == "hybrid-react":
-            warnings.warn(
-                "agent_strategy 'hybrid-react' is deprecated; running 'react'. Use "
-                "agent_workflow = 'step-react' for structured reasoning.",
-                DeprecationWarning,
-                stacklevel=3,
-            )
-        if config.agent_strategy == "no-action" or config.tool_calling_mode == "none":
-            return NoActionStrategy
-        if config.tool_calling_mode == "rag":
-            from ponder.agent.strategies.rag import RagStrategy
-
-            return RagStrategy
-        if config.agent_workflow == "step-react":
-            from ponder.agent.strategies.step_react.strategy import StepReActStrategy
-
-            return StepReActStrategy
-        return ReActStrategy
 
     @property
     def model(self) -> Model:
@@ -232,74 +160,7 @@ class Agent(Generic[OutputT]):
 
     def _spec(self, output_type: Any) -> OutputSpec | None:
         """A run's output spec: the agent's unless the run gives its own type."""
-        return self._output if output_type is None else _output_spec(output_type)
-
-    def _run_tap(self) -> RunTap | None:
-        """What logs, traces, records or replays a new run (None for most runs)."""
-        from ponder.logs import log_tap
-
-        recorder: RunTap | None = None
-        if self.record is not None:
-            from ponder.replay.record import Recorder
-
-            recorder = Recorder(self.record, tools_spec=self.record_tools_spec)
-        make_tap = getattr(self.model, "run_tap", None)
-        replay: RunTap | None = make_tap() if callable(make_tap) else None
-        tracer: RunTap | None = None
-        tracing = resolve_instrumentation(self.instrument)
-        if tracing is not None:
-            from ponder.otel import OtelTap
-
-            tracer = OtelTap(tracing)
-        return combine_taps(
-            log_tap(), tracer, recorder, replay
-        )  # the recorder sees what the replay answers
-
-    async def _context(
-        self,
-        state: RunState,
-        deps: Any,
-        sink: EventSink | None = None,
-        stream: bool = False,
-        output: OutputSpec | None = None,
-        tap: RunTap | None = None,
-    ) -> RunContext:
-        registry, executor = await self._tools_now()
-        ctx = RunContext(
-            config=self.config, model=self.model, tools=registry, executor=executor,
-            hooks=self.hooks, state=state, instructions=self.instructions, deps=deps,
-            sink=sink, stream_text=stream, output=output, tap=tap,
-        )  # fmt: skip
-        if tap is not None:
-            tap.attach(ctx)
-        binding = self.toolbox.mcp.bindings.get(state.run_id) if self.toolbox.mcp else None
-        if binding is not None:
-
-            async def source() -> tuple[ToolRegistry, ToolExecutor]:
-                binding.attach(ctx.emit_now)  # after RunStarted: the first round asks
-                return await self._tools_now()
-
-            def add_usage(usage: Usage) -> None:
-                ctx.state.usage = ctx.state.usage + usage
-
-            ctx.tool_source, binding.add_usage = source, add_usage
-            if binding.elicit is None:
-                from ponder.agent.run.elicitation import InputHold
-
-                ctx.inputs = binding.hold = InputHold()
-        return ctx
-
-    async def _tools_now(self) -> tuple[ToolRegistry, ToolExecutor]:
-        registry = await self.toolbox.refresh()
-        executor = self._executor
-        if executor is None or executor.registry is not registry:
-            # one executor per tool set: per-tool concurrency limits hold across runs
-            executor = self._executor = ToolExecutor(
-                registry,
-                default_timeout=self.config.tool_timeout,
-                max_output_chars=self.config.tool_output_max_chars,
-            )
-        return registry, executor
+        return self._output if output_type is None else output_spec(output_type)
 
     def new_state(
         self,
@@ -310,43 +171,9 @@ class Agent(Generic[OutputT]):
         session_id: str | None = None,
     ) -> RunState:
         """A fresh run state for ``prompt`` after ``message_history``."""
-        return RunState(
-            run_id=run_id or uuid.uuid4().hex,
-            session_id=session_id,
-            prompt=prompt,
-            ledger=Ledger(message_history),
-            recipe=dict(self.recipe),
+        return new_state(
+            self, prompt, message_history=message_history, run_id=run_id, session_id=session_id
         )
-
-    async def _new_run(
-        self,
-        prompt: Prompt,
-        history: Sequence[Message],
-        run_id: str | None,
-        session_id: str | None,
-        store: Store | None,
-        output: OutputSpec | None = None,
-        external_tools: Sequence[ToolDefinition] = (),
-    ) -> RunState:
-        """A fresh state; with a stored session, its stateful tools' states carry over.
-
-        The session's last completed turn is also the history when none is given.
-        """
-        states: dict[str, Any] = {}
-        if session_id is not None and store is not None:
-            latest = await store.latest_in_session(session_id)
-            if latest is not None:
-                stored = await store.load(latest)
-                states = session_tool_states(stored, self.toolbox.registry)
-                if not history:
-                    history = messages_from_json(stored.messages)
-        text, media = split_prompt(prompt)
-        state = self.new_state(text, message_history=history, run_id=run_id, session_id=session_id)
-        state.attachments = media
-        state.tool_states.update(states)
-        state.output_schema = output.json_schema if output is not None else None
-        state.external_tools = [t.model_dump(mode="json") for t in external_tools]
-        return state
 
     @overload
     async def run(
@@ -398,15 +225,18 @@ class Agent(Generic[OutputT]):
         ``external_tools`` are offered too; a call to one suspends the run until the
         caller resumes it with the result (see ``ponder.tools.external``).
         """
-        store = store or self.store
-        output = self._spec(output_type)
-        state = await self._new_run(
-            prompt, message_history, run_id, session_id, store, output, external_tools
+        request = RunRequest(
+            prompt,
+            self._spec(output_type),
+            message_history=message_history,
+            deps=deps,
+            run_id=run_id,
+            session_id=session_id,
+            store=store or self.store,
+            limits=limits,
+            external_tools=external_tools,
         )
-        state.limits = UsageLimits.of(limits)
-        with self.toolbox.bind(state.run_id, self.model):
-            ctx = await self._context(state, deps, output=output, tap=self._run_tap())
-            return await start_run(ctx, self._strategy, self.program, store)
+        return await launch(self, request)
 
     def run_sync(self, prompt: Prompt, **options: Any) -> RunResult[Any]:
         """`run` for code without an event loop (raises `UserError` inside a running one).
@@ -442,22 +272,19 @@ class Agent(Generic[OutputT]):
 
         A typed answer streams as `OutputPartial` events (the value parsed so far).
         """
-        chosen = store or self.store
         run_id = run_id or uuid.uuid4().hex
-        output = self._spec(output_type)
-
-        async def start(sink: EventSink) -> RunResult[Any]:
-            state = await self._new_run(
-                prompt, message_history, run_id, session_id, chosen, output, external_tools
-            )
-            state.limits = UsageLimits.of(limits)
-            with self.toolbox.bind(state.run_id, self.model):
-                ctx = await self._context(
-                    state, deps, sink, True, output=output, tap=self._run_tap()
-                )
-                return await start_run(ctx, self._strategy, self.program, chosen)
-
-        return RunStream(start, run_id)
+        request = RunRequest(
+            prompt,
+            self._spec(output_type),
+            message_history=message_history,
+            deps=deps,
+            run_id=run_id,
+            session_id=session_id,
+            store=store or self.store,
+            limits=limits,
+            external_tools=external_tools,
+        )
+        return RunStream(lambda sink: launch(self, request, sink), run_id)
 
     async def resume(
         self,
@@ -478,7 +305,8 @@ class Agent(Generic[OutputT]):
             raise UserError("resume needs the store the run was checkpointed to")
         output = self._spec(output_type)
         with self.toolbox.bind(run_id, self.model):
-            ctx = await self._context(self.new_state("", run_id=run_id), deps, output=output)
+            fresh = self.new_state("", run_id=run_id)
+            ctx = await run_context(self, fresh, deps, output=output)
             return await resume_run(ctx, self._strategy, self.program, chosen, run_id, value)
 
     async def aclose(self) -> None:

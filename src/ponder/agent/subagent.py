@@ -91,6 +91,7 @@ async def _run_child(
     task: str,
     limits: UsageLimits | None,
 ) -> Any:
+    from ponder.agent.launch import RunRequest, new_run, run_context
     from ponder.agent.run.driver import resume_run, start_run
 
     child_id = f"{call.run_id}.{call.call_id}"
@@ -100,13 +101,15 @@ async def _run_child(
     with agent.toolbox.bind(child_id, agent.model):
         if store is not None and await _stored(store, child_id):
             fresh = agent.new_state("", run_id=child_id)
-            ctx = await agent._context(fresh, call.deps, sink, sink is not None, output)
+            ctx = await run_context(agent, fresh, call.deps, sink, sink is not None, output)
             decision = _decision_for(parent, call.call_id)
-            return await resume_run(ctx, agent._strategy, agent.program, store, child_id, decision)
-        state = await agent._new_run(task, (), child_id, None, store, output)
+            strategy = agent.strategy_type
+            return await resume_run(ctx, strategy, agent.program, store, child_id, decision)
+        request = RunRequest(task, output, run_id=child_id, store=store)
+        state = await new_run(agent, request)
         state.limits = limits
-        ctx = await agent._context(state, call.deps, sink, sink is not None, output)
-        return await start_run(ctx, agent._strategy, agent.program, store)
+        ctx = await run_context(agent, state, call.deps, sink, sink is not None, output)
+        return await start_run(ctx, agent.strategy_type, agent.program, store)
 
 
 def is_held(result: ToolResult) -> bool:

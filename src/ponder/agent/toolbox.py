@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from ponder.config import AgentConfig
+from ponder.tools.executor import ToolExecutor
 from ponder.tools.registry import ToolRegistry
 from ponder.tools.tool import Tool
 
@@ -76,6 +77,7 @@ class Toolbox:
         """Answers the servers' elicitation requests (see `on_elicitation`)."""
         self._registry = ToolRegistry(self.base)
         self._mcp_tools: list[Tool] = []
+        self._executor: ToolExecutor | None = None
         self.sampling_model: Model | None = None
         """The model that answers MCP sampling; None = ``mcp_sampling_model`` or the run's."""
 
@@ -126,6 +128,19 @@ class Toolbox:
             self._mcp_tools = list(tools)
             self._registry = ToolRegistry([*self.base, *tools])
         return self._registry
+
+    async def current(self) -> tuple[ToolRegistry, ToolExecutor]:
+        """The registry after `refresh`, and the executor that runs its tools."""
+        registry = await self.refresh()
+        executor = self._executor
+        if executor is None or executor.registry is not registry:
+            # one executor per tool set: per-tool concurrency limits hold across runs
+            executor = self._executor = ToolExecutor(
+                registry,
+                default_timeout=self.config.tool_timeout,
+                max_output_chars=self.config.tool_output_max_chars,
+            )
+        return registry, executor
 
     async def close(self) -> None:
         """Close the MCP sessions (stdio servers exit)."""

@@ -1,0 +1,90 @@
+"""What an agent derives from its configuration when it is built.
+
+The strategy its runs use, the output spec of its typed answers, the recipe stored with
+each run, and the warning about tools a RAG agent never offers.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import TYPE_CHECKING, Any
+
+from ponder.agent.output import OutputSpec
+from ponder.agent.strategies.base import AgentStrategy
+from ponder.agent.strategies.chat import NoActionStrategy
+from ponder.agent.strategies.react import ReActStrategy
+from ponder.config import AgentConfig, ConfigWarning
+
+if TYPE_CHECKING:
+    from ponder.agent.toolbox import Toolbox
+
+__all__ = ["default_recipe", "default_strategy", "output_spec", "warn_unoffered_tools"]
+
+
+def output_spec(output_type: Any) -> OutputSpec | None:
+    """The spec of ``output_type``; None for a plain text answer (no type, or ``str``)."""
+    if isinstance(output_type, OutputSpec):
+        return output_type
+    return None if output_type is None or output_type is str else OutputSpec(output_type)
+
+
+def default_strategy(config: AgentConfig) -> type[AgentStrategy]:
+    """The strategy ``config`` asks for (``agent_strategy``, ``tool_calling_mode``, ...)."""
+    if config.agent_strategy == "hybrid-react":
+        warnings.warn(
+            "agent_strategy 'hybrid-react' is deprecated; running 'react'. Use "
+            "agent_workflow = 'step-react' for structured reasoning.",
+            DeprecationWarning,
+            stacklevel=3,
+        )
+    if config.agent_strategy == "no-action" or config.tool_calling_mode == "none":
+        return NoActionStrategy
+    if config.tool_calling_mode == "rag":
+        from ponder.agent.strategies.rag import RagStrategy
+
+        return RagStrategy
+    if config.agent_workflow == "step-react":
+        from ponder.agent.strategies.step_react.strategy import StepReActStrategy
+
+        return StepReActStrategy
+    return ReActStrategy
+
+
+def warn_unoffered_tools(
+    strategy: type[AgentStrategy], config: AgentConfig, toolbox: Toolbox
+) -> None:
+    """RAG over an index offers no tools: say so when the agent has some."""
+    if strategy.get_category() != "rag":
+        return
+    from ponder.agent.strategies.rag import RagStrategy
+
+    if not issubclass(strategy, RagStrategy) or not strategy.has_index(config.rag_index_path):
+        return
+    names = [t.name for t in toolbox.base]
+    if toolbox.mcp is not None:
+        names.append("the MCP servers' tools")
+    if names:
+        warnings.warn(
+            f"RAG mode answers from its index and offers no tools; not offered: "
+            f"{', '.join(names)} (leave rag_index_path unset to retrieve with the tools)",
+            ConfigWarning,
+            stacklevel=3,
+        )
+
+
+def default_recipe(model: Any, config: AgentConfig) -> dict[str, Any]:
+    """How an agent of ``model`` and ``config`` was built: model, workflow, MCP servers."""
+    scripts = config.agent_mcp_server_scripts if config.agent_mcp_client_enable else ()
+    return {
+        "model": model if isinstance(model, str) else getattr(model, "name", None),
+        "workflow": config.agent_workflow,
+        "mcp_servers": [_server_label(spec) for spec in scripts],
+    }
+
+
+def _server_label(spec: str | dict[str, Any]) -> str:
+    """An MCP server entry as the recipe records it: no environment, headers or secrets."""
+    if isinstance(spec, str):
+        return spec
+    found = spec.get("name") or spec.get("url") or spec.get("command") or "server"
+    return str(found)

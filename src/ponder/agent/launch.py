@@ -1,0 +1,166 @@
+"""Starting one run of an agent: its fresh state, its context, and the taps that watch it.
+
+`Agent.run`, `Agent.stream` and sub-agent calls all start here; `launch` takes a
+`RunRequest` (the prompt and the run's options) to the driver.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeAlias
+
+from ponder.agent.limits import UsageLimits
+from ponder.agent.output import OutputSpec
+from ponder.agent.result import RunResult
+from ponder.agent.run.context import EventSink, RunContext
+from ponder.agent.run.driver import start_run
+from ponder.agent.run.sessions import session_tool_states
+from ponder.agent.run.state import RunState
+from ponder.agent.run.tap import RunTap, combine_taps
+from ponder.instrumentation import resolve_instrumentation
+from ponder.media import File, Image, split_prompt
+from ponder.messages import Ledger, Message, messages_from_json
+from ponder.models.base import Usage
+from ponder.store.base import Store
+from ponder.tools.definition import ToolDefinition
+from ponder.tools.executor import ToolExecutor
+from ponder.tools.registry import ToolRegistry
+
+if TYPE_CHECKING:
+    from ponder.agent.agent import Agent
+
+__all__ = ["Prompt", "RunRequest", "launch", "new_run", "new_state", "run_context", "run_tap"]
+
+Prompt: TypeAlias = str | Sequence[str | Image | File]
+"""A run's prompt: text, or text with images and files (``[text, Image(...), File(...)]``)."""
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    """One run as `Agent.run` or `Agent.stream` was asked for it."""
+
+    prompt: Prompt
+    output: OutputSpec | None = None
+    message_history: Sequence[Message] = ()
+    deps: Any = None
+    run_id: str | None = None
+    session_id: str | None = None
+    store: Store | None = None
+    limits: UsageLimits | None = None
+    external_tools: Sequence[ToolDefinition] = ()
+
+
+async def launch(
+    agent: Agent[Any], request: RunRequest, sink: EventSink | None = None
+) -> RunResult[Any]:
+    """Run ``request`` on ``agent`` to its end; with a ``sink``, its events stream to it."""
+    state = await new_run(agent, request)
+    state.limits = UsageLimits.of(request.limits)
+    with agent.toolbox.bind(state.run_id, agent.model):
+        ctx = await run_context(
+            agent, state, request.deps, sink, sink is not None, request.output, run_tap(agent)
+        )
+        return await start_run(ctx, agent.strategy_type, agent.program, request.store)
+
+
+def new_state(
+    agent: Agent[Any],
+    prompt: str,
+    *,
+    message_history: Sequence[Message] = (),
+    run_id: str | None = None,
+    session_id: str | None = None,
+) -> RunState:
+    """A fresh run state of ``agent`` for ``prompt`` after ``message_history``."""
+    return RunState(
+        run_id=run_id or uuid.uuid4().hex,
+        session_id=session_id,
+        prompt=prompt,
+        ledger=Ledger(message_history),
+        recipe=dict(agent.recipe),
+    )
+
+
+async def new_run(agent: Agent[Any], request: RunRequest) -> RunState:
+    """A fresh state; with a stored session, its stateful tools' states carry over.
+
+    The session's last completed turn is also the history when none is given.
+    """
+    states: dict[str, Any] = {}
+    history, session_id, store = request.message_history, request.session_id, request.store
+    if session_id is not None and store is not None:
+        latest = await store.latest_in_session(session_id)
+        if latest is not None:
+            stored = await store.load(latest)
+            states = session_tool_states(stored, agent.toolbox.registry)
+            if not history:
+                history = messages_from_json(stored.messages)
+    text, media = split_prompt(request.prompt)
+    state = new_state(
+        agent, text, message_history=history, run_id=request.run_id, session_id=session_id
+    )
+    state.attachments = media
+    state.tool_states.update(states)
+    output = request.output
+    state.output_schema = output.json_schema if output is not None else None
+    state.external_tools = [t.model_dump(mode="json") for t in request.external_tools]
+    return state
+
+
+async def run_context(
+    agent: Agent[Any],
+    state: RunState,
+    deps: Any,
+    sink: EventSink | None = None,
+    stream: bool = False,
+    output: OutputSpec | None = None,
+    tap: RunTap | None = None,
+) -> RunContext:
+    """The live pieces of one run of ``agent`` on ``state``, bound to its MCP servers."""
+    toolbox = agent.toolbox
+    registry, executor = await toolbox.current()
+    ctx = RunContext(
+        config=agent.config, model=agent.model, tools=registry, executor=executor,
+        hooks=agent.hooks, state=state, instructions=agent.instructions, deps=deps,
+        sink=sink, stream_text=stream, output=output, tap=tap,
+    )  # fmt: skip
+    if tap is not None:
+        tap.attach(ctx)
+    binding = toolbox.mcp.bindings.get(state.run_id) if toolbox.mcp else None
+    if binding is not None:
+
+        async def source() -> tuple[ToolRegistry, ToolExecutor]:
+            binding.attach(ctx.emit_now)  # after RunStarted: the first round asks
+            return await toolbox.current()
+
+        def add_usage(usage: Usage) -> None:
+            ctx.state.usage = ctx.state.usage + usage
+
+        ctx.tool_source, binding.add_usage = source, add_usage
+        if binding.elicit is None:
+            from ponder.agent.run.elicitation import InputHold
+
+            ctx.inputs = binding.hold = InputHold()
+    return ctx
+
+
+def run_tap(agent: Agent[Any]) -> RunTap | None:
+    """What logs, traces, records or replays a new run of ``agent`` (None for most runs)."""
+    from ponder.logs import log_tap
+
+    recorder: RunTap | None = None
+    if agent.record is not None:
+        from ponder.replay.record import Recorder
+
+        recorder = Recorder(agent.record, tools_spec=agent.record_tools_spec)
+    make_tap = getattr(agent.model, "run_tap", None)
+    replay: RunTap | None = make_tap() if callable(make_tap) else None
+    tracer: RunTap | None = None
+    tracing = resolve_instrumentation(agent.instrument)
+    if tracing is not None:
+        from ponder.otel import OtelTap
+
+        tracer = OtelTap(tracing)
+    return combine_taps(log_tap(), tracer, recorder, replay)  # the recorder sees the replay's
