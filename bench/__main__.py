@@ -15,7 +15,7 @@ from importlib.metadata import version
 from bench.common import ROOT
 
 MODULES = ["vm", "models", "tools", "thinking", "agent", "step_react", "store", "mcp", "peers"]
-MODULES += ["concurrency", "scale", "imports", "reflection"]
+MODULES += ["concurrency", "scale", "imports", "instantiation", "reflection"]
 MODULES += ["real_model"]
 MODULES += ["temporal"]
 MODULES += ["faults"]

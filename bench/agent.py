@@ -199,6 +199,7 @@ PEERS: list[tuple[str, str, tuple[str, ...]]] = [
     ("OpenAI Agents `Runner` + custom `Model`", "openai_agents_peer.py", ()),
     ("smolagents `ToolCallingAgent`", "smolagents_peer.py", ()),
     ("amrita-core `AgentRuntime` (ReAct)", "amrita_peer.py", ()),
+    ("Agno `Agent` + custom `Model`", "agno_peer.py", ()),
 ]
 
 

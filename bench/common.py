@@ -10,6 +10,7 @@ import statistics
 import subprocess
 import sys
 import time
+import tracemalloc
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,33 @@ def median_seconds(fn: Callable[[], Any], *, repeat: int = 7, warmup: int = 2) -
         fn()
         times.append(time.perf_counter() - start)
     return statistics.median(times)
+
+
+def instantiation(make: Callable[[], Any], *, repeat: int = 7, kept: int = 200) -> dict[str, float]:
+    """Seconds per ``make()`` (median of ``repeat`` batches) and traced bytes each one keeps.
+
+    A batch lasts about 0.2 s. The memory is the growth of tracemalloc's traced total while
+    ``kept`` agents stay alive, divided by ``kept``, after warm-up builds (imports, caches).
+    """
+    start = time.perf_counter()
+    for _ in range(20):
+        make()
+    batch = max(20, min(5000, int(0.2 * 20 / (time.perf_counter() - start))))
+    times = []
+    for _ in range(repeat):
+        gc.collect()
+        start = time.perf_counter()
+        for _ in range(batch):
+            make()
+        times.append((time.perf_counter() - start) / batch)
+    gc.collect()
+    tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
+    alive = [make() for _ in range(kept)]
+    after = tracemalloc.get_traced_memory()[0]
+    tracemalloc.stop()
+    del alive
+    return {"seconds": statistics.median(times), "bytes": (after - before) / kept}
 
 
 def peer_python() -> Path:

@@ -42,6 +42,7 @@ PEERS = [
     ("OpenAI Agents", "openai_agents_peer.py"),
     ("smolagents `ToolCallingAgent`", "smolagents_peer.py"),
     ("amrita-core (ReAct)", "amrita_peer.py"),
+    ("Agno `Agent`", "agno_peer.py"),
 ]
 
 

@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import statistics
 import sys
 import time
+from contextlib import AsyncExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from mcp import Client, StdioServerParameters
@@ -21,6 +26,7 @@ from ponder.tools.tool import ToolContext
 REFERENCE = "@modelcontextprotocol/server-sequential-thinking@2026.8.31"
 PONDER = [sys.executable, "-m", "ponder.mcp.thinking_server"]
 MCP_CALLS = 400
+MCP_ROUNDS = 7
 LOCAL_CALLS = 5000
 
 
@@ -36,22 +42,66 @@ def _args(n: int) -> dict[str, Any]:
     return args
 
 
-async def _stdio_rate(command: list[str]) -> float:
-    """Calls per second over one stdio connection (median of three rounds)."""
+@dataclass
+class _Connection:
+    """One server over stdio, its process id (Linux), and what each timed round measured."""
+
+    client: Client
+    pid: int | None
+    rates: list[float] = field(default_factory=list)
+    cpu_per_call: list[float] = field(default_factory=list)
+
+
+def _children() -> set[int]:
+    """Process ids whose parent is this process (empty where /proc is missing)."""
+    found = set()
+    for entry in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = entry.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == os.getpid():
+            found.add(int(entry.parent.name))
+    return found
+
+
+def _cpu_seconds(pid: int | None) -> float:
+    if pid is None:
+        return 0.0
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+async def _connect(stack: AsyncExitStack, command: list[str]) -> _Connection:
     params = StdioServerParameters(
         command=command[0], args=command[1:], env={"DISABLE_THOUGHT_LOGGING": "true"}
     )
-    rounds = []
-    async with Client(params) as client:
-        for n in range(1, 51):
-            await client.call_tool("sequentialthinking", _args(n))
-        for _ in range(3):
-            start = time.perf_counter()
-            for n in range(1, MCP_CALLS + 1):
-                result = await client.call_tool("sequentialthinking", _args(n))
-                assert not result.is_error
-            rounds.append(MCP_CALLS / (time.perf_counter() - start))
-    return sorted(rounds)[1]
+    before = _children()
+    client = await stack.enter_async_context(Client(params))
+    started = _children() - before
+    connection = _Connection(client, started.pop() if len(started) == 1 else None)
+    for n in range(1, 51):
+        await client.call_tool("sequentialthinking", _args(n))
+    return connection
+
+
+async def _time_round(connection: _Connection) -> None:
+    cpu, start = _cpu_seconds(connection.pid), time.perf_counter()
+    for n in range(1, MCP_CALLS + 1):
+        result = await connection.client.call_tool("sequentialthinking", _args(n))
+        assert not result.is_error
+    connection.rates.append(MCP_CALLS / (time.perf_counter() - start))
+    connection.cpu_per_call.append((_cpu_seconds(connection.pid) - cpu) / MCP_CALLS)
+
+
+async def _stdio_rounds(commands: list[list[str]]) -> list[_Connection]:
+    """Every server on its own connection, timed in alternating rounds."""
+    async with AsyncExitStack() as stack:
+        connections = [await _connect(stack, command) for command in commands]
+        for _ in range(MCP_ROUNDS):
+            for connection in connections:
+                await _time_round(connection)
+    return connections
 
 
 def _reference_command() -> list[str] | None:
@@ -83,50 +133,65 @@ def _direct_batch() -> None:
         record_thought(state, settings, _args(n))
 
 
-def _rows(ponder_rate: float, reference_rate: float, tool_s: float, direct_s: float) -> list[Any]:
-    reference = [
-        f"{reference_rate:,.0f}",
-        fmt_us(1 / reference_rate),
-        fmt_ratio(reference_rate, ponder_rate),
+def _stdio_row(label: str, connection: _Connection | None, ponder_rate: float) -> list[str]:
+    if connection is None:
+        return [label, "n/a", "n/a", "n/a", "n/a"]
+    rate = statistics.median(connection.rates)
+    cpu = statistics.median(connection.cpu_per_call) if connection.pid else None
+    return [
+        label,
+        f"{rate:,.0f}",
+        fmt_us(1 / rate),
+        fmt_us(cpu) if cpu else "n/a",
+        fmt_ratio(rate, ponder_rate),
+    ]
+
+
+def _rows(
+    ponder: _Connection, reference: _Connection | None, tool_s: float, direct_s: float
+) -> list[Any]:
+    ponder_rate = statistics.median(ponder.rates)
+    local = [
+        ("in process, `sequential_thinking` Tool.function", tool_s),
+        ("in process, `record_thought` (no event loop)", direct_s),
     ]
     return [
-        [
-            "MCP stdio, ponder `python -m ponder.mcp.thinking_server`",
-            f"{ponder_rate:,.0f}",
-            fmt_us(1 / ponder_rate),
-            "1.0×",
-        ],
-        [f"MCP stdio, npm `{REFERENCE}`", *(reference if reference_rate else ["n/a"] * 3)],
-        [
-            "in process, `sequential_thinking` Tool.function",
-            f"{1 / tool_s:,.0f}",
-            fmt_us(tool_s),
-            fmt_ratio(1 / tool_s, ponder_rate),
-        ],
-        [
-            "in process, `record_thought` (no event loop)",
-            f"{1 / direct_s:,.0f}",
-            fmt_us(direct_s),
-            fmt_ratio(1 / direct_s, ponder_rate),
-        ],
+        _stdio_row("MCP stdio, ponder `python -m ponder.mcp.thinking_server`", ponder, ponder_rate),
+        _stdio_row(f"MCP stdio, npm `{REFERENCE}`", reference, ponder_rate),
+        *(
+            [label, f"{1 / s:,.0f}", fmt_us(s), "", fmt_ratio(1 / s, ponder_rate)]
+            for label, s in local
+        ),
     ]
+
+
+def _round_ratios(ponder: _Connection, reference: _Connection | None) -> str:
+    if reference is None:
+        return "The npm reference server was not available (no npm).\n\n"
+    ratios = sorted(p / r for p, r in zip(ponder.rates, reference.rates, strict=True))
+    return (
+        f"ponder ÷ npm calls per second, round by round: median {statistics.median(ratios):.2f}× "
+        f"(from {ratios[0]:.2f}× to {ratios[-1]:.2f}×).\n\n"
+    )
 
 
 def run() -> str:
     """One Markdown section."""
-    ponder_rate = asyncio.run(_stdio_rate(PONDER))
     command = _reference_command()
-    reference_rate = asyncio.run(_stdio_rate(command)) if command else 0.0
+    connections = asyncio.run(_stdio_rounds([PONDER, *([command] if command else [])]))
+    ponder, reference = connections[0], (connections[1] if command else None)
     tool_seconds = median_seconds(_local_batch, repeat=5, warmup=1) / LOCAL_CALLS
     direct_seconds = median_seconds(_direct_batch, repeat=5, warmup=1) / LOCAL_CALLS
-    rows = _rows(ponder_rate, reference_rate, tool_seconds, direct_seconds)
+    rows = _rows(ponder, reference, tool_seconds, direct_seconds)
+    headers = ["path", "calls/s", "per call", "server CPU per call", "ratio"]
     return (
         "## sequential_thinking\n\n"
-        "Sequential `sequentialthinking` calls over one MCP stdio connection through the "
-        f"official `mcp` Python client ({MCP_CALLS} calls, median of 3 rounds, logging off; "
-        f"every fifth call files a branch), and {LOCAL_CALLS} in-process calls per run. "
-        "Ratio = calls per second relative to ponder's stdio server.\n\n"
-        + table(["path", "calls/s", "per call", "ratio"], rows)
+        "Sequential `sequentialthinking` calls through the official `mcp` Python client, one "
+        f"stdio connection per server, timed in {MCP_ROUNDS} alternating rounds of "
+        f"{MCP_CALLS} calls (medians; logging off; every fifth call files a branch); server "
+        "CPU is the server process's user + system time per call (Linux `/proc`). "
+        f"{LOCAL_CALLS} in-process calls per run. Ratio = calls per second relative to "
+        "ponder's stdio server.\n\n" + _round_ratios(ponder, reference) + table(headers, rows)
     )
 
 

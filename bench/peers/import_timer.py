@@ -1,8 +1,10 @@
-"""Cold import time of modules, each in a fresh interpreter: ``import_timer.py MODULE...``.
+"""Cold import time, each in a fresh interpreter: ``import_timer.py STATEMENT...``.
 
-For each module: one discarded run (byte-code caches), then the median of ``REPEAT``
-fresh subprocesses, each timing ``import MODULE`` with ``time.perf_counter``.
-Works in any environment (ponder's or the peers'); prints one JSON document.
+A statement is an import statement, or a module name (timed as ``import MODULE``). Each
+is run once to warm the byte-code caches, then ``REPEAT`` rounds run every statement once,
+in turn, in a fresh subprocess that times it with ``time.perf_counter``; the result is the
+median per statement. Works in any environment (ponder's or the peers'); prints one JSON
+document keyed by the arguments as given.
 """
 
 from __future__ import annotations
@@ -14,14 +16,18 @@ import sys
 
 REPEAT = 7
 PROGRAM = (
-    "import time; t = time.perf_counter(); import {module}; "
+    "import time; t = time.perf_counter()\n{statement}\n"
     "print('IMPORT_SECONDS', time.perf_counter() - t)"
 )
 
 
-def _once(module: str) -> float:
+def _statement(argument: str) -> str:
+    return argument if " " in argument or "\n" in argument else f"import {argument}"
+
+
+def _once(argument: str) -> float:
     proc = subprocess.run(
-        [sys.executable, "-c", PROGRAM.format(module=module)],
+        [sys.executable, "-c", PROGRAM.format(statement=_statement(argument))],
         capture_output=True,
         text=True,
         check=False,
@@ -30,25 +36,25 @@ def _once(module: str) -> float:
     for line in proc.stdout.splitlines():
         if line.startswith("IMPORT_SECONDS "):
             return float(line.split()[1])
-    raise RuntimeError(f"import {module} failed: {proc.stderr.strip()[-300:]}")
+    raise RuntimeError(f"{_statement(argument)!r} failed: {proc.stderr.strip()[-300:]}")
 
 
-def median_import(module: str, repeat: int = REPEAT) -> float:
-    """Median cold import time of ``module`` in seconds."""
-    _once(module)
-    return statistics.median(_once(module) for _ in range(repeat))
-
-
-def main(modules: list[str]) -> None:
-    """Print ``{"imports": {module: seconds | error}}``."""
-    found: dict[str, float | str] = {}
-    for module in modules:
+def median_imports(arguments: list[str], repeat: int = REPEAT) -> dict[str, float | str]:
+    """Median cold time of each statement in seconds, or why it failed."""
+    times: dict[str, list[float]] = {}
+    failed: dict[str, str] = {}
+    for argument in arguments:
         try:
-            found[module] = median_import(module)
+            _once(argument)
+            times[argument] = []
         except (RuntimeError, subprocess.TimeoutExpired) as exc:
-            found[module] = str(exc)[:200]
-    print(json.dumps({"imports": found}))
+            failed[argument] = str(exc)[:200]
+    for _ in range(repeat):
+        for argument, found in times.items():
+            found.append(_once(argument))
+    medians: dict[str, float | str] = {a: statistics.median(t) for a, t in times.items()}
+    return {a: medians.get(a, failed.get(a, "not run")) for a in arguments}
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    print(json.dumps({"imports": median_imports(sys.argv[1:])}))

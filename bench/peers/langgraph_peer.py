@@ -149,8 +149,15 @@ def checkpoint(ks: list[int]) -> None:
     emit({"bytes": {str(k): asyncio.run(_stored_bytes(k)) for k in ks}})
 
 
+MODEL = StepChatModel()
+
+
+def instantiate() -> Any:
+    return create_react_agent(MODEL, [add])  # a compiled graph: LangGraph's agent object
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "checkpoint":
         checkpoint([int(a) for a in sys.argv[2:]])
     else:
-        main(steps, parallel, failure)
+        main(steps, parallel, failure, instantiate)

@@ -100,5 +100,13 @@ def failure(options: list[str]) -> dict[str, Any]:
     return {"survived": True, "kept": kept, "detail": "; ".join(o[:50] for o in outputs)}
 
 
+MODEL = StepModel()
+ADD = function_tool(add)  # the decorator, applied once as at a definition
+
+
+def instantiate() -> Agent[Any]:
+    return Agent(name="bench", model=MODEL, tools=[ADD])
+
+
 if __name__ == "__main__":
-    main(steps, parallel, failure)
+    main(steps, parallel, failure, instantiate)

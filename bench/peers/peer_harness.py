@@ -5,6 +5,7 @@ Every peer script takes a mode and arguments:
 - ``steps K...``: median run time of K sequential ``add`` steps for each K;
 - ``parallel``: median time of one turn with 8 parallel ``add`` calls;
 - ``failure``: one turn with 3 parallel calls, the middle one raising; what survives;
+- ``instantiate``: time and traced memory per agent built with the ``add`` tool;
 
 and prints one JSON document on its last line.
 """
@@ -23,7 +24,7 @@ import warnings
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from bench.common import median_seconds
+from bench.common import instantiation, median_seconds
 
 __all__ = [
     "FANOUT",
@@ -32,6 +33,7 @@ __all__ = [
     "add",
     "emit",
     "fail_tool",
+    "instantiation",
     "main",
     "time_async",
     "time_sync",
@@ -46,6 +48,7 @@ os.environ.setdefault("LANGSMITH_TRACING", "false")
 os.environ.setdefault("LANGCHAIN_TRACING_V2", "false")
 os.environ.setdefault("OPENAI_AGENTS_DISABLE_TRACING", "1")
 os.environ.setdefault("OPENAI_API_KEY", "sk-unused")
+os.environ.setdefault("AGNO_TELEMETRY", "false")
 logging.disable(logging.CRITICAL)
 warnings.simplefilter("ignore")
 
@@ -93,8 +96,12 @@ def main(
     steps: Callable[[int, list[str]], float],
     parallel: Callable[[list[str]], float] | None,
     failure: Callable[[list[str]], dict[str, Any]] | None,
+    instantiate: Callable[[], Any] | None = None,
 ) -> None:
-    """Dispatch ``sys.argv``: ``steps [options] K...``, ``parallel`` or ``failure``."""
+    """Dispatch ``sys.argv``: ``steps [options] K...``, ``parallel``, ``failure``, ...
+
+    ``instantiate`` builds one agent with the ``add`` tool (mode ``instantiate``).
+    """
     mode, rest = sys.argv[1], sys.argv[2:]
     options = [a for a in rest if not a.isdigit()]
     if mode == "steps":
@@ -104,5 +111,7 @@ def main(
         emit({"median": parallel(options)})
     elif mode == "failure" and failure is not None:
         emit(failure(options))
+    elif mode == "instantiate" and instantiate is not None:
+        emit(instantiation(instantiate))
     else:
         emit({"not_measured": f"mode {mode!r} not supported"})

@@ -96,5 +96,12 @@ def failure(options: list[str]) -> dict[str, Any]:
     return {"survived": True, "kept": len(returns), "detail": str(result.output)[:120]}
 
 
+STEPPER = stepper(0)
+
+
+def instantiate() -> Agent[None, str]:
+    return _agent(STEPPER, [add])
+
+
 if __name__ == "__main__":
-    main(steps, parallel, failure)
+    main(steps, parallel, failure, instantiate)

@@ -136,5 +136,12 @@ def failure(options: list[str]) -> dict[str, Any]:
     }
 
 
+MODEL = StepModel()
+
+
+def instantiate() -> ToolCallingAgent:
+    return _agent(MODEL, [add], 10)
+
+
 if __name__ == "__main__":
-    main(steps, parallel, failure)
+    main(steps, parallel, failure, instantiate)

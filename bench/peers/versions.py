@@ -6,6 +6,7 @@ import json
 from importlib.metadata import PackageNotFoundError, version
 
 PACKAGES = (
+    "agno",
     "amrita-core",
     "amrita-sense",
     "langgraph",

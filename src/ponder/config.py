@@ -11,7 +11,6 @@ global config.
 from __future__ import annotations
 
 import os
-import tomllib
 import warnings
 from collections.abc import Mapping
 from pathlib import Path
@@ -256,6 +255,8 @@ def _env_overrides(environ: Mapping[str, str]) -> dict[str, Any]:
 
 
 def _parse_env_value(raw: str) -> Any:
+    import tomllib
+
     try:
         return tomllib.loads(f"v = {raw}")["v"]
     except tomllib.TOMLDecodeError:
@@ -278,6 +279,8 @@ def load_config(
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
+    import tomllib
+
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:

@@ -271,3 +271,20 @@ async def test_a_bad_run_output_type_is_refused_before_any_request() -> None:
     with pytest.raises(UserError, match="output_type"):
         await Agent(model, agent_strategy="no-action").run("x", output_type=_Opaque)
     assert model.requests == []
+
+
+def test_a_json_schema_spec_follows_refs_within_and_refuses_others() -> None:
+    from ponder.agent.output import OutputSpec
+
+    schema = {
+        "$defs": {"Sky": {"type": "string"}},
+        "type": "object",
+        "properties": {"sky": {"$ref": "#/$defs/Sky"}, "n": {"$anchor": "n", "type": "integer"}},
+    }
+    spec = OutputSpec(json_schema=schema, name="report", strict=False)
+    assert spec.read('{"sky": "grey"}').value == {"sky": "grey"}
+    assert spec.read('{"sky": 3}').problem == "sky: 3 is not of type 'string'"
+    assert spec.schema.name == "report" and spec.schema.strict is False
+    for ref in ("#/$defs/Rain", "#/nowhere", "https://example.com/schema.json", "other.json"):
+        with pytest.raises(UserError, match="does not point into the schema"):
+            OutputSpec(json_schema={"type": "object", "properties": {"a": {"$ref": ref}}})

@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.slow
-def test_the_wheel_declares_license_extras_urls_and_ships_its_data(tmp_path: Path) -> None:
+def test_the_wheel_declares_license_and_extras_and_ships_its_data(tmp_path: Path) -> None:
     built = subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(tmp_path), "."],
         cwd=ROOT, capture_output=True, text=True, timeout=300,
@@ -33,8 +33,6 @@ def test_the_wheel_declares_license_extras_urls_and_ships_its_data(tmp_path: Pat
     unconditional = [r for r in metadata.get_all("Requires-Dist") or [] if "extra ==" not in r]
     heavy = ("fastapi", "uvicorn", "sse-starlette", "psycopg", "anthropic", "temporalio", "mcp")
     assert [r for r in unconditional if r.split(">")[0].split("[")[0] in heavy] == []
-    urls = dict(u.split(", ", 1) for u in metadata.get_all("Project-URL") or [])
-    assert {"Homepage", "Documentation", "Source", "Issues", "Changelog"} <= urls.keys()
     assert "ponder/py.typed" in names
     static = ROOT / "src" / "ponder" / "server" / "static"
     for path in static.iterdir():

@@ -1,15 +1,16 @@
-"""LangChain's ``ChatOpenAI`` drives the endpoint: ``bind_tools`` loops, refusals are loud."""
+"""LangChain's ``ChatOpenAI`` drives the endpoint: ``bind_tools`` loops, structured output."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
 import pytest
+from pydantic import BaseModel
 
 from ponder.server.app import create_app
 
 from .live import LiveServer, live_server
-from .openai_agents import weather_agent
+from .openai_agents import report_agent
 
 langchain_openai = pytest.importorskip("langchain_openai")
 messages = pytest.importorskip("langchain_core.messages")
@@ -26,7 +27,7 @@ def get_weather(city: str) -> str:
 
 @pytest.fixture
 def server() -> Iterator[LiveServer]:
-    with live_server(create_app(weather_agent())) as running:
+    with live_server(create_app(report_agent())) as running:
         yield running
 
 
@@ -51,12 +52,29 @@ def test_bind_tools_runs_a_client_side_tool_loop(server: LiveServer) -> None:
     assert streamed == "In Paris: hail."  # the same results again: the same answer
 
 
-def test_structured_output_is_refused_not_ignored(server: LiveServer) -> None:
+class Report(BaseModel):
+    """A weather report."""
+
+    city: str
+    sky: str
+
+
+@pytest.mark.parametrize("method", [None, "json_schema", "json_mode"])
+def test_with_structured_output_gets_the_typed_answer(
+    server: LiveServer, method: str | None
+) -> None:
+    options = {} if method is None else {"method": method}
+    structured = chat(server).with_structured_output(Report, **options)  # type: ignore[attr-defined]
+    assert structured.invoke("What is the weather in Paris?") == Report(city="Paris", sky="unknown")
+
+
+def test_function_calling_structured_output_is_refused_naming_the_way_that_works(
+    server: LiveServer,
+) -> None:
     import openai
 
-    structured = chat(server).with_structured_output(  # type: ignore[attr-defined]
-        {"title": "Weather", "type": "object", "properties": {"sky": {"type": "string"}}}
-    )
+    structured = chat(server).with_structured_output(Report, method="function_calling")  # type: ignore[attr-defined]
     with pytest.raises(openai.BadRequestError) as refused:
         structured.invoke("What is the weather in Paris?")
-    assert refused.value.param in ("response_format", "tool_choice")
+    assert refused.value.param == "tool_choice"
+    assert "response_format" in refused.value.message

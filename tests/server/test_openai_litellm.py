@@ -1,7 +1,8 @@
 """litellm's ``completion`` drives the endpoint as an OpenAI-compatible provider.
 
-Plain and streamed answers, and a client-side tool loop: the call comes back as
-``tool_calls``, and the request carrying its result resumes the same run.
+Plain and streamed answers, a client-side tool loop (the call comes back as
+``tool_calls``, and the request carrying its result resumes the same run), and a typed
+answer for a pydantic ``response_format``.
 """
 
 from __future__ import annotations
@@ -12,11 +13,12 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from pydantic import BaseModel
 
 from ponder.server.app import create_app
 
 from .live import LiveServer, live_server
-from .openai_agents import weather_agent
+from .openai_agents import report_agent
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no fetch from the network
 litellm = pytest.importorskip("litellm")
@@ -37,7 +39,7 @@ WEATHER = {
 
 @pytest.fixture
 def server() -> Iterator[LiveServer]:
-    with live_server(create_app(weather_agent())) as running:
+    with live_server(create_app(report_agent())) as running:
         yield running
 
 
@@ -92,3 +94,17 @@ def test_a_refused_option_is_a_bad_request(server: LiveServer) -> None:
     with pytest.raises(litellm.BadRequestError) as refused:
         complete(server, [{"role": "user", "content": "Hi"}], n=2)
     assert "n" in str(refused.value)
+
+
+class Report(BaseModel):
+    city: str
+    sky: str
+
+
+def test_a_pydantic_response_format_gets_its_json(server: LiveServer) -> None:
+    question = {"role": "user", "content": "What is the weather in Paris?"}
+    answer = complete(server, [question], response_format=Report)
+    content = answer.choices[0].message.content
+    assert Report.model_validate_json(content) == Report(city="Paris", sky="unknown")
+    chunks = complete(server, [question], response_format=Report, stream=True)
+    assert "".join(c.choices[0].delta.content or "" for c in chunks) == content

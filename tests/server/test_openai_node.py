@@ -12,7 +12,7 @@ import pytest
 from ponder.server.app import create_app
 
 from .live import live_server
-from .openai_agents import weather_agent
+from .openai_agents import report_agent
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = Path(__file__).with_name("node") / "tool_loop.mjs"
@@ -48,7 +48,7 @@ def test_the_npm_openai_client_runs_a_client_side_tool_loop() -> None:
     folder = node_client()
     script = folder / SCRIPT.name  # beside node_modules, so `import "openai"` resolves
     script.write_text(SCRIPT.read_text())
-    with live_server(create_app(weather_agent())) as server:
+    with live_server(create_app(report_agent())) as server:
         done = subprocess.run(
             ["node", str(script), f"{server.url}/v1"],
             capture_output=True,
@@ -65,5 +65,6 @@ def test_the_npm_openai_client_runs_a_client_side_tool_loop() -> None:
     }
     assert seen["second"] == {"content": "In Paris: snow.", "sameRun": True}
     assert seen["streamed"] == {"names": ["get_weather"], "finish": "tool_calls"}
+    assert seen["typed"] == {"city": "Paris", "sky": "unknown"}
     assert seen["refused"] == {"status": 400, "param": "n"}
     assert seen["models"] == ["ponder"]

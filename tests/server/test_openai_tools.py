@@ -161,7 +161,6 @@ def test_the_whole_history_reaches_the_agent(server: LiveServer) -> None:
             },
             "tool_choice",
         ),
-        ({"response_format": {"type": "json_object"}}, "response_format"),
         ({"temperature": 0.2}, "temperature"),
         ({"max_tokens": 10}, "max_tokens"),
         ({"tools": [WEATHER_TOOL, WEATHER_TOOL]}, "tools"),

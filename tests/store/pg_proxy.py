@@ -26,6 +26,8 @@ class LossyProxy:
         self._marker: bytes | None = None
         self._lock = threading.Lock()
         self.dropped = 0
+        self.answers = 0
+        """How many times the server said it was done answering (round trips, roughly)."""
         self._threads: list[threading.Thread] = []
         self._sockets: list[socket.socket] = []
 
@@ -89,6 +91,8 @@ class LossyProxy:
                     self.dropped += 1
                     break
                 continue
+            with self._lock:
+                self.answers += data.count(_READY)
             try:
                 client.sendall(data)
             except OSError:

@@ -19,6 +19,8 @@ from .pg_proxy import LossyProxy
 pytestmark = pytest.mark.postgres
 
 OWNER = "this-host:1:cafe"
+CHECKPOINT = b"RETURNING run_id"
+"""In the checkpoint statement's text, on the wire until a connection has prepared it."""
 
 
 @pytest.fixture
@@ -51,7 +53,7 @@ async def test_a_checkpoint_whose_commit_reply_is_lost_is_not_a_conflict(
     run_id = f"lost-{uuid.uuid4().hex}"
     await store.acquire(run_id, OWNER, 60.0)
     await store.write(Checkpoint(run_id, "running", header(1), 0, [message("a")], owner=OWNER))
-    proxy.drop_reply_to(b"COMMIT")
+    proxy.drop_reply_to(CHECKPOINT)
     second = Checkpoint(run_id, "running", header(2), 1, [message("b")], owner=OWNER)
     await store.write(second)
     assert proxy.dropped == 1
@@ -81,8 +83,8 @@ async def test_a_run_goes_on_after_a_lost_commit_reply(
 
     @tool
     def lose_next_commit() -> str:
-        """Lose the reply to the next commit (the network, from the run's view)."""
-        proxy.drop_reply_to(b"COMMIT")
+        """Lose the reply to the next checkpoint (the network, from the run's view)."""
+        proxy.drop_reply_to(CHECKPOINT)
         return "armed"
 
     model = ScriptedModel(

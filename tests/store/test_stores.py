@@ -209,3 +209,59 @@ async def test_ids_are_found_by_prefix(store: Store, run_id: str) -> None:
     assert await store.find_ids(f"{run_id}b_") == [f"{run_id}b_%"]
     assert await store.find_ids(f"{run_id}b%") == []  # wildcards are taken literally
     assert await store.find_ids(f"{run_id}zz") == []
+
+
+async def test_a_checkpoint_from_a_writer_without_the_lease_writes_nothing(
+    store: Store, run_id: str
+) -> None:
+    await store.acquire(run_id, "holder", ttl=60)
+    await store.write(Checkpoint(run_id, "running", header(1), 0, [message("a")], owner="holder"))
+    await store.write_effect(run_id, "c1", {"content": "kept"})
+    stranger = Checkpoint(
+        run_id, "completed", header(9), 1, [message("b")], owner="stranger",
+        drop_effects=True, events=[event(1)],
+    )  # fmt: skip
+    with pytest.raises(RunLeaseError, match="holder"):
+        await store.write(stranger)
+    stored = await store.load(run_id)
+    assert stored.header["vm"] == {"pc": 1} and stored.record.status == "running"
+    assert [m["content"] for m in stored.messages] == ["a"]
+    assert stored.effects == {"c1": {"content": "kept"}}
+    assert await store.load_events(run_id) == []
+    await store.release(run_id, "holder")
+
+
+async def test_a_checkpoint_that_conflicts_with_stored_messages_writes_nothing(
+    store: Store, run_id: str
+) -> None:
+    await store.write(Checkpoint(run_id, "running", header(1), 0, [message("a")]))
+    with pytest.raises(RunLeaseError, match="conflict"):
+        await store.write(
+            Checkpoint(run_id, "running", header(2), 0, [message("b")], events=[event(1)])
+        )
+    stored = await store.load(run_id)
+    assert stored.header["vm"] == {"pc": 1}
+    assert [m["content"] for m in stored.messages] == ["a"]
+    assert await store.load_events(run_id) == []
+
+
+async def test_rewrites_to_a_longer_or_shorter_ledger_keep_exactly_the_new_messages(
+    store: Store, run_id: str
+) -> None:
+    await store.write(Checkpoint(run_id, "running", header(1), 0, [message("a")]))
+    longer = [message(t) for t in ("x", "y", "z")]
+    await store.write(Checkpoint(run_id, "running", header(2), 0, longer, rewrite=True))
+    assert [m["content"] for m in (await store.load(run_id)).messages] == ["x", "y", "z"]
+    await store.write(Checkpoint(run_id, "running", header(3), 0, [message("s")], rewrite=True))
+    await store.write(Checkpoint(run_id, "running", header(4), 1, [message("t")]))
+    stored = await store.load(run_id)
+    assert [m["content"] for m in stored.messages] == ["s", "t"] and stored.record.messages == 2
+
+
+async def test_a_checkpoint_drops_the_effects_only_when_told(store: Store, run_id: str) -> None:
+    await store.write(Checkpoint(run_id, "running", header(1), 0, []))
+    await store.write_effect(run_id, "c1", {"content": "saved"})
+    await store.write(Checkpoint(run_id, "running", header(2), 0, [message("a")]))
+    assert (await store.load(run_id)).effects == {"c1": {"content": "saved"}}
+    await store.write(Checkpoint(run_id, "running", header(3), 1, [], drop_effects=True))
+    assert (await store.load(run_id)).effects == {}

@@ -177,3 +177,20 @@ async def test_the_launcher_in_process_lists_adopts_decides_and_cancels(
         )
         await launcher.shutdown()
     assert DEPLOYED == ["prod"]
+
+
+async def test_serve_temporal_refuses_typed_answers_and_client_tools(served: str) -> None:
+    question = {"role": "user", "content": "Ship it"}
+    typed = {"type": "json_schema", "json_schema": {"name": "r", "schema": {"type": "object"}}}
+    tool = {"type": "function", "function": {"name": "deploy"}}
+    async with httpx.AsyncClient(base_url=served, timeout=60) as http:
+        for extra, param in (
+            ({"response_format": typed}, "response_format"),
+            ({"tools": [tool]}, "tools"),
+        ):
+            answer = await http.post(
+                "/v1/chat/completions", json={"model": "m", "messages": [question], **extra}
+            )
+            assert answer.status_code == 400
+            assert answer.json()["error"]["param"] == param
+        assert (await http.get("/v1/runs")).json()["runs"] == []

@@ -9,45 +9,44 @@ starts them.
 from __future__ import annotations
 
 import os
-import uuid
 from collections.abc import Callable, Iterator, Sequence
 from types import TracebackType
-from typing import Any, Generic, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 
-from ponder.agent.defaults import (
-    default_recipe,
-    default_strategy,
-    output_spec,
-    warn_unoffered_tools,
-)
 from ponder.agent.hooks import Hooks
-from ponder.agent.launch import Prompt, RunRequest, launch, new_state, run_context
-from ponder.agent.limits import UsageLimits
-from ponder.agent.output import OutputSpec
 from ponder.agent.result import OutputT, RunResult
-from ponder.agent.run.driver import resume_run
-from ponder.agent.run.state import RunState
-from ponder.agent.run.workflows import program_for
-from ponder.agent.strategies.base import AgentStrategy
-from ponder.agent.stream import RunStream
-from ponder.agent.subagent import agent_tool, check_no_cycle
 from ponder.agent.sync import close_at_exit, iterate_sync, run_coroutine_sync
-from ponder.agent.toolbox import Toolbox
-from ponder.config import AgentConfig
-from ponder.events import Event
 from ponder.exceptions import UserError
 from ponder.instrumentation import Instrumentation, resolve_instrumentation
-from ponder.messages import Message
-from ponder.models.base import Model
-from ponder.store.base import Store
-from ponder.tools.definition import ToolDefinition
-from ponder.tools.registry import ToolRegistry
-from ponder.tools.tool import Tool
-from ponder.vm import Program
+
+if TYPE_CHECKING:
+    from ponder.agent.launch import Prompt
+    from ponder.agent.limits import UsageLimits
+    from ponder.agent.output import OutputSpec
+    from ponder.agent.run.state import RunState
+    from ponder.agent.strategies.base import AgentStrategy
+    from ponder.agent.stream import RunStream
+    from ponder.config import AgentConfig
+    from ponder.events import Event
+    from ponder.messages import Message
+    from ponder.models.base import Model
+    from ponder.store.base import Store
+    from ponder.tools.definition import ToolDefinition
+    from ponder.tools.registry import ToolRegistry
+    from ponder.tools.tool import Tool
+    from ponder.vm import Program
 
 __all__ = ["Agent", "Prompt"]
 
 T = TypeVar("T")
+
+
+def __getattr__(name: str) -> Any:
+    if name == "Prompt":
+        from ponder.agent.launch import Prompt
+
+        return Prompt
+    raise AttributeError(f"module 'ponder.agent.agent' has no attribute {name!r}")
 
 
 class Agent(Generic[OutputT]):
@@ -71,12 +70,13 @@ class Agent(Generic[OutputT]):
         instrument: bool | Instrumentation | None = None,
         **config_overrides: Any,
     ) -> None:
-        base = config or AgentConfig()
-        self.config = base.replace(**config_overrides) if config_overrides else base
+        import ponder.agent.defaults as made  # and with it the runtime, on the first agent
+
+        self.config = made.agent_config(config, config_overrides)
         self._given = (model, tuple(tools), instructions, strategy)
         self.instructions = instructions or self.config.instructions
         self.output_type = output_type
-        self._output = output_spec(output_type)
+        self._output = made.output_spec(output_type)
         self.store = store
         self.record = record
         """Each run's cassette is written here (see ``ponder.replay``); None: not recorded."""
@@ -93,13 +93,12 @@ class Agent(Generic[OutputT]):
         self._model_spec = model if model is not None else self.config.model
         self._model: Model | None = None
         own = [t.as_tool() if isinstance(t, Agent) else t for t in tools]
-        self.toolbox = Toolbox(self.config, own)
-        check_no_cycle(self, self.toolbox.base)
+        self.toolbox = made.toolbox_for(self, self.config, own)
         self.on_elicitation = self.toolbox.on_elicitation
-        self._strategy = strategy or default_strategy(self.config)
-        program_for(self._strategy)  # a strategy the workflows cannot drive is refused now
-        warn_unoffered_tools(self._strategy, self.config, self.toolbox)
-        self.recipe: dict[str, Any] = default_recipe(self._model_spec, self.config)
+        self._strategy = strategy or made.default_strategy(self.config)
+        made.check_strategy(self._strategy)  # one no workflow can drive is refused now
+        made.warn_unoffered_tools(self._strategy, self.config, self.toolbox)
+        self.recipe: dict[str, Any] = made.default_recipe(self._model_spec, self.config)
         """How this agent was built, stored with each run (the CLI adds its options).
 
         ``model``, ``workflow``, ``mcp_servers``; from the CLI also ``config`` (a path),
@@ -140,6 +139,9 @@ class Agent(Generic[OutputT]):
         limits: UsageLimits | None = None,
     ) -> Tool:
         """The agent as a tool of another: each call runs it on a ``task`` (see `subagent`)."""
+        from ponder.agent.limits import UsageLimits
+        from ponder.agent.subagent import agent_tool
+
         chosen = name or "sub_agent"  # stable across processes: a resumed ledger names it
         about = description or self.instructions or f"Hand a task to the {chosen} agent."
         return agent_tool(self, chosen, about, limits=UsageLimits.of(limits))
@@ -152,6 +154,8 @@ class Agent(Generic[OutputT]):
     @property
     def program(self) -> Program:
         """The VM program this agent's workflow runs."""
+        from ponder.agent.run.workflows import program_for
+
         return program_for(self._strategy)
 
     def tool_registry(self) -> ToolRegistry:
@@ -160,7 +164,11 @@ class Agent(Generic[OutputT]):
 
     def _spec(self, output_type: Any) -> OutputSpec | None:
         """A run's output spec: the agent's unless the run gives its own type."""
-        return self._output if output_type is None else output_spec(output_type)
+        if output_type is None:
+            return self._output
+        from ponder.agent.defaults import output_spec
+
+        return output_spec(output_type)
 
     def new_state(
         self,
@@ -171,6 +179,8 @@ class Agent(Generic[OutputT]):
         session_id: str | None = None,
     ) -> RunState:
         """A fresh run state for ``prompt`` after ``message_history``."""
+        from ponder.agent.launch import new_state
+
         return new_state(
             self, prompt, message_history=message_history, run_id=run_id, session_id=session_id
         )
@@ -225,6 +235,8 @@ class Agent(Generic[OutputT]):
         ``external_tools`` are offered too; a call to one suspends the run until the
         caller resumes it with the result (see ``ponder.tools.external``).
         """
+        from ponder.agent.launch import RunRequest, launch
+
         request = RunRequest(
             prompt,
             self._spec(output_type),
@@ -272,6 +284,11 @@ class Agent(Generic[OutputT]):
 
         A typed answer streams as `OutputPartial` events (the value parsed so far).
         """
+        import uuid
+
+        from ponder.agent.launch import RunRequest, launch
+        from ponder.agent.stream import RunStream
+
         run_id = run_id or uuid.uuid4().hex
         request = RunRequest(
             prompt,
@@ -300,6 +317,9 @@ class Agent(Generic[OutputT]):
         A typed run keeps its type: ``output_type`` (else the agent's) validates the answer,
         and without either the answer is the JSON the run's stored schema describes.
         """
+        from ponder.agent.launch import run_context
+        from ponder.agent.run.driver import resume_run
+
         chosen = store or self.store
         if chosen is None:
             raise UserError("resume needs the store the run was checkpointed to")
@@ -315,6 +335,8 @@ class Agent(Generic[OutputT]):
 
     async def _close_owned(self) -> None:
         """Close the toolbox and the model this agent built from its model string."""
+        from ponder.models.base import Model
+
         await self.aclose()
         close = getattr(self._model, "aclose", None)
         if not isinstance(self._model_spec, Model) and close is not None:

@@ -1,24 +1,47 @@
 """What an agent derives from its configuration when it is built.
 
-The strategy its runs use, the output spec of its typed answers, the recipe stored with
-each run, and the warning about tools a RAG agent never offers.
+Its config, the strategy its runs use, the output spec of its typed answers, the recipe
+stored with each run, and the warning about tools a RAG agent never offers. `Agent`
+imports this module when the first agent is built, and with it what runs need.
 """
 
 from __future__ import annotations
 
 import warnings
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from ponder.agent.output import OutputSpec
 from ponder.agent.strategies.base import AgentStrategy
 from ponder.agent.strategies.chat import NoActionStrategy
 from ponder.agent.strategies.react import ReActStrategy
+from ponder.agent.subagent import check_no_cycle
+from ponder.agent.toolbox import Toolbox
 from ponder.config import AgentConfig, ConfigWarning
 
 if TYPE_CHECKING:
-    from ponder.agent.toolbox import Toolbox
+    from ponder.agent.agent import Agent
 
-__all__ = ["default_recipe", "default_strategy", "output_spec", "warn_unoffered_tools"]
+__all__ = [
+    "agent_config",
+    "check_strategy",
+    "default_recipe",
+    "default_strategy",
+    "output_spec",
+    "toolbox_for",
+    "warn_unoffered_tools",
+]
+
+
+@cache
+def _default_config() -> AgentConfig:
+    return AgentConfig()  # frozen, so every agent built without a config shares it
+
+
+def agent_config(config: AgentConfig | None, overrides: dict[str, Any]) -> AgentConfig:
+    """``config`` (else the defaults) with ``overrides`` applied and validated."""
+    base = config or _default_config()
+    return base.replace(**overrides) if overrides else base
 
 
 def output_spec(output_type: Any) -> OutputSpec | None:
@@ -26,6 +49,13 @@ def output_spec(output_type: Any) -> OutputSpec | None:
     if isinstance(output_type, OutputSpec):
         return output_type
     return None if output_type is None or output_type is str else OutputSpec(output_type)
+
+
+def toolbox_for(agent: Agent[Any], config: AgentConfig, tools: list[Any]) -> Toolbox:
+    """The toolbox of ``agent``; `UserError` when its sub-agents form a cycle."""
+    toolbox = Toolbox(config, tools)
+    check_no_cycle(agent, toolbox.base)
+    return toolbox
 
 
 def default_strategy(config: AgentConfig) -> type[AgentStrategy]:
@@ -48,6 +78,14 @@ def default_strategy(config: AgentConfig) -> type[AgentStrategy]:
 
         return StepReActStrategy
     return ReActStrategy
+
+
+def check_strategy(strategy: type[AgentStrategy]) -> None:
+    """`UserError` for a strategy no workflow can drive (see `program_for`)."""
+    if strategy.get_category() == "step":
+        from ponder.agent.run.workflows import program_for
+
+        program_for(strategy)
 
 
 def warn_unoffered_tools(

@@ -12,11 +12,12 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
-from ponder.events import Event, EventKind
-from ponder.messages import Message
-from ponder.models.base import ModelResponse, ToolChoice, ToolDefinition
+if TYPE_CHECKING:
+    from ponder.events import Event, EventKind
+    from ponder.messages import Message
+    from ponder.models.base import ModelResponse, ToolChoice, ToolDefinition
 
 __all__ = ["Hooks", "ModelCall"]
 
@@ -136,6 +137,8 @@ class Hooks:
 
     async def after_response(self, call: ModelCall, response: ModelResponse) -> ModelResponse:
         """Run completion handlers; each may return a replacement response."""
+        from ponder.models.base import ModelResponse
+
         for handler in self._post:
             replaced = await _maybe_await(handler.fn(call, response))
             if isinstance(replaced, ModelResponse):

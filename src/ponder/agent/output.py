@@ -45,15 +45,23 @@ class OutputSpec:
         output_type: Any = None,
         *,
         json_schema: dict[str, Any] | None = None,
+        name: str | None = None,
+        strict: bool | None = None,
         argument: str = "output_type",
     ) -> None:
+        """A spec of ``output_type`` or of ``json_schema``.
+
+        ``name`` (else the type's or the schema's title) names the answer to the model;
+        ``strict`` asks the provider for strict schema adherence (by default: when the
+        schema allows it).
+        """
         self.output_type = output_type
         self._adapter: TypeAdapter[Any] | None = None
         self._checker: Any = None
         if json_schema is None:
-            self._adapter, schema, name, doc = _describe(output_type, argument)
+            self._adapter, schema, title, doc = _describe(output_type, argument)
         else:
-            schema, name, doc = _checked_schema(json_schema, argument)
+            schema, title, doc = _checked_schema(json_schema, argument)
             from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
 
             self._checker = Draft202012Validator(schema)
@@ -62,7 +70,10 @@ class OutputSpec:
         self.wrapped = schema.get("type") != "object"
         wire = _wrap(schema) if self.wrapped else schema
         self.schema = OutputSchema(
-            name=tool_name(name), json_schema=wire, description=doc, strict=is_strict_schema(wire)
+            name=tool_name(title if name is None else name),
+            json_schema=wire,
+            description=doc,
+            strict=is_strict_schema(wire) if strict is None else strict,
         )
 
     @classmethod
@@ -136,7 +147,36 @@ def _checked_schema(schema: Any, argument: str) -> tuple[dict[str, Any], str, st
         Draft202012Validator.check_schema(schema)
     except SchemaError as exc:
         raise UserError(f"{argument}: not a valid JSON Schema: {exc.message}") from None
+    broken = _unresolved_ref(schema)
+    if broken is not None:
+        raise UserError(
+            f"{argument}: the $ref {broken!r} does not point into the schema "
+            "(only refs within it, such as '#/$defs/Name', are followed)"
+        )
     return schema, str(schema.get("title") or "output"), str(schema.get("description") or "")
+
+
+def _unresolved_ref(schema: dict[str, Any]) -> str | None:
+    """The first ``$ref`` that does not resolve within ``schema`` (none is fetched)."""
+    from referencing import Registry
+    from referencing.exceptions import Unresolvable
+    from referencing.jsonschema import DRAFT202012
+
+    resolver = Registry().resolver_with_root(DRAFT202012.create_resource(schema))
+    pending: list[Any] = [schema]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, list):
+            pending.extend(item)
+        elif isinstance(item, dict):
+            ref = item.get("$ref")
+            if isinstance(ref, str):
+                try:
+                    resolver.lookup(ref)
+                except Unresolvable:
+                    return ref
+            pending.extend(item.values())
+    return None
 
 
 def _wrap(schema: dict[str, Any]) -> dict[str, Any]:

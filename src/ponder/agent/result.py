@@ -8,13 +8,13 @@ from typing import TYPE_CHECKING, Any, Generic, cast
 
 from typing_extensions import TypeVar
 
-from ponder.agent.run.state import RunState, RunStatus
 from ponder.exceptions import StructuredOutputError
-from ponder.messages import Message
-from ponder.models.base import Usage
 
 if TYPE_CHECKING:
     from ponder.agent.output import OutputSpec
+    from ponder.agent.run.state import RunState, RunStatus
+    from ponder.messages import Message
+    from ponder.models.base import Usage
 
 __all__ = ["OutputT", "RunResult"]
 

@@ -8,13 +8,17 @@ The registry is rebuilt only when a server's tool list changed. Each run binds i
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from ponder.config import AgentConfig
+from ponder.tools.decorator import tool
 from ponder.tools.executor import ToolExecutor
 from ponder.tools.registry import ToolRegistry
+from ponder.tools.schema import describe_function, is_kept
 from ponder.tools.tool import Tool
 
 if TYPE_CHECKING:
@@ -25,13 +29,24 @@ if TYPE_CHECKING:
 __all__ = ["Toolbox", "as_tool"]
 
 
+_WRAPPED: weakref.WeakKeyDictionary[Callable[..., Any], Tool] = weakref.WeakKeyDictionary()
+
+
 def as_tool(item: Tool | Callable[..., Any]) -> Tool:
-    """A `Tool`, wrapping a plain function with ``@tool``."""
+    """A `Tool`, wrapping a plain function with ``@tool``.
+
+    A top-level function is wrapped once and its tool reused while its schema is (see
+    `describe_function`), as if it had been decorated.
+    """
     if isinstance(item, Tool):
         return item
-    from ponder.tools.decorator import tool
-
-    return tool(item)
+    kept = _WRAPPED.get(item) if is_kept(item) else None
+    if kept is not None and kept.parameters is describe_function(item, name=kept.name).parameters:
+        return kept
+    made = tool(item)
+    if made.description.strip() and is_kept(item):  # an undescribed one warns every time
+        _WRAPPED[item] = made
+    return made
 
 
 def thinking_tools(config: AgentConfig, taken: set[str]) -> list[Tool]:
@@ -40,19 +55,36 @@ def thinking_tools(config: AgentConfig, taken: set[str]) -> list[Tool]:
     if config.tool_calling_mode != "agent":
         return found
     if config.enable_thinking_tool and "sequential_thinking" not in taken:
-        from ponder.tools.thinking import ThinkingConfig, sequential_thinking_tool
-
-        limits = ThinkingConfig(
-            max_thought_chars=config.thought_max_chars,
-            include_branch_contents=config.thinking_branch_contents,
-            max_branch_contents_chars=config.thinking_branch_contents_max_chars,
+        found.append(
+            _thinking_tool(
+                config.thought_max_chars,
+                config.thinking_branch_contents,
+                config.thinking_branch_contents_max_chars,
+            )
         )
-        found.append(sequential_thinking_tool(limits))
     if config.enable_todo_tool and "todo_write" not in taken:
-        from ponder.tools.todo import todo_write_tool
-
-        found.append(todo_write_tool())
+        found.append(_todo_tool())
     return found
+
+
+@cache
+def _thinking_tool(max_chars: int, branch_contents: bool, branch_max_chars: int | None) -> Tool:
+    """One tool per set of limits, shared by the agents: each run keeps its own state."""
+    from ponder.tools.thinking import ThinkingConfig, sequential_thinking_tool
+
+    limits = ThinkingConfig(
+        max_thought_chars=max_chars,
+        include_branch_contents=branch_contents,
+        max_branch_contents_chars=branch_max_chars,
+    )
+    return sequential_thinking_tool(limits)
+
+
+@cache
+def _todo_tool() -> Tool:
+    from ponder.tools.todo import todo_write_tool
+
+    return todo_write_tool()
 
 
 class Toolbox:

@@ -20,7 +20,7 @@ from ponder.cli.options import (
     WorkflowOption,
 )
 from ponder.cli.reporting import reported
-from ponder.cli.runs import open_cli_store, store_label
+from ponder.cli.run_store import open_cli_store, store_label
 from ponder.cli.session import AgentOptions, ChatSession, build_agent
 from ponder.config import AgentConfig
 

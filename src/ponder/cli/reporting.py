@@ -13,12 +13,17 @@ from ponder.cli.errors import describe_failure
 from ponder.cli.session import model_base_url
 from ponder.config import AgentConfig
 
-__all__ = ["fail", "reported"]
+__all__ = ["fail", "plain_console", "reported"]
+
+
+def plain_console(stderr: bool = False) -> Console:
+    """A console for the commands' plain output: no highlighting, long lines kept whole."""
+    return Console(highlight=False, stderr=stderr, soft_wrap=True)
 
 
 def fail(line: str, code: int) -> NoReturn:
     """Print ``line`` on stderr and exit with ``code``."""
-    Console(stderr=True, highlight=False, soft_wrap=True).print(line, markup=False)
+    plain_console(stderr=True).print(line, markup=False)
     raise typer.Exit(code)
 
 

@@ -23,6 +23,7 @@ read-only nor idempotent; the description is ponder's own, under 1024 characters
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import re
 import sys
@@ -36,11 +37,13 @@ from typing import Any, TextIO
 import anyio
 import mcp_types as types
 from mcp.server import Server, ServerRequestContext
-from mcp.server.stdio import stdio_server
+from mcp.server._otel import OpenTelemetryMiddleware as TracingMiddleware
 from mcp.shared.exceptions import MCPError
+from opentelemetry import trace
 
-from ponder.mcp.pipes import open_stdio_pipes
+from ponder.mcp.thinking_json import indented_json
 from ponder.mcp.thinking_log import is_logging_disabled, render_thought_box
+from ponder.mcp.thinking_stdio import serve_stdio
 from ponder.tools.thinking import (
     DESCRIPTION,
     TOOL_NAME,
@@ -134,25 +137,21 @@ class ThinkingServerOptions:
         return TOOL_NAME if self.native else REFERENCE_TOOL_NAME
 
 
-@dataclass
-class _Scope:
-    state: ThinkingState = field(default_factory=ThinkingState)
-    lock: anyio.Lock = field(default_factory=anyio.Lock)
-
-
 class _Scopes:
     """Per-connection thinking states, keyed by HTTP session id, least recent dropped."""
 
     def __init__(self, limit: int) -> None:
         self._limit = limit
-        self._scopes: OrderedDict[str, _Scope] = OrderedDict()
+        self._states: OrderedDict[str, ThinkingState] = OrderedDict()
 
-    def get(self, key: str) -> _Scope:
-        scope = self._scopes.pop(key, None) or _Scope()
-        self._scopes[key] = scope
-        while len(self._scopes) > self._limit:
-            self._scopes.popitem(last=False)
-        return scope
+    def get(self, key: str) -> ThinkingState:
+        state = self._states.pop(key, None)
+        if state is None:
+            state = ThinkingState()
+        self._states[key] = state
+        while len(self._states) > self._limit:
+            self._states.popitem(last=False)
+        return state
 
 
 def _scope_key(ctx: ServerRequestContext[Any]) -> str:
@@ -182,11 +181,17 @@ def _tool(options: ThinkingServerOptions) -> types.Tool:
     )
 
 
-def _text(value: Any) -> types.TextContent:
-    return types.TextContent(type="text", text=value)
+_COMPLETE = {"isError": False, "resultType": "complete"}
+"""What ``CallToolResult(...).model_dump(by_alias=True)`` adds to a success."""
 
 
-def _success(state: ThinkingState, options: ThinkingServerOptions, plan: ThoughtPlan) -> Any:
+def _text(value: str) -> dict[str, Any]:
+    return {"type": "text", "text": value}
+
+
+def _success(
+    state: ThinkingState, options: ThinkingServerOptions, plan: ThoughtPlan
+) -> dict[str, Any]:
     data = thinking_data(state, options.config, plan)
     if options.native:
         payload: dict[str, Any] = data
@@ -201,8 +206,8 @@ def _success(state: ThinkingState, options: ThinkingServerOptions, plan: Thought
     shown = payload
     if plan.warnings and not options.native:
         shown = {**payload, "warnings": [camel_case_text(w) for w in plan.warnings]}
-    text = _text(json.dumps(shown, indent=2, ensure_ascii=False))
-    return types.CallToolResult(content=[text], structured_content=payload)
+    text = _text(indented_json(shown))
+    return {"content": [text], "structuredContent": payload, **_COMPLETE}
 
 
 _CAMEL = {spec.name: spec.alias for spec in FIELDS if spec.name != spec.alias}
@@ -217,6 +222,8 @@ def camel_case_text(text: str) -> str:
 class _ThinkingServer(Server[_Scopes]):
     """Declares ``tools.listChanged`` as the reference server does, in every protocol era."""
 
+    _stamp: dict[str, Any] | None = None
+
     def get_capabilities(self, *args: Any, **kw: Any) -> types.ServerCapabilities:
         """The derived capabilities, with the tool list declared as changeable."""
         capabilities = super().get_capabilities(*args, **kw)
@@ -224,15 +231,34 @@ class _ThinkingServer(Server[_Scopes]):
             capabilities.tools = types.ToolsCapability(list_changed=True)
         return capabilities
 
+    @property
+    def server_info_stamp(self) -> dict[str, Any]:
+        """A fresh ``serverInfo`` dump per response; a flat copy when its values are strings.
 
-def _failure(text: str) -> types.CallToolResult:
-    return types.CallToolResult(content=[_text(text)], is_error=True)
+        The SDK deep-copies the dump for every response so that nested values (icons) never
+        alias; this server's identity has none.
+        """
+        if self._stamp is None:
+            stamp = super().server_info_stamp
+            if not all(isinstance(value, str) for value in stamp.values()):
+                return stamp
+            self._stamp = stamp
+        return dict(self._stamp)
 
 
-def _record(scope: _Scope, options: ThinkingServerOptions, args: dict[str, Any]) -> Any:
-    """Validate, log, then commit; any failure leaves the scope's state unchanged."""
+def _failure(text: str) -> dict[str, Any]:
+    return {"content": [_text(text)], "isError": True, "resultType": "complete"}
+
+
+def _record(
+    state: ThinkingState, options: ThinkingServerOptions, args: dict[str, Any]
+) -> dict[str, Any]:
+    """Validate, log, then commit; any failure leaves ``state`` unchanged.
+
+    The result is the ``CallToolResult`` in its wire spelling; the SDK validates it once.
+    """
     spelling: Spelling = "snake_case" if options.native else "camelCase"
-    outcome = plan_call(scope.state, options.config, args, options.tool_name, spelling)
+    outcome = plan_call(state, options.config, args, options.tool_name, spelling)
     if isinstance(outcome, str):
         return _failure(outcome)
     if options.log_thoughts:
@@ -242,8 +268,8 @@ def _record(scope: _Scope, options: ThinkingServerOptions, args: dict[str, Any])
             stream.flush()
         except Exception as exc:
             return _failure(json.dumps({"error": str(exc), "status": "failed"}, indent=2))
-    commit_thought(scope.state, options.config, outcome)
-    return _success(scope.state, options, outcome)
+    commit_thought(state, options.config, outcome)
+    return _success(state, options, outcome)
 
 
 def build_server(options: ThinkingServerOptions | None = None) -> Server[_Scopes]:
@@ -262,27 +288,18 @@ def build_server(options: ThinkingServerOptions | None = None) -> Server[_Scopes
 
     async def call_tool(
         ctx: ServerRequestContext[_Scopes], params: types.CallToolRequestParams
-    ) -> types.CallToolResult:
+    ) -> dict[str, Any]:
         if params.name != tool.name:
             raise MCPError(code=types.INVALID_PARAMS, message=f"Tool {params.name} not found")
-        scope = ctx.lifespan_context.get(_scope_key(ctx))
-        async with scope.lock:
-            result: types.CallToolResult = _record(scope, opts, dict(params.arguments or {}))
-        return result
+        # No lock: a call runs to completion without yielding, so calls never interleave.
+        state = ctx.lifespan_context.get(_scope_key(ctx))
+        return _record(state, opts, dict(params.arguments or {}))
 
-    return _ThinkingServer(
-        SERVER_NAME,
-        version=version("ponder"),
-        lifespan=lifespan,
-        on_list_tools=list_tools,
-        on_call_tool=call_tool,
+    server = _ThinkingServer(
+        SERVER_NAME, version=version("ponder"), lifespan=lifespan, on_list_tools=list_tools
     )
-
-
-async def _serve(server: Server[_Scopes]) -> None:
-    lines, writer = await open_stdio_pipes()
-    async with stdio_server(lines, writer) as (read_stream, write_stream):
-        await server.run(read_stream, write_stream, server.create_initialization_options())
+    server.add_request_handler("tools/call", types.CallToolRequestParams, call_tool)
+    return server
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -303,11 +320,27 @@ def main(argv: list[str] | None = None) -> None:
     options = ThinkingServerOptions(
         native=args.native, config=config, log_thoughts=not is_logging_disabled()
     )
+    server = _process_server(options)
     if args.http is not None:
-        _main_http(build_server(options), args)
+        _main_http(server, args)
         return
     print("Sequential Thinking MCP Server running on stdio", file=sys.stderr, flush=True)
-    anyio.run(_serve, build_server(options))
+    anyio.run(serve_stdio, server)
+
+
+def _process_server(options: ThinkingServerOptions) -> Server[_Scopes]:
+    """The server this process runs, with per-call costs it cannot need taken out.
+
+    Without a configured OpenTelemetry tracer provider the SDK's tracing middleware only
+    makes non-recording spans, so it is dropped (the SDK's documented opt-out). The
+    objects alive after start-up (modules, schemas) are frozen out of garbage collection.
+    """
+    server = build_server(options)
+    if isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider):
+        server.middleware = [m for m in server.middleware if not isinstance(m, TracingMiddleware)]
+    gc.collect()
+    gc.freeze()
+    return server
 
 
 def _main_http(server: Server[_Scopes], args: argparse.Namespace) -> None:

@@ -28,13 +28,9 @@ from ponder.models.base import (
 )
 from ponder.models.capabilities import Capabilities, effective, learn, learned
 from ponder.models.degrade import Plan, adapt, probe_feature, refused_feature
-from ponder.models.openai_wire import (
-    StreamAssembler,
-    deltas_of,
-    request_body,
-    response_from_message,
-    with_unique_ids,
-)
+from ponder.models.openai_response import deltas_of, response_from_message, with_unique_ids
+from ponder.models.openai_stream import StreamAssembler
+from ponder.models.openai_wire import request_body
 from ponder.models.providers import ProviderProfile, provider_profile
 from ponder.models.retry import Failure, RetryPolicy
 from ponder.models.sdk_errors import translate_sdk_error

@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ponder.agent import Agent
+from ponder.agent.output import OutputSpec
 from ponder.events import Event, RunFailed, RunFinished, event_to_dict
 from ponder.exceptions import StoreError, UserError
 from ponder.messages import Message
@@ -55,6 +56,7 @@ def _record_of(stored: StoredRun, events: list[dict[str, Any]]) -> RunRecord:
         status=_status(stored.record.status),
         output=state.get("output") if isinstance(state.get("output"), str) else None,
         stop_reason=state.get("stop_reason") or None,
+        is_typed=state.get("output_schema") is not None,
         usage={k: int(v) for k, v in usage.items()} if isinstance(usage, dict) else {},
         events=events,
     )
@@ -81,6 +83,8 @@ class RunLauncher:
         self.store = store
         self._agents: dict[str, Agent] = {}
         """The agent each run started with, while it may continue (a config edit spares it)."""
+        self._outputs: dict[str, OutputSpec] = {}
+        """The output type each typed run started with, while it may continue."""
         self.elicitations = PendingElicitations()
         self._tasks: dict[str, asyncio.Task[None]] = {}
         self.scratch = MemoryStore()
@@ -106,13 +110,17 @@ class RunLauncher:
         *,
         external_tools: Sequence[ToolDefinition] = (),
         resumable: bool = False,
+        output: OutputSpec | None = None,
     ) -> RunRecord:
         """Register and start a run; its events land in the registry as they happen.
 
-        A ``resumable`` run is checkpointed also when the server has no store (in memory).
+        A ``resumable`` run is checkpointed also when the server has no store (in memory);
+        with an ``output`` spec the answer is that type's JSON.
         """
         run_id = uuid.uuid4().hex
         record = self.registry.create(run_id, prompt)
+        if output is not None:
+            record.is_typed, self._outputs[run_id] = True, output
         store = self.store or (self.scratch if resumable else None)
         if store is not None:
             self._stores[run_id] = store
@@ -149,10 +157,15 @@ class RunLauncher:
         """The agent a run of this server started with; a new one for a run from elsewhere."""
         return self._agents.get(run_id) or self.agent()
 
+    def output_of(self, run_id: str) -> OutputSpec | None:
+        """The output type a run of this server started with (None: the stored one, if any)."""
+        return self._outputs.get(run_id)
+
     def forget_agent(self, record: RunRecord) -> None:
-        """Drop the run's agent unless the run waits to continue."""
+        """Drop the run's agent (and output type) unless the run waits to continue."""
         if record.status != "suspended":
             self._agents.pop(record.run_id, None)
+            self._outputs.pop(record.run_id, None)
 
     async def lookup(self, run_id: str) -> RunRecord | None:
         """The run's record: known here, or adopted from the store; None if unknown.
@@ -246,6 +259,7 @@ class RunLauncher:
                 run_id=run_id,
                 store=store,
                 external_tools=external_tools,
+                output_type=self._outputs.get(run_id),
             )
             async for event in stream:
                 await registry.append(run_id, event_to_dict(event))
@@ -324,7 +338,8 @@ class ResumedRun:
         hook = agent.on_event("*")(self._on_event)
         try:
             store = self.launcher.store_of(run_id)
-            result = await agent.resume(run_id, self.decision, store=store)
+            output = self.launcher.output_of(run_id)
+            result = await agent.resume(run_id, self.decision, store=store, output_type=output)
             await self._release()
         except asyncio.CancelledError:
             if not self.started.done():

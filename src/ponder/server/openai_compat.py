@@ -6,6 +6,9 @@ the run's output; the agent's reasoning goes out as ``reasoning_content``. The r
 ``tools`` are the client's: when the agent calls one, the response carries ``tool_calls``
 with ``finish_reason: "tool_calls"`` and the run waits for the results. A run that waits
 for approval answers 200 with a ``ponder`` object (run id, pending calls, approve URL).
+A ``response_format`` of ``json_schema`` or ``json_object`` types the run's answer (see
+``ponder.server.openai_format``): ``content`` is its validated JSON, sent whole at the end
+of a stream; an answer that never validated is an error, like a failed run's.
 Each request is a run in the registry, so the viewer shows it too; an ``Idempotency-Key``
 header makes a retried request return the first one's run instead of starting another.
 """
@@ -24,6 +27,7 @@ from fastapi.responses import JSONResponse, StreamingResponse
 from ponder.events import kind_of
 from ponder.server.launcher import RunLauncher
 from ponder.server.launchers import Launcher
+from ponder.server.openai_format import output_spec_of
 from ponder.server.openai_request import (
     RequestError,
     check_options,
@@ -43,6 +47,8 @@ MODEL_ID = "ponder"
 _WAIT_SECONDS = 10.0
 _KEYS_KEPT = 10_000
 _NO_RETRY = {"x-should-retry": "false"}
+_NO_TYPED_ANSWER = frozenset({"invalid_output", "reported", "content_filter"})
+"""Stop reasons of a typed run that ended without a valid answer."""
 
 
 def reasoning_text(event: dict[str, Any]) -> str:
@@ -195,6 +201,7 @@ def _is_pause(event: dict[str, Any]) -> bool:
 async def _stream(
     request: Request, body: ChatRequest, record: RunRecord, launcher: Launcher, seq: int
 ) -> AsyncIterator[str]:
+    """The run's chunks: reasoning as it happens, the answer (a typed one whole, at the end)."""
     registry, ended, answered = launcher.registry, False, False
     try:
         yield _chunk(body, record, {"role": "assistant", "content": ""}, None)
@@ -202,29 +209,45 @@ async def _stream(
             for event in registry.events_after(record.run_id, seq):
                 seq, ended = int(event["seq"]), ended or _is_pause(event)
                 delta = _delta_for(event)
-                if delta is not None:
+                if delta is not None and not (record.is_typed and "content" in delta):
                     answered = answered or "content" in delta
                     yield _chunk(body, record, delta, None)
             if not ended and not record.is_done:
                 await registry.wait(record.run_id, seq, _WAIT_SECONDS)
             ended = ended or (record.is_done and not registry.events_after(record.run_id, seq))
         await launcher.wait(record.run_id)
-        if record.status == "completed" and record.output and not answered:
-            yield _chunk(body, record, {"content": record.output}, None)  # a resumed run's
-        yield _final(request, body, record)
+        failure = _failure(record)
+        if failure is None and record.status == "completed" and record.output and not answered:
+            yield _chunk(body, record, {"content": record.output}, None)  # typed, or resumed
+        yield _final(request, body, record, failure)
     finally:
         launcher.cancel(record.run_id)
 
 
-def _final(request: Request, body: ChatRequest, record: RunRecord) -> str:
+def _failure(record: RunRecord) -> dict[str, Any] | None:
+    """The error (OpenAI's ``error`` object) of a run that failed or has no valid typed answer."""
     if record.status not in ("completed", "suspended"):
-        detail = {
-            "message": f"the agent run failed: {record.error}",
-            "type": "server_error",
-            "param": None,
-            "code": "run_failed",
-        }
-        return f"data: {json.dumps({'error': detail})}\n\ndata: [DONE]\n\n"
+        message = f"the agent run failed: {record.error or record.status}"
+        return {"message": message, "type": "server_error", "param": None, "code": "run_failed"}
+    if not record.is_typed or record.status != "completed":
+        return None
+    if record.stop_reason not in _NO_TYPED_ANSWER:
+        return None
+    problems = [str(e.get("problem")) for e in record.events if e.get("kind") == "output_rejected"]
+    why = problems[-1] if problems else f"the run stopped ({record.stop_reason}) before one"
+    return {
+        "message": f"the agent gave no answer that matches response_format: {why}",
+        "type": "server_error",
+        "param": "response_format",
+        "code": "invalid_output",
+    }
+
+
+def _final(
+    request: Request, body: ChatRequest, record: RunRecord, failure: dict[str, Any] | None
+) -> str:
+    if failure is not None:
+        return f"data: {json.dumps({'error': failure}, ensure_ascii=False)}\n\ndata: [DONE]\n\n"
     text = ""
     calls = _client_calls(record) if record.status == "suspended" else None
     if calls is not None:
@@ -283,6 +306,7 @@ def _resumed_at(record: RunRecord) -> int:
 async def _begin(launcher: Launcher, body: ChatRequest) -> tuple[RunRecord, int]:
     """Start the run the request asks for, or resume the one its tool results answer."""
     check_options(body)
+    output = output_spec_of(body)  # checked on every request; a resumed run keeps its own
     results = tool_results(body)
     if results is not None:
         record = await launcher.lookup(results.run_id)
@@ -308,9 +332,18 @@ async def _begin(launcher: Launcher, body: ChatRequest) -> tuple[RunRecord, int]
     tools = client_tools(body)
     history = to_history(body, earlier)
     if isinstance(launcher, RunLauncher):
-        return launcher.start(prompt, history, external_tools=tools, resumable=True), 0
+        record = launcher.start(
+            prompt, history, external_tools=tools, resumable=True, output=output
+        )
+        return record, 0
     if tools:  # a run on Temporal cannot hand its calls back to this client
         raise RequestError("client-side tools need runs started by this server", "tools")
+    if output is not None:
+        raise RequestError(
+            "a structured response_format needs runs started by this server: runs on "
+            "Temporal answer in text (give {'type': 'text'} or leave it out)",
+            "response_format",
+        )
     return launcher.start(prompt, history), 0
 
 
@@ -343,14 +376,9 @@ async def chat_completions(
         stream = _stream(request, body, record, launcher, seq)
         return StreamingResponse(stream, media_type="text/event-stream")
     await launcher.wait(record.run_id)
-    if record.status not in ("completed", "suspended"):
-        error = {
-            "message": f"the agent run failed: {record.error or record.status}",
-            "type": "server_error",
-            "param": None,
-            "code": "run_failed",
-        }
-        return JSONResponse({"error": error}, status_code=502, headers=_NO_RETRY)
+    failure = _failure(record)
+    if failure is not None:
+        return JSONResponse({"error": failure}, status_code=502, headers=_NO_RETRY)
     return _completion(request, body, record, seq)
 
 

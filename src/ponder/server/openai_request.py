@@ -4,8 +4,9 @@
 - ``tools`` become external tools (``ponder.tools.external``); a call to one is sent back
   to the client with an id that names the run (`client_call_id`), so the request that
   carries its result resumes that run (`ToolResults`).
-- Options the agent cannot honour (``n`` > 1, a forced ``tool_choice``, a structured
-  ``response_format``, ``temperature``, ``max_tokens``) are refused with a 400 naming them.
+- Options the agent cannot honour (``n`` > 1, a forced ``tool_choice``, ``temperature``,
+  ``max_tokens``) are refused with a 400 naming them; ``response_format`` is read by
+  ``ponder.server.openai_format``.
 """
 
 from __future__ import annotations
@@ -76,14 +77,6 @@ def check_options(body: ChatRequest) -> None:
         if getattr(body, name) is not None:
             raise RequestError(f"{name} is not supported per request: {why}", name)
     _check_tool_choice(body.tool_choice, body)
-    fmt = body.response_format
-    kind = fmt.get("type") if isinstance(fmt, dict) else fmt
-    if fmt is not None and kind != "text":
-        raise RequestError(
-            f"response_format {kind!r} is not supported: the agent answers in text "
-            "(give {'type': 'text'} or leave it out)",
-            "response_format",
-        )
 
 
 def _check_tool_choice(choice: Any, body: ChatRequest) -> None:
@@ -91,7 +84,8 @@ def _check_tool_choice(choice: Any, body: ChatRequest) -> None:
         return
     if choice == "required" or isinstance(choice, dict):
         raise RequestError(
-            "tool_choice can only be 'auto' or 'none': the agent decides which tools it calls",
+            "tool_choice can only be 'auto' or 'none': the agent decides which tools it calls "
+            "(for a structured answer give response_format {'type': 'json_schema', ...})",
             "tool_choice",
         )
     raise RequestError(f"tool_choice {choice!r} is not 'auto', 'none' or 'required'", "tool_choice")

@@ -65,6 +65,8 @@ class RunRecord:
     """For a suspended run: ``{"reason", "payload"}`` (approval: ``payload["calls"]``)."""
     stop_reason: str | None = None
     """Why a completed run stopped (``run_finished``'s ``stop_reason``)."""
+    is_typed: bool = False
+    """True when the run's answer has an output type (its ``output`` is that JSON)."""
 
     @property
     def is_done(self) -> bool:

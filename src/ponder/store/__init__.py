@@ -1,17 +1,21 @@
 """Checkpoint stores: where runs are written so they survive a crash and resume elsewhere.
 
 ``open_store("memory://")``, ``open_store("sqlite:///path/runs.db")`` (or a plain path),
-``open_store("postgresql://user@host/db")``.
+``open_store("postgresql://user@host/db")``. The stores are imported on first use, so a
+run without one never loads ``sqlite3``.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from ponder.exceptions import UserError
 from ponder.store.base import FORMAT, Checkpoint, RunRecord, Store, StoredRun
-from ponder.store.memory import MemoryStore
-from ponder.store.sqlite import SQLiteStore
+
+if TYPE_CHECKING:
+    from ponder.store.memory import MemoryStore
+    from ponder.store.sqlite import SQLiteStore
 
 __all__ = [
     "FORMAT",
@@ -25,8 +29,23 @@ __all__ = [
 ]
 
 
+def __getattr__(name: str) -> Any:
+    if name == "MemoryStore":
+        from ponder.store.memory import MemoryStore
+
+        return MemoryStore
+    if name == "SQLiteStore":
+        from ponder.store.sqlite import SQLiteStore
+
+        return SQLiteStore
+    raise AttributeError(f"module 'ponder.store' has no attribute {name!r}")
+
+
 def open_store(url: str | Path | None = None) -> Store:
     """A store from a URL or path; ``None`` is the default SQLite file."""
+    from ponder.store.memory import MemoryStore
+    from ponder.store.sqlite import SQLiteStore
+
     if url is None:
         return SQLiteStore()
     text = str(url)

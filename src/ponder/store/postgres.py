@@ -1,12 +1,13 @@
 """`PostgresStore`: checkpoints in PostgreSQL through psycopg 3 (async).
 
 The schema is created (and later migrated) by the store itself. A small pool of
-connections serves concurrent runs; each checkpoint is one transaction. A connection the
-server dropped (a restart, a failover, ``pg_terminate_backend``) is discarded and the
-operation retried once on a new one; connecting gives up after ``connect_timeout``
-seconds. A checkpoint retried after its commit's reply was lost recognises its own row (by
-the ``updated`` stamp it wrote) instead of seeing a conflict. Every failure is a
-`StoreError` (or `RunLeaseError`), never a raw psycopg error.
+connections serves concurrent runs; each checkpoint is one statement, so one round trip
+and one commit. A connection the server dropped (a restart, a failover,
+``pg_terminate_backend``) is discarded and the operation retried once on a new one;
+connecting gives up after ``connect_timeout`` seconds. A checkpoint retried after its
+commit's reply was lost recognises its own row (by the ``updated`` stamp it wrote)
+instead of seeing a conflict. Every failure is a `StoreError` (or `RunLeaseError`),
+never a raw psycopg error.
 """
 
 from __future__ import annotations
@@ -36,26 +37,67 @@ def _pg(statement: str) -> str:
     return statement.replace("?", "%s")
 
 
-async def _write_rows(
-    cursor: Any,
+def _checkpoint_statement(rewrite: bool) -> str:
+    """One statement for a whole checkpoint, so it costs one round trip and commits alone.
+
+    The run row is written only if the writer holds the lease; every other row joins on
+    it, so a fenced checkpoint writes nothing and returns 0. A rewrite replaces the
+    messages in place and deletes those outside the new range (rows that one statement
+    both deletes and inserts would collide).
+    """
+    added = (
+        "INSERT INTO ponder_messages (run_id, idx, body)"
+        " SELECT run.run_id, m.idx, m.body FROM run,"
+        " unnest(%s::integer[], %s::text[]) AS m (idx, body)"
+    )
+    if rewrite:
+        added += " ON CONFLICT (run_id, idx) DO UPDATE SET body = excluded.body"
+    parts = [
+        f"WITH run AS ({_pg(sql.UPSERT_RUN)} RETURNING run_id)",
+        f"added AS ({added})",
+        "logged AS (INSERT INTO ponder_events (run_id, seq, body)"
+        " SELECT run.run_id, e.seq, e.body FROM run,"
+        " unnest(%s::integer[], %s::text[]) AS e (seq, body)"
+        " ON CONFLICT (run_id, seq) DO UPDATE SET body = excluded.body)",
+        "cleared AS (DELETE FROM ponder_effects WHERE %s AND run_id IN (SELECT run_id FROM run))",
+    ]
+    if rewrite:
+        parts.append(
+            "stale AS (DELETE FROM ponder_messages"
+            " WHERE run_id IN (SELECT run_id FROM run) AND (idx < %s OR idx >= %s))"
+        )
+    return ", ".join(parts) + " SELECT count(*) FROM run"
+
+
+_GENERIC_PLANS = (
+    "SELECT set_config('plan_cache_mode', 'force_generic_plan', false)"
+    " WHERE current_setting('plan_cache_mode', true) = 'auto'"
+)
+"""Prepared statements keep one plan: left to itself, PostgreSQL plans the checkpoint
+statement again on every run. A setting the connection string chose stays."""
+_APPEND = _checkpoint_statement(rewrite=False)
+_REWRITE = _checkpoint_statement(rewrite=True)
+
+
+def _checkpoint_args(
     checkpoint: Checkpoint,
-    run_row: Any,
-    message_rows: list[Any],
-    event_rows: list[Any],
-) -> None:
-    """One checkpoint's statements, inside the caller's transaction; fenced if not ours."""
-    await cursor.execute(_pg(sql.UPSERT_RUN), run_row)
-    if cursor.rowcount == 0:
-        raise _Fenced
-    run_id = checkpoint.run_id
+    run_row: tuple[Any, ...],
+    message_rows: list[tuple[Any, ...]],
+    event_rows: list[tuple[Any, ...]],
+) -> tuple[Any, ...]:
+    """The arguments of `_checkpoint_statement`: rows as parallel arrays."""
+    events = {seq: body for _, seq, body in event_rows}  # one row per seq, the last wins
+    args: tuple[Any, ...] = (
+        *run_row,
+        [idx for _, idx, _ in message_rows],
+        [body for _, _, body in message_rows],
+        list(events),
+        list(events.values()),
+        checkpoint.drop_effects,
+    )
     if checkpoint.rewrite:
-        await cursor.execute(_pg(sql.DELETE_MESSAGES), (run_id,))
-    if message_rows:
-        await cursor.executemany(_pg(sql.INSERT_MESSAGE), message_rows)
-    if event_rows:
-        await cursor.executemany(_pg(sql.INSERT_EVENT), event_rows)
-    if checkpoint.drop_effects:
-        await cursor.execute(_pg(sql.DELETE_EFFECTS), (run_id,))
+        args += (checkpoint.first_index, checkpoint.first_index + len(message_rows))
+    return args
 
 
 async def _landed(conn: Any, run_row: tuple[Any, ...]) -> bool:
@@ -79,13 +121,19 @@ class PostgresStore(Store):
     async def _connect(self) -> Any:
         import psycopg
 
-        try:
-            return await asyncio.wait_for(
-                psycopg.AsyncConnection.connect(
-                    self.dsn, autocommit=True, connect_timeout=max(1, int(self.connect_timeout))
-                ),
-                self.connect_timeout,
+        async def connect() -> Any:
+            conn = await psycopg.AsyncConnection.connect(
+                self.dsn, autocommit=True, connect_timeout=max(1, int(self.connect_timeout))
             )
+            try:
+                await conn.execute(_GENERIC_PLANS)
+            except BaseException:
+                await conn.close()
+                raise
+            return conn
+
+        try:
+            return await asyncio.wait_for(connect(), self.connect_timeout)
         except TimeoutError:
             raise StoreError(
                 f"cannot open the PostgreSQL store: no answer within {self.connect_timeout:g} s "
@@ -156,21 +204,26 @@ class PostgresStore(Store):
             raise sql.store_error(exc, where) from None
 
     async def write(self, checkpoint: Checkpoint) -> int:
-        """Write the header and the new messages in one transaction."""
+        """Write the header, the new messages and events in one statement (one round trip)."""
         import psycopg
 
         run_row, message_rows, size = sql.checkpoint_rows(checkpoint, time.time())
         run_id = checkpoint.run_id
         attempts = 0
-        event_rows = sql.event_rows(run_id, checkpoint.events)
+        args = _checkpoint_args(
+            checkpoint, run_row, message_rows, sql.event_rows(run_id, checkpoint.events)
+        )
 
         async def work(conn: Any) -> None:
             nonlocal attempts
             attempts += 1
             if attempts > 1 and await _landed(conn, run_row):
                 return  # the first attempt committed; only its reply was lost
-            async with conn.transaction():
-                await _write_rows(conn.cursor(), checkpoint, run_row, message_rows, event_rows)
+            statement = _REWRITE if checkpoint.rewrite else _APPEND
+            cursor = await conn.execute(statement, args)
+            found = await cursor.fetchone()
+            if found is None or found[0] == 0:
+                raise _Fenced
 
         try:
             await self._use(f"cannot write run {run_id!r}", work)

@@ -2,13 +2,18 @@
 
 `describe_function` reads a signature once, at decoration time: which parameter takes the
 `ToolContext`, whether the tool takes one pydantic model, the pydantic model that validates
-the arguments and the JSON Schema the model is shown (parameter docs as descriptions).
+the arguments and the JSON Schema the model is shown (parameter docs as descriptions). The
+shape of a function defined at the top of a module or class is kept while its signature and
+docstring stay the same, so handing it to many agents builds its schema once.
 """
 
 from __future__ import annotations
 
 import inspect
+import operator
 import re
+import types
+import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, get_type_hints
@@ -18,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, create_model
 from ponder.exceptions import UserError
 from ponder.tools.tool import ToolContext
 
-__all__ = ["FunctionShape", "describe_function", "parse_docstring", "strip_titles"]
+__all__ = ["FunctionShape", "describe_function", "is_kept", "parse_docstring", "strip_titles"]
 
 _SECTION = re.compile(r"^\s*([A-Z][A-Za-z ]*):\s*$")
 _ARG_SECTIONS = {"Args", "Arguments", "Parameters", "Params", "Keyword Args"}
@@ -88,8 +93,58 @@ def strip_titles(schema: Any) -> Any:
     return result
 
 
+_SHAPES: weakref.WeakKeyDictionary[Callable[..., Any], tuple[tuple[Any, ...], FunctionShape]]
+_SHAPES = weakref.WeakKeyDictionary()
+
+
 def describe_function(fn: Callable[..., Any], *, name: str) -> FunctionShape:
     """Read ``fn``'s signature, hints and docstring; raises `UserError` on unusable ones."""
+    marks = _identity(fn, name)
+    if marks is None:
+        return _describe(fn, name)
+    kept = _SHAPES.get(fn)
+    if kept is not None and _same(kept[0], marks):
+        return kept[1]
+    shape = _describe(fn, name)
+    _SHAPES[fn] = (marks, shape)
+    return shape
+
+
+def is_kept(fn: Callable[..., Any]) -> bool:
+    """True for a function whose shape `describe_function` keeps: a top-level one.
+
+    Nested functions are new objects each time their definition runs: keeping their shapes
+    would only hold them until they die.
+    """
+    return (
+        type(fn) is types.FunctionType
+        and "<locals>" not in fn.__qualname__
+        and "__wrapped__" not in fn.__dict__
+        and "__signature__" not in fn.__dict__
+    )
+
+
+def _identity(fn: Callable[..., Any], name: str) -> tuple[Any, ...] | None:
+    """What a kept function's shape is read from (compared by identity); None: not kept."""
+    if not is_kept(fn):
+        return None
+    hints = fn.__annotations__
+    return (
+        name,
+        fn.__code__,
+        fn.__defaults__,
+        fn.__kwdefaults__,
+        fn.__doc__,
+        *hints,
+        *hints.values(),
+    )
+
+
+def _same(kept: tuple[Any, ...], marks: tuple[Any, ...]) -> bool:
+    return len(kept) == len(marks) and all(map(operator.is_, kept, marks))
+
+
+def _describe(fn: Callable[..., Any], name: str) -> FunctionShape:
     signature = inspect.signature(fn)
     hints = _type_hints(fn, name)
     params = list(signature.parameters.values())

@@ -76,6 +76,8 @@ FIELDS: tuple[FieldSpec, ...] = (
     FieldSpec("revision_type", "revisionType", "revision_type"),
 )
 _KNOWN_KEYS = frozenset(k for f in FIELDS for k in (f.name, f.alias))
+_FIELD_KEYS = tuple((spec, tuple(dict.fromkeys((spec.name, spec.alias)))) for spec in FIELDS)
+"""Each field with the argument keys that may carry it (one when both spellings agree)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,11 +175,17 @@ _CONVERTERS: dict[FieldKind, Callable[[Any, ThinkingConfig], Any]] = {
 
 
 def _read_field(
-    spec: FieldSpec, args: Mapping[str, Any], config: ThinkingConfig, spelling: Spelling
+    spec: FieldSpec,
+    spellings: tuple[str, ...],
+    args: Mapping[str, Any],
+    config: ThinkingConfig,
+    spelling: Spelling,
 ) -> tuple[Any, ArgumentProblem | None]:
     """The converted value of one field (None when absent), or the problem with it."""
+    keys = [k for k in spellings if k in args]
+    if not keys and not spec.required:
+        return None, None
     convert = _CONVERTERS[spec.kind]
-    keys = [k for k in dict.fromkeys((spec.name, spec.alias)) if k in args]
     values: list[Any] = []
     for key in keys:
         raw = args[key]
@@ -211,8 +219,8 @@ def parse_thought_arguments(
         return [ArgumentProblem("arguments", describe_value(args), "a JSON object")]
     values: dict[str, Any] = {}
     problems: list[ArgumentProblem] = []
-    for spec in FIELDS:
-        value, problem = _read_field(spec, args, config, spelling)
+    for spec, spellings in _FIELD_KEYS:
+        value, problem = _read_field(spec, spellings, args, config, spelling)
         if problem is not None:
             problems.append(problem)
         elif value is not None:

@@ -1,4 +1,5 @@
-// The npm `openai` client against ponder's endpoint: a client-side tool loop, streamed and not.
+// The npm `openai` client against ponder's endpoint: a client-side tool loop, streamed and not,
+// and a typed answer for a JSON-schema response_format.
 // Usage: node tool_loop.mjs BASE_URL  (prints one JSON object with what it saw)
 import OpenAI from "openai";
 
@@ -35,6 +36,17 @@ for await (const chunk of stream) {
     finish = choice.finish_reason ?? finish;
   }
 }
+const report = {
+  type: "object",
+  properties: { city: { type: "string" }, sky: { type: "string" } },
+  required: ["city", "sky"],
+  additionalProperties: false,
+};
+const typed = await client.chat.completions.create({
+  model: "m",
+  messages: [question],
+  response_format: { type: "json_schema", json_schema: { name: "report", schema: report, strict: true } },
+});
 let refused = null;
 try {
   await client.chat.completions.create({ model: "m", messages: [question], n: 3 });
@@ -47,6 +59,7 @@ console.log(
     first: { finish: first.choices[0].finish_reason, name: call.function.name, args: call.function.arguments },
     second: { content: second.choices[0].message.content, sameRun: second.id === first.id },
     streamed: { names, finish },
+    typed: JSON.parse(typed.choices[0].message.content),
     refused,
     models,
   }),

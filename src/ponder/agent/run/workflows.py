@@ -7,10 +7,13 @@ RUN_BLOCK   = STRATEGY_INIT >> AGENT_ENTRY >> STRATEGY_RUN >> AGENT_POST_PROCESS
 ```
 
 Step-react's program (`STEP_REACT_BLOCK`) lives with its strategy, in
-`ponder.agent.strategies.step_react.program`; the nodes shared by all, in `run.nodes`.
+`ponder.agent.strategies.step_react.program`, imported when a step strategy first needs
+it; the nodes shared by all, in `run.nodes`.
 """
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
 
 from ponder.agent.run.nodes import (
     agent_entry,
@@ -21,10 +24,14 @@ from ponder.agent.run.nodes import (
     strategy_run,
 )
 from ponder.agent.strategies.base import AgentStrategy
-from ponder.agent.strategies.step_react.program import STEP_REACT_BLOCK
-from ponder.agent.strategies.step_react.strategy import StepReActStrategy
 from ponder.exceptions import UserError
 from ponder.vm import WHILE, Program, compile_program
+
+if TYPE_CHECKING:
+    from ponder.agent.strategies.step_react.program import STEP_REACT_BLOCK
+
+    WORKFLOWS: dict[str, tuple[Program, str]]
+    """Every built-in workflow program by name, with what runs it."""
 
 __all__ = ["REACT_BLOCK", "RUN_BLOCK", "STEP_REACT_BLOCK", "WORKFLOWS", "program_for"]
 
@@ -38,12 +45,28 @@ RUN_BLOCK: Program = compile_program(
     strategy_init >> agent_entry >> strategy_run >> agent_post_process
 )
 
-WORKFLOWS: dict[str, tuple[Program, str]] = {
-    "react": (REACT_BLOCK, "the ReAct loop (agent_workflow = 'react')"),
-    "step-react": (STEP_REACT_BLOCK, "the step-driven loop (agent_workflow = 'step-react')"),
-    "run": (RUN_BLOCK, "one strategy run: chat (no-action / none) and rag modes"),
-}
-"""Every built-in workflow program by name, with what runs it."""
+
+def _step_react_block() -> Program:
+    from ponder.agent.strategies.step_react.program import STEP_REACT_BLOCK
+
+    return STEP_REACT_BLOCK
+
+
+def __getattr__(name: str) -> Any:
+    if name == "STEP_REACT_BLOCK":
+        return _step_react_block()
+    if name == "WORKFLOWS":
+        workflows: dict[str, tuple[Program, str]] = {
+            "react": (REACT_BLOCK, "the ReAct loop (agent_workflow = 'react')"),
+            "step-react": (
+                _step_react_block(),
+                "the step-driven loop (agent_workflow = 'step-react')",
+            ),
+            "run": (RUN_BLOCK, "one strategy run: chat (no-action / none) and rag modes"),
+        }
+        globals()["WORKFLOWS"] = workflows
+        return workflows
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def program_for(strategy: type[AgentStrategy]) -> Program:
@@ -57,9 +80,11 @@ def program_for(strategy: type[AgentStrategy]) -> Program:
         return REACT_BLOCK
     if category != "step":
         return RUN_BLOCK
+    from ponder.agent.strategies.step_react.strategy import StepReActStrategy
+
     if not issubclass(strategy, StepReActStrategy):
         raise UserError(
             f"{strategy.__name__} has category 'step' but is no StepReActStrategy; "
             "subclass StepReActStrategy for the step workflow"
         )
-    return STEP_REACT_BLOCK
+    return _step_react_block()
