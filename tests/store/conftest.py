@@ -1,12 +1,15 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
 
-from ponder.store import MemoryStore, SQLiteStore, Store
+from ponder.store import FORMAT, MemoryStore, SQLiteStore, Store
+from ponder.store.postgres import PostgresStore
+
+from .pg_proxy import LossyProxy
 
 PG_DSN = "postgresql://postgres@127.0.0.1:5432/test"
 
@@ -61,3 +64,23 @@ def drop_schema(name: str) -> None:
 @pytest.fixture
 def run_id() -> str:
     return f"test-{uuid.uuid4().hex}"
+
+
+@pytest.fixture
+def proxied() -> Iterator[tuple[PostgresStore, LossyProxy]]:
+    """A one-connection PostgreSQL store whose traffic goes through a `LossyProxy`."""
+    if not postgres_available():
+        pytest.skip("PostgreSQL is not reachable on 127.0.0.1:5432")
+    schema = isolated_schema()
+    with LossyProxy() as proxy:
+        dsn = (
+            f"postgresql://postgres@127.0.0.1:{proxy.port}/test?sslmode=disable"
+            f"&gssencmode=disable&options=-csearch_path%3D{schema}"
+        )
+        yield PostgresStore(dsn, pool_size=1), proxy
+    drop_schema(schema)
+
+
+def header(length: int) -> dict[str, object]:
+    """A checkpoint header for a ledger of ``length`` messages."""
+    return {"format": FORMAT, "vm": {"pc": 0}, "ledger": {"length": length, "generation": 0}}

@@ -3,17 +3,16 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
 
 import pytest
 
 from ponder.agent import Agent
 from ponder.models import ScriptedModel, call_tools, reply
-from ponder.store import FORMAT, Checkpoint
+from ponder.store import Checkpoint
 from ponder.store.postgres import PostgresStore
 from ponder.tools import tool
 
-from .conftest import drop_schema, isolated_schema, postgres_available
+from .conftest import header
 from .pg_proxy import LossyProxy
 
 pytestmark = pytest.mark.postgres
@@ -23,33 +22,14 @@ CHECKPOINT = b"RETURNING run_id"
 """In the checkpoint statement's text, on the wire until a connection has prepared it."""
 
 
-@pytest.fixture
-def lossy() -> Iterator[tuple[PostgresStore, LossyProxy]]:
-    """A store whose connections go through a `LossyProxy`, in a schema of its own."""
-    if not postgres_available():
-        pytest.skip("PostgreSQL is not reachable on 127.0.0.1:5432")
-    schema = isolated_schema()
-    with LossyProxy() as proxy:
-        dsn = (
-            f"postgresql://postgres@127.0.0.1:{proxy.port}/test?sslmode=disable"
-            f"&gssencmode=disable&options=-csearch_path%3D{schema}"
-        )
-        yield PostgresStore(dsn, pool_size=1), proxy
-    drop_schema(schema)
-
-
-def header(length: int) -> dict[str, object]:
-    return {"format": FORMAT, "vm": {"pc": 0}, "ledger": {"length": length, "generation": 0}}
-
-
 def message(text: str) -> dict[str, str]:
     return {"kind": "user", "content": text}
 
 
 async def test_a_checkpoint_whose_commit_reply_is_lost_is_not_a_conflict(
-    lossy: tuple[PostgresStore, LossyProxy],
+    proxied: tuple[PostgresStore, LossyProxy],
 ) -> None:
-    store, proxy = lossy
+    store, proxy = proxied
     run_id = f"lost-{uuid.uuid4().hex}"
     await store.acquire(run_id, OWNER, 60.0)
     await store.write(Checkpoint(run_id, "running", header(1), 0, [message("a")], owner=OWNER))
@@ -64,9 +44,9 @@ async def test_a_checkpoint_whose_commit_reply_is_lost_is_not_a_conflict(
 
 
 async def test_a_lease_whose_reply_is_lost_is_still_this_processs(
-    lossy: tuple[PostgresStore, LossyProxy],
+    proxied: tuple[PostgresStore, LossyProxy],
 ) -> None:
-    store, proxy = lossy
+    store, proxy = proxied
     run_id = f"lost-{uuid.uuid4().hex}"
     await store.list_runs()  # the schema exists: the next statement is the lease
     proxy.drop_reply_to(b"lease_owner, lease_until)")
@@ -77,9 +57,9 @@ async def test_a_lease_whose_reply_is_lost_is_still_this_processs(
 
 
 async def test_a_run_goes_on_after_a_lost_commit_reply(
-    lossy: tuple[PostgresStore, LossyProxy],
+    proxied: tuple[PostgresStore, LossyProxy],
 ) -> None:
-    store, proxy = lossy
+    store, proxy = proxied
 
     @tool
     def lose_next_commit() -> str:

@@ -4,38 +4,18 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Iterator
 
 import pytest
 
-from ponder.store import FORMAT, Checkpoint
+from ponder.store import Checkpoint
 from ponder.store.postgres import PostgresStore
 
-from .conftest import drop_schema, isolated_schema, postgres_available
+from .conftest import header
 from .pg_proxy import LossyProxy
 
 pytestmark = pytest.mark.postgres
 
 OWNER = "this-host:1:cafe"
-
-
-@pytest.fixture
-def counted() -> Iterator[tuple[PostgresStore, LossyProxy]]:
-    """A one-connection store whose traffic goes through a `LossyProxy` (which counts)."""
-    if not postgres_available():
-        pytest.skip("PostgreSQL is not reachable on 127.0.0.1:5432")
-    schema = isolated_schema()
-    with LossyProxy() as proxy:
-        dsn = (
-            f"postgresql://postgres@127.0.0.1:{proxy.port}/test?sslmode=disable"
-            f"&gssencmode=disable&options=-csearch_path%3D{schema}"
-        )
-        yield PostgresStore(dsn, pool_size=1), proxy
-    drop_schema(schema)
-
-
-def header(length: int) -> dict[str, object]:
-    return {"format": FORMAT, "vm": {"pc": 0}, "ledger": {"length": length, "generation": 0}}
 
 
 async def answers_to(proxy: LossyProxy, write: asyncio.Future[object] | object) -> int:
@@ -50,8 +30,8 @@ async def answers_to(proxy: LossyProxy, write: asyncio.Future[object] | object) 
     return proxy.answers - before
 
 
-async def test_a_checkpoint_is_one_round_trip(counted: tuple[PostgresStore, LossyProxy]) -> None:
-    store, proxy = counted
+async def test_a_checkpoint_is_one_round_trip(proxied: tuple[PostgresStore, LossyProxy]) -> None:
+    store, proxy = proxied
     run_id = f"trips-{uuid.uuid4().hex}"
     await store.acquire(run_id, OWNER, 60.0)
     for i in range(3):
