@@ -2,7 +2,7 @@
 
 A plain ``pip install ponder`` gives the library and the ``ponder`` command with
 OpenAI-compatible models. The rest is an extra: ``server`` (``ponder serve``: FastAPI,
-uvicorn, sse-starlette, jsonschema), ``mcp`` (MCP servers' tools, the thinking MCP server),
+uvicorn, sse-starlette), ``mcp`` (MCP servers' tools, the thinking MCP server),
 ``postgres`` (the PostgreSQL store), ``anthropic`` and ``temporal``; ``all`` installs
 every one. Using a part whose extra is missing raises `UserError` naming the extra.
 """
@@ -17,8 +17,8 @@ from ponder.exceptions import UserError
 __all__ = ["EXTRAS", "missing_extra", "require"]
 
 EXTRAS: dict[str, tuple[str, ...]] = {
-    "server": ("fastapi", "uvicorn", "sse_starlette", "starlette", "jsonschema"),
-    "mcp": ("mcp", "mcp_types", "jsonschema"),
+    "server": ("fastapi", "uvicorn", "sse_starlette", "starlette"),
+    "mcp": ("mcp", "mcp_types"),
     "postgres": ("psycopg",),
     "anthropic": ("anthropic",),
     "temporal": ("temporalio",),
