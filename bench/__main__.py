@@ -9,6 +9,7 @@ in its header.
 from __future__ import annotations
 
 import importlib
+import os
 import platform
 import re
 import sys
@@ -44,6 +45,7 @@ def main(argv: list[str]) -> None:
     argv = argv[1:] if write else argv
     names = argv or MODULES
     sections = [_header()]
+    ran: list[str] = []
     for name in names:
         try:
             module = importlib.import_module(f"bench.{name}")
@@ -55,25 +57,33 @@ def main(argv: list[str]) -> None:
         section = module.run()
         print(section, flush=True)
         sections.append(section)
+        ran.append(name)
     if not argv:
         RESULTS.write_text("\n\n".join(sections) + "\n")
     elif write:
-        _rewrite(names, sections[1:])
+        _rewrite(ran, sections[1:])
 
 
 def _rewrite(names: list[str], sections: list[str]) -> None:
-    """Put each ``## `` section of ``sections`` into RESULTS.md; note it in the header."""
-    for text in sections:
-        for part in re.split(r"\n(?=## )", text.strip()):
-            write_section(part, RESULTS)
+    """Put each ``## `` section of ``sections`` into RESULTS.md, dated; say so in the header."""
     stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
-    note = f"Rewritten by `python -m bench --write {' '.join(names)}` on {stamp}."
+    load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
+    for name, text in zip(names, sections, strict=True):
+        for part in re.split(r"\n(?=## )", text.strip()):
+            title, _, body = part.partition("\n")
+            dated = (
+                f"_Rewritten on {stamp} by `python -m bench --write {name}`"
+                f" (load average {load} at the end)._"
+            )
+            write_section(f"{title}\n\n{dated}\n{body}", RESULTS)
     lines = RESULTS.read_text().split("\n")
-    written = next(i for i, line in enumerate(lines) if line.startswith("Written by"))
-    if lines[written + 2].startswith("Rewritten by"):
-        del lines[written + 1 : written + 3]
-    lines[written + 1 : written + 1] = ["", note]
+    if not any(line.startswith(_REWRITTEN) for line in lines):
+        written = next(i for i, line in enumerate(lines) if line.startswith("Written by"))
+        lines[written + 1 : written + 1] = ["", _REWRITTEN + " carry their own date."]
     RESULTS.write_text("\n".join(lines))
+
+
+_REWRITTEN = "Sections rewritten later by `python -m bench --write`"
 
 
 if __name__ == "__main__":
