@@ -50,6 +50,8 @@ class SharedFieldsSet(set[str]):
 
 _SHARED: dict[frozenset[str], SharedFieldsSet] = {}
 """One set per combination of field names (a bounded number: names of model fields)."""
+_LATEST: dict[type[BaseModel], SharedFieldsSet] = {}
+"""The set last shared per model class: most instances of a class set the same fields."""
 
 
 def share_fields_set(model: BaseModel) -> None:
@@ -61,8 +63,12 @@ def share_fields_set(model: BaseModel) -> None:
     fields: AbstractSet[str] = model.__pydantic_fields_set__
     if type(fields) is SharedFieldsSet:
         return
-    key = frozenset(fields)
-    shared = _SHARED.get(key)
-    if shared is None:
-        shared = _SHARED.setdefault(key, SharedFieldsSet(key))
+    cls = type(model)
+    shared = _LATEST.get(cls)
+    if shared is None or shared != fields:
+        key = frozenset(fields)
+        shared = _SHARED.get(key)
+        if shared is None:
+            shared = _SHARED.setdefault(key, SharedFieldsSet(key))
+        _LATEST[cls] = shared
     object.__setattr__(model, "__pydantic_fields_set__", shared)
