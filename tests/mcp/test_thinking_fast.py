@@ -90,6 +90,14 @@ CALLS = [
     _call(30, T(thoughtNumber=24, thought="x" * 100_001)),
     _call(31, T(thoughtNumber=25, thought="y" * 200_000)),
     _call(32, T(thoughtNumber=26, nextThoughtNeeded=False)),
+    _request(
+        33, "tools/call", {"name": NAME, "arguments": T(thoughtNumber=27), "task": {"ttl": 5}}
+    ),
+    _request(34, "tools/call", {"name": NAME, "arguments": T(thoughtNumber=28), "task": "soon"}),
+    _call(35, T(thoughtNumber=29)).replace('"_meta": {', '"_meta": {"progressToken": true, '),
+    _call(36, T(thoughtNumber=30)).replace('"_meta": {', '"_meta": {"progressToken": "p", '),
+    _call(37, T(thoughtNumber=31)).replace('{"name": "raw", "version": "1"}', "5"),
+    _call(38, T(thoughtNumber=32)),
 ]
 
 

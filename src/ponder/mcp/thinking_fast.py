@@ -85,13 +85,20 @@ class FastToolCall:
             return None
         if self.server.get_request_handler(_METHOD) is None:
             return None
-        return lambda line: self._answer(lifespan_state, line)
+        params = _ValidParams()
+        return lambda line: self._answer(lifespan_state, params, line)
 
-    def _answer(self, state: Any, line: bytes) -> bytes | None:
-        parsed = _tool_call(line, self.tool_name)
-        if parsed is None:
+    def _answer(self, state: Any, params: _ValidParams, line: bytes) -> bytes | None:
+        body = _request_body(line)
+        if body is None or body["params"].get("name") != self.tool_name:
             return None
-        request_id, version, arguments = parsed
+        route = classify_inbound_request(body)
+        if not isinstance(route, InboundModernRoute):
+            return None
+        request_id, version = body["id"], route.protocol_version
+        arguments = params.arguments(version, body["params"])
+        if arguments is None:
+            return None
         try:
             result = self.record(state, arguments)
         except Exception as exc:
@@ -149,18 +156,35 @@ def _request_body(line: bytes) -> dict[str, Any] | None:
     return body if type(request_id) is str else None
 
 
-def _tool_call(line: bytes, tool_name: str) -> tuple[str | int, str, dict[str, Any]] | None:
-    """``(id, protocol version, arguments)`` of a well-formed modern call, else None."""
-    body = _request_body(line)
-    if body is None or body["params"].get("name") != tool_name:
-        return None
-    route = classify_inbound_request(body)
-    if not isinstance(route, InboundModernRoute):
-        return None
-    version = route.protocol_version
-    try:
-        methods.validate_client_request(_METHOD, version, body["params"])
-        typed = types.CallToolRequestParams.model_validate(body["params"], by_name=False)
-    except (KeyError, ValueError):
-        return None
-    return body["id"], version, dict(typed.arguments or {})
+class _ValidParams:
+    """The SDK's two params validations, remembered per params less their ``arguments``.
+
+    Both the surface model and ``CallToolRequestParams`` type ``arguments`` as
+    ``dict[str, Any] | None``, so whether params validate never depends on what an
+    arguments object holds. Params equal, as JSON (``1``, ``1.0`` and ``true`` differ),
+    to ones that validated except for their ``arguments`` object therefore validate too,
+    and skip both pydantic passes: a client sends the same envelope on every call.
+    """
+
+    LIMIT = 64
+
+    def __init__(self) -> None:
+        self._known: set[bytes] = set()
+
+    def arguments(self, version: str, params: dict[str, Any]) -> dict[str, Any] | None:
+        """The call's arguments when the SDK accepts ``params`` at ``version``, else None."""
+        arguments = params.get("arguments")
+        if arguments is not None and type(arguments) is not dict:
+            return None  # the SDK refuses it (INVALID_PARAMS)
+        key = to_json([version, {k: v for k, v in params.items() if k != "arguments"}])
+        if key in self._known:
+            return dict(arguments or {})
+        try:
+            methods.validate_client_request(_METHOD, version, params)
+            typed = types.CallToolRequestParams.model_validate(params, by_name=False)
+        except (KeyError, ValueError):
+            return None
+        if len(self._known) >= self.LIMIT:
+            self._known.clear()
+        self._known.add(key)
+        return dict(typed.arguments or {})

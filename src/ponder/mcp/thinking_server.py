@@ -42,7 +42,7 @@ from mcp.shared.exceptions import MCPError
 from opentelemetry import trace
 
 from ponder.mcp.thinking_fast import FastToolCall
-from ponder.mcp.thinking_json import indented_json
+from ponder.mcp.thinking_json import indented_json_without_floats
 from ponder.mcp.thinking_log import is_logging_disabled, render_thought_box
 from ponder.mcp.thinking_stdio import serve_stdio
 from ponder.tools.thinking import (
@@ -207,7 +207,8 @@ def _success(
     shown = payload
     if plan.warnings and not options.native:
         shown = {**payload, "warnings": [camel_case_text(w) for w in plan.warnings]}
-    text = _text(indented_json(shown))
+    # Counts are integers (``coerce_integer``), so the payload holds no floats.
+    text = _text(indented_json_without_floats(shown))
     return {"content": [text], "structuredContent": payload, **_COMPLETE}
 
 
