@@ -90,11 +90,14 @@ class ToolCallPart(_Frozen):
     @classmethod
     def from_args(cls, id: str, name: str, args: dict[str, Any]) -> ToolCallPart:
         """Build a call from already-parsed arguments."""
-        return cls(id=id, name=name, arguments=json.dumps(args, ensure_ascii=False), args=args)
+        return cls(id=id, name=name, arguments=_JSON.encode(args), args=args)
 
 
 AssistantPart = Annotated[TextPart | ReasoningPart | ToolCallPart, Field(discriminator="kind")]
 
+
+_JSON = json.JSONEncoder(ensure_ascii=False)
+"""``json.dumps(value, ensure_ascii=False)`` without building an encoder per call."""
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 

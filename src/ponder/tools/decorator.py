@@ -31,6 +31,7 @@ from ponder.tools.tool import Tool, ToolContext, ToolFunction, ToolResult, ToolV
 __all__ = ["ToolOptions", "make_tool", "to_tool_result", "tool"]
 
 _NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+_JSON = json.JSONEncoder(ensure_ascii=False)
 
 
 class ToolOptions(TypedDict, total=False):
@@ -59,7 +60,7 @@ def to_tool_result(value: Any) -> ToolResult:
     if isinstance(value, Image | File):
         return ToolResult(output=f"({value.label()} attached)", attachments=(value,))
     data = to_jsonable_python(value, fallback=repr)
-    return ToolResult.ok(json.dumps(data, ensure_ascii=False), data=data)
+    return ToolResult.ok(_JSON.encode(data), data=data)
 
 
 @overload

@@ -31,6 +31,7 @@ from ponder.tools.arguments import (
     parse_arguments_lenient,
 )
 from ponder.tools.decorator import to_tool_result
+from ponder.tools.eager import CallTimedOut, await_timed
 from ponder.tools.redact import redact
 from ponder.tools.registry import ToolRegistry
 from ponder.tools.tool import Tool, ToolContext, ToolResult
@@ -234,17 +235,13 @@ class ToolExecutor:
         self, found: Tool, ctx: ToolContext, args: dict[str, Any]
     ) -> tuple[ToolResult, ToolStatus]:
         timeout = found.timeout if found.timeout is not None else self.default_timeout
-        deadline = asyncio.timeout(timeout)
         start = time.perf_counter()
         try:
-            async with deadline:
-                result = to_tool_result(await found.function(ctx, args))
+            result = to_tool_result(await await_timed(found.function(ctx, args), timeout, start))
             if timeout is not None and time.perf_counter() - start > timeout:
                 return _blocked(found.name, timeout, time.perf_counter() - start), "timeout"
             return result, "ok"
-        except TimeoutError as exc:
-            if not deadline.expired():
-                return ToolResult.fail(_describe(exc)), "error"
+        except CallTimedOut:
             still_running = ctx.worker is not None and not ctx.worker.done()
             return _timed_out(found.name, timeout, still_running), "timeout"
         except ArgumentError as exc:

@@ -44,11 +44,13 @@ INTERRUPTED = (
     "idempotent, so it was not run again. Check its effect before calling it again."
 )
 
+_CANONICAL = json.JSONEncoder(sort_keys=True, ensure_ascii=False)
+
 
 def call_signature(call: ToolCallPart) -> str:
     """``name(canonical-json-args)``: equal for equal calls, whatever the key order."""
     if call.args is not None:
-        return f"{call.name}({json.dumps(call.args, sort_keys=True, ensure_ascii=False)})"
+        return f"{call.name}({_CANONICAL.encode(call.args)})"
     return f"{call.name}<{call.arguments.strip()}>"
 
 
@@ -200,7 +202,11 @@ def _split_by_limit(
 async def _run(ctx: RunContext, calls: list[ToolCallPart], answers: dict[str, ToolMessage]) -> None:
     if not calls:
         return
+    heard = ctx.heard
     for call in calls:
+        if not heard:
+            ctx.skip_event()
+            continue
         arguments: Any = call.args if call.args is not None else call.arguments
         ctx.emit_now(ToolCallStarted(call_id=call.id, name=call.name, arguments=arguments))
     outcomes = await ctx.executor.run_batch(

@@ -143,6 +143,24 @@ class RunContext:
         self.checkpointer = None
         self._backlog = None
 
+    @property
+    def heard(self) -> bool:
+        """Whether anything receives events: a sink, the store, a tap or an event hook.
+
+        The hot paths build no event that nothing receives; `skip_event` keeps the
+        numbering as though it had been emitted.
+        """
+        return (
+            self.sink is not None
+            or self.checkpointer is not None
+            or self.tap is not None
+            or self.hooks.has_event_handlers
+        )
+
+    def skip_event(self) -> None:
+        """Count an event that nothing would receive (see `heard`), without building it."""
+        self.state.event_seq += 1
+
     def emit_now(self, event: Event) -> None:
         """Stamp and deliver ``event`` to the sink; hooks see it at the next ``flush``."""
         state = self.state
@@ -181,7 +199,9 @@ class RunContext:
             return  # the call asked a question: its result is dropped, the run suspends
         if is_held(result):
             return  # not finished: the sub-agent waits for approval (see ``subagent``)
-        if outcome.status == "ok":
+        if not self.heard:
+            self.skip_event()
+        elif outcome.status == "ok":
             self.emit_now(
                 ToolCallFinished(
                     call_id=call.id,
@@ -286,6 +306,9 @@ class RunContext:
         usage = self.state.usage = self.state.usage + response.usage
         cost = add_cost(self.state.cost, self.model.name, response.usage, self.clock())
         self.state.cost = cost
+        if not self.heard:
+            self.skip_event()
+            return response
         self.emit_now(
             Usage(
                 requests=usage.requests,
