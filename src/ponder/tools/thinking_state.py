@@ -190,7 +190,8 @@ def _branch_issues(state: ThinkingState, given: ThoughtInput) -> list[str]:
 
 
 def _new_entry(state: ThinkingState, given: ThoughtInput) -> ThoughtEntry:
-    return ThoughtEntry(
+    # Every field is given, from values `parse_thought_arguments` already checked.
+    return ThoughtEntry.model_construct(
         seq=state.recorded + 1,
         thought=given.thought,
         thought_number=given.thought_number,
