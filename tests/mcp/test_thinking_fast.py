@@ -98,6 +98,9 @@ CALLS = [
     _call(36, T(thoughtNumber=30)).replace('"_meta": {', '"_meta": {"progressToken": "p", '),
     _call(37, T(thoughtNumber=31)).replace('{"name": "raw", "version": "1"}', "5"),
     _call(38, T(thoughtNumber=32)),
+    json.dumps(json.loads(_call(39, T(thought="lone \ud800 surrogate")))),
+    json.dumps(json.loads(_call(40, {**T(thoughtNumber=33), "k\udfff": 1}))),
+    _call(41, T(thoughtNumber=33)),
 ]
 
 
@@ -224,3 +227,20 @@ def test_no_in_line_answers_with_middleware() -> None:
     fast, scopes = _fast()
     fast.server.middleware = [lambda ctx, call_next: call_next(ctx)]
     assert fast.bind(scopes) is None
+
+
+def test_a_raising_call_gets_the_sdk_modern_entry_error() -> None:
+    fast, scopes = _fast()
+
+    def broken(state: Any, arguments: dict[str, Any]) -> dict[str, Any]:
+        raise RuntimeError("boom")
+
+    answer = FastToolCall(fast.server, NAME, broken).bind(scopes)
+    assert answer is not None
+    reply = answer(_call(7, T()).encode())
+    assert reply is not None
+    assert json.loads(reply) == {
+        "jsonrpc": "2.0",
+        "id": 7,
+        "error": {"code": types.INTERNAL_ERROR, "message": "Internal server error"},
+    }

@@ -100,20 +100,21 @@ class FastToolCall:
         if arguments is None:
             return None
         try:
+            # The state may change from here on: the call is answered here, whatever happens.
             result = self.record(state, arguments)
+            stamp = self.server.server_info_stamp
+            if _is_text_result(result):
+                wire = call_result_wire(result, stamp)
+            else:
+                # Not a shape this server produces; the SDK's own surface dump lays it out.
+                wire = {**methods.serialize_server_result(_METHOD, version, result)}
+                wire["_meta"] = {_STAMP_KEY: stamp}
+            return to_json({"jsonrpc": "2.0", "id": request_id, "result": wire}) + b"\n"
         except Exception as exc:
+            # As the SDK's modern entry maps a raising handler: logged, a generic error sent.
             logger.exception("fast tools/call handler raised")
-            error = modern_error_data(exc)
-            reply = types.JSONRPCError(jsonrpc="2.0", id=request_id, error=error)
+            reply = types.JSONRPCError(jsonrpc="2.0", id=request_id, error=modern_error_data(exc))
             return reply.model_dump_json(by_alias=True, exclude_unset=True).encode() + b"\n"
-        stamp = self.server.server_info_stamp
-        if _is_text_result(result):
-            wire = call_result_wire(result, stamp)
-        else:
-            # Not a shape this server produces; the SDK's own surface dump lays it out.
-            wire = {**methods.serialize_server_result(_METHOD, version, result)}
-            wire["_meta"] = {_STAMP_KEY: stamp}
-        return to_json({"jsonrpc": "2.0", "id": request_id, "result": wire}) + b"\n"
 
 
 _RESULT_KEYS = frozenset({"content", "isError", "resultType", "structuredContent"})

@@ -18,6 +18,7 @@ Anything that is not a pipe keeps the SDK's transport and ``Server.run``.
 from __future__ import annotations
 
 import asyncio
+import logging
 from types import TracebackType
 from typing import Any
 
@@ -36,6 +37,7 @@ __all__ = ["LEAD_LIMIT", "LineReadStream", "LineWriteStream", "parse_message", "
 
 LEAD_LIMIT = 8
 """Frames kept from before the first request (the SDK's ``_PRE_REQUEST_REPLAY_LIMIT``)."""
+logger = logging.getLogger(__name__)
 _HAS_ERA_LOOPS = all(
     hasattr(runner, name)
     for name in ("_has_modern_envelope", "_serve_modern_stream", "_serve_legacy_stream")
@@ -124,7 +126,12 @@ class LineReadStream:
         if self._handed_on:
             self._handed_on = False
             await asyncio.sleep(0)
-        reply = answer(line)
+        try:
+            reply = answer(line)
+        except Exception:
+            # Only the checks before the call can get here, and they change nothing.
+            logger.exception("in-line answer failed; the server handles the line")
+            return False
         if reply is None:
             return False
         if self._fast_writer is not None:

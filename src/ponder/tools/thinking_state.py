@@ -190,8 +190,7 @@ def _branch_issues(state: ThinkingState, given: ThoughtInput) -> list[str]:
 
 
 def _new_entry(state: ThinkingState, given: ThoughtInput) -> ThoughtEntry:
-    # Every field is given, from values `parse_thought_arguments` already checked.
-    return ThoughtEntry.model_construct(
+    return ThoughtEntry(
         seq=state.recorded + 1,
         thought=given.thought,
         thought_number=given.thought_number,
