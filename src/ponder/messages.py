@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from ponder.exceptions import LedgerError
 from ponder.media import Attachment
+from ponder.shared_fields import share_fields_set
 
 __all__ = [
     "AssistantMessage",
@@ -343,6 +344,9 @@ class Ledger:
             if isinstance(message, AssistantMessage):
                 self._open_calls = self._calls_of(message)
                 self._open_index = len(self._messages)
+                for part in message.parts:
+                    share_fields_set(part)
+        share_fields_set(message)  # messages are frozen: one set per field names will do
         self._messages.append(message)
 
     def extend(self, messages: Iterable[Message]) -> None:

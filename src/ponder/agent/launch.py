@@ -101,11 +101,11 @@ async def new_run(agent: Agent[Any], request: RunRequest) -> RunState:
     state = new_state(
         agent, text, message_history=history, run_id=request.run_id, session_id=session_id
     )
-    state.attachments = media
+    state.attachments = tuple(media)
     state.tool_states.update(states)
     output = request.output
     state.output_schema = output.json_schema if output is not None else None
-    state.external_tools = [t.model_dump(mode="json") for t in request.external_tools]
+    state.external_tools = tuple(t.model_dump(mode="json") for t in request.external_tools)
     return state
 
 

@@ -115,7 +115,7 @@ async def _hold_if_waiting(
     if waiting:
         await hold_for_approval(ctx, waiting, answers)
     approval_settled(ctx)
-    ctx.state.awaiting_input = []
+    ctx.state.awaiting_input = ()
 
 
 def _asked(

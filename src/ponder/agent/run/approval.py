@@ -70,14 +70,14 @@ async def hold_for_approval(
         for call_id, answer in answers.items():
             if checkpointer.saved(call_id) is None:
                 await checkpointer.save(answer)
-    ctx.state.awaiting_approval = [c.id for c in waiting]
+    ctx.state.awaiting_approval = tuple(c.id for c in waiting)
     external = {c.name for c in waiting if is_external(ctx.tools.get(c.name))}
     raise Suspend("approval", approval_payload(waiting, external))
 
 
 def approval_settled(ctx: RunContext) -> None:
     """Every call of the batch is answered: nothing waits any more."""
-    ctx.state.awaiting_approval = []
+    ctx.state.awaiting_approval = ()
 
 
 def accept_decision(ctx: RunContext, value: Any, *, suspended: bool) -> None:

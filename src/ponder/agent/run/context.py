@@ -258,9 +258,8 @@ class RunContext:
             call = ModelCall(self.state.run_id, purpose, list(messages), list(tools), tool_choice)
             await self.hooks.before_request(call)
             messages, tools, tool_choice = call.messages, call.tools, call.tool_choice
-        offered = [t.name for t in tools]
-        if offered != self.state.offered_tools:  # the same list stays: nothing new to keep
-            self.state.offered_tools = offered
+        if _changed(self.state.offered_tools, tools):  # the same list stays: nothing to keep
+            self.state.offered_tools = [t.name for t in tools]
         self.purpose = purpose
         request = ModelRequest(messages, tools, tool_choice, output, self.settings)
         response = await self._send(request, call, purpose)
@@ -348,6 +347,13 @@ class RunContext:
 
 
 _last_settings: list[tuple[AgentConfig, ModelSettings]] = []
+
+
+def _changed(offered: list[str] | None, tools: Sequence[ToolDefinition]) -> bool:
+    """Whether ``tools`` differ from the names the previous request offered."""
+    if offered is None or len(offered) != len(tools):
+        return True
+    return any(t.name != name for t, name in zip(tools, offered, strict=True))
 
 
 def _settings_for(config: AgentConfig) -> ModelSettings:

@@ -95,8 +95,8 @@ async def hold_for_input(
             if checkpointer.saved(call_id) is None:
                 await checkpointer.save(answer)
     questions = [_as_dict(c, hold.held.pop(c.id)) for c in calls]
-    ctx.state.awaiting_input = questions
-    ctx.state.awaiting_approval = [c.id for c in waiting_approval]
+    ctx.state.awaiting_input = tuple(questions)
+    ctx.state.awaiting_approval = tuple(c.id for c in waiting_approval)
     raise Suspend("elicitation", input_payload(questions))
 
 

@@ -16,6 +16,7 @@ from ponder.events import CheckType, Verdict
 from ponder.media import Attachment
 from ponder.messages import Ledger, UserMessage
 from ponder.models.base import Usage
+from ponder.shared_fields import share_fields_set
 
 __all__ = ["LedgerField", "RoundPhase", "RunState", "RunStatus"]
 
@@ -44,9 +45,9 @@ class RunState(BaseModel):
     session_id: str | None = None
     prompt: str = ""
     attachments: Annotated[
-        list[Attachment],
+        tuple[Attachment, ...],
         PlainSerializer(lambda media: [m.model_dump(mode="json") for m in media], return_type=list),
-    ] = Field(default_factory=list)
+    ] = ()
     """The images and files sent with the prompt."""
     ledger: LedgerField = Field(default_factory=Ledger, exclude=True)
     """Stored beside the snapshot, message by message (see ``ponder.store``)."""
@@ -65,7 +66,7 @@ class RunState(BaseModel):
     last_signature: str = ""
     loop_corrected: str | None = None
     reflection_attempts: int = 0
-    reflection_verdicts: list[Verdict] = Field(default_factory=list)
+    reflection_verdicts: tuple[Verdict, ...] = ()
     """The verdicts of the current reflection (a run restored mid-reflection judges them)."""
     reflection_checks: dict[CheckType, tuple[Verdict, str]] = Field(default_factory=dict)
     """The current reflection round's verdict and detail per check."""
@@ -77,15 +78,15 @@ class RunState(BaseModel):
     """The calls of the round in progress, for the loop guard."""
     stop_result: str = ""
     """What ``agent_stop`` reported."""
-    awaiting_approval: list[str] = Field(default_factory=list)
+    awaiting_approval: tuple[str, ...] = ()
     """Ids of the calls the run is suspended on, waiting for a decision."""
-    awaiting_input: list[dict[str, Any]] = Field(default_factory=list)
+    awaiting_input: tuple[dict[str, Any], ...] = ()
     """The MCP servers' questions the run is suspended on (see ``run.elicitation``)."""
     offered_tools: list[str] | None = None
     """The tools the latest model request offered (None: not known, e.g. an older run)."""
     recipe: dict[str, Any] = Field(default_factory=dict)
     """How the agent was built (`Agent.recipe`), so the run can be resumed without flags."""
-    external_tools: list[dict[str, Any]] = Field(default_factory=list)
+    external_tools: tuple[dict[str, Any], ...] = ()
     """Definitions of tools the caller answers (see ``ponder.tools.external``)."""
     text_replies: int = 0
     """Consecutive text replies in the acting phase before ``agent_stop`` (stop protocol)."""
@@ -127,9 +128,13 @@ class RunState(BaseModel):
         else:
             super().__setattr__(name, value)
 
+    def model_post_init(self, context: Any, /) -> None:
+        """Share the fields set: `__setattr__` never adds to it (see ``shared_fields``)."""
+        share_fields_set(self)
+
     def prompt_message(self) -> UserMessage:
         """The user's message of this turn: the prompt and its images and files."""
-        return UserMessage(content=self.prompt, attachments=tuple(self.attachments))
+        return UserMessage(content=self.prompt, attachments=self.attachments)
 
     @model_validator(mode="before")
     @classmethod

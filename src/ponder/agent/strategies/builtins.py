@@ -202,7 +202,7 @@ class Builtins:
         if issues:
             return ToolResult.fail("invalid")
         state = self.ctx.state
-        state.reflection_verdicts.append(verdict)
+        state.reflection_verdicts = (*state.reflection_verdicts, verdict)
         state.reflection_checks[check_type] = (verdict, detail)
         await self.ctx.emit(
             Reflection(

@@ -79,7 +79,7 @@ async def reflect(ctx: RunContext, builtins: Builtins) -> None:
     """
     state = ctx.state
     state.reflection_attempts += 1
-    state.reflection_verdicts, state.reflection_checks = [], {}
+    state.reflection_verdicts, state.reflection_checks = (), {}
     phase, state.phase = state.phase, "reflection"
     await _ask(ctx, builtins, checks_request(), "required")
     for name in CHECKS:

@@ -1,0 +1,68 @@
+"""One shared, read-only ``__pydantic_fields_set__`` per set of field names.
+
+pydantic gives every model instance its own ``set`` of the fields it was built with. A
+ledger keeps its messages for the whole run, and thousands of waiting runs keep thousands
+of such sets alive: each is a 216-byte object that the cyclic collector walks on every
+full collection. A message in a ledger is frozen, so its fields set never changes; the
+ledger swaps it for a shared `SharedFieldsSet` holding the same names.
+
+Nothing observable changes: ``model_fields_set`` holds the same names, and a copy
+(``model_copy``, ``copy.copy``, ``copy.deepcopy``) gets a fresh, mutable ``set``, which
+pydantic then updates as it always does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Set as AbstractSet
+from typing import Any
+
+from pydantic import BaseModel
+
+__all__ = ["SharedFieldsSet", "share_fields_set"]
+
+
+class SharedFieldsSet(set[str]):
+    """The fields set shared by models built with the same fields; read-only.
+
+    A ``set`` (pydantic's serializer requires one), whose mutators refuse. Copying it gives
+    a plain ``set``: pydantic copies a model's fields set, then adds the updated names to
+    the copy.
+    """
+
+    __slots__ = ()
+
+    def __copy__(self) -> set[str]:
+        return set(self)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> set[str]:
+        return set(self)
+
+    def __reduce__(self) -> tuple[type[set[str]], tuple[list[str]]]:
+        return set, (list(self),)
+
+    def _refuse(self, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError("a shared fields set is read-only; copy it to change it")
+
+    add = discard = remove = pop = clear = update = _refuse
+    difference_update = intersection_update = symmetric_difference_update = _refuse
+    __ior__ = __iand__ = __isub__ = __ixor__ = _refuse
+
+
+_SHARED: dict[frozenset[str], SharedFieldsSet] = {}
+"""One set per combination of field names (a bounded number: names of model fields)."""
+
+
+def share_fields_set(model: BaseModel) -> None:
+    """Give ``model`` the shared fields set with its names.
+
+    Only for a model whose fields set never grows: a frozen one, or one whose assignments
+    bypass it (`RunState`).
+    """
+    fields: AbstractSet[str] = model.__pydantic_fields_set__
+    if type(fields) is SharedFieldsSet:
+        return
+    key = frozenset(fields)
+    shared = _SHARED.get(key)
+    if shared is None:
+        shared = _SHARED.setdefault(key, SharedFieldsSet(key))
+    object.__setattr__(model, "__pydantic_fields_set__", shared)

@@ -1,0 +1,74 @@
+"""Ledger messages and run states share one fields set per set of field names.
+
+The swap must change nothing a user can see: the names, copies with updates, deep copies,
+pickling, ``exclude_unset`` dumps and equality behave as with pydantic's own sets.
+"""
+
+from __future__ import annotations
+
+import copy
+import pickle
+
+import pytest
+
+from ponder.agent import Agent
+from ponder.agent.run.state import RunState
+from ponder.messages import AssistantMessage, Ledger, ToolCallPart, ToolMessage, UserMessage
+from ponder.models import ScriptedModel, reply
+from ponder.shared_fields import SharedFieldsSet
+
+from .agent.scripts import stop
+
+
+def _ledger() -> Ledger:
+    ledger = Ledger()
+    for n in range(2):
+        call = ToolCallPart.from_args(f"c{n}", "add", {"a": n, "b": 1})
+        ledger.append(UserMessage(content=f"go {n}"))
+        ledger.append(AssistantMessage(parts=(call,)))
+        ledger.append(ToolMessage(call_id=f"c{n}", name="add", content=str(n + 1)))
+    return ledger
+
+
+def test_messages_of_the_same_shape_share_one_immutable_set() -> None:
+    messages = list(_ledger())
+    users = [m for m in messages if isinstance(m, UserMessage)]
+    assert users[0].__pydantic_fields_set__ is users[1].__pydantic_fields_set__
+    assert type(users[0].model_fields_set) is SharedFieldsSet
+    assert users[0].model_fields_set == {"content"}
+    parts = [m.parts[0] for m in messages if isinstance(m, AssistantMessage)]
+    assert parts[0].__pydantic_fields_set__ is parts[1].__pydantic_fields_set__
+    assert parts[0].model_fields_set == {"id", "name", "arguments", "args"}
+
+
+def test_copies_dumps_and_pickles_behave_as_before() -> None:
+    fresh = ToolMessage(call_id="c0", name="add", content="1")
+    shared = next(m for m in _ledger() if isinstance(m, ToolMessage))
+    assert shared == fresh
+    assert shared.model_dump(exclude_unset=True) == fresh.model_dump(exclude_unset=True)
+    updated = shared.model_copy(update={"content": "3", "is_error": True})
+    assert updated.content == "3" and updated.model_fields_set == {
+        "call_id", "name", "content", "is_error"
+    }  # fmt: skip
+    assert shared.model_fields_set == {"call_id", "name", "content"}  # the original is intact
+    deep = copy.deepcopy(shared)
+    assert deep == shared and type(deep.model_fields_set) is set
+    with pytest.raises(TypeError, match="read-only"):
+        shared.model_fields_set.add("data")
+    assert pickle.loads(pickle.dumps(shared)) == shared
+
+
+async def test_a_runs_state_and_messages_use_shared_sets() -> None:
+    agent = Agent(ScriptedModel([stop("hi"), reply("hi")]), enable_thinking_tool=False)
+    result = await agent.run("hello")
+    assert result.output == "hi"
+    assert all(type(m.model_fields_set) is SharedFieldsSet for m in result.messages)
+    state = RunState(run_id="r", prompt="p")
+    assert type(state.model_fields_set) is SharedFieldsSet
+    state.rounds = 3  # assignments bypass the set
+    assert state.model_fields_set == {"run_id", "prompt"}
+    restored = RunState.model_validate(state.model_dump(mode="json"))
+    assert restored.rounds == 3 and restored.prompt == "p"
+    assert (
+        RunState(run_id="q").__pydantic_fields_set__ is RunState(run_id="s").__pydantic_fields_set__
+    )
