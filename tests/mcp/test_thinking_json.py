@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from ponder.mcp.thinking_json import indented_json
+from ponder.mcp.thinking_json import indented_json, indented_json_without_floats
 
 
 class _Text(str):
@@ -47,3 +47,23 @@ def test_indented_json_equals_json_dumps(value: Any) -> None:
 def test_indented_json_refuses_what_json_refuses() -> None:
     with pytest.raises(TypeError):
         indented_json({"x": object()})
+
+
+def _has_float(value: Any) -> bool:
+    if isinstance(value, float):
+        return True
+    if isinstance(value, dict):
+        return any(_has_float(k) or _has_float(v) for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return any(_has_float(v) for v in value)
+    return False
+
+
+@pytest.mark.parametrize(
+    "value",
+    [v for v in VALUES if not _has_float(v)]
+    + [{"lone": "\ud800"}, {"node": {"seq": 3, "branch_id": None, "is_revision": False}}],
+)
+def test_indented_json_without_floats_equals_json_dumps(value: Any) -> None:
+    expected = json.dumps(value, indent=2, ensure_ascii=False)
+    assert indented_json_without_floats(value) == expected

@@ -2,7 +2,9 @@
 
 ``indent`` makes the standard library fall back to its pure-Python encoder, which builds
 a fresh set of closures per call; the thinking server's results are small dicts and
-lists of strings and integers, so they are laid out here directly.
+lists of strings and integers, so they are laid out here directly (`indented_json`), or,
+when they hold no floats, by pydantic-core's encoder, which lays such values out
+character for character alike (`indented_json_without_floats`).
 """
 
 from __future__ import annotations
@@ -11,7 +13,20 @@ import json
 from json.encoder import encode_basestring
 from typing import Any
 
-__all__ = ["indented_json"]
+from pydantic_core import to_json
+
+__all__ = ["indented_json", "indented_json_without_floats"]
+
+
+def indented_json_without_floats(value: Any) -> str:
+    """`indented_json` for a value holding no floats (their spelling would differ).
+
+    Strings pydantic-core cannot encode (lone surrogates) fall back to `indented_json`.
+    """
+    try:
+        return to_json(value, indent=2).decode()
+    except ValueError:
+        return indented_json(value)
 
 
 def indented_json(value: Any, indent: str = "\n") -> str:

@@ -41,7 +41,8 @@ from mcp.server._otel import OpenTelemetryMiddleware as TracingMiddleware
 from mcp.shared.exceptions import MCPError
 from opentelemetry import trace
 
-from ponder.mcp.thinking_json import indented_json
+from ponder.mcp.thinking_fast import FastToolCall
+from ponder.mcp.thinking_json import indented_json_without_floats
 from ponder.mcp.thinking_log import is_logging_disabled, render_thought_box
 from ponder.mcp.thinking_stdio import serve_stdio
 from ponder.tools.thinking import (
@@ -206,7 +207,8 @@ def _success(
     shown = payload
     if plan.warnings and not options.native:
         shown = {**payload, "warnings": [camel_case_text(w) for w in plan.warnings]}
-    text = _text(indented_json(shown))
+    # Counts are integers (``coerce_integer``), so the payload holds no floats.
+    text = _text(indented_json_without_floats(shown))
     return {"content": [text], "structuredContent": payload, **_COMPLETE}
 
 
@@ -223,6 +225,8 @@ class _ThinkingServer(Server[_Scopes]):
     """Declares ``tools.listChanged`` as the reference server does, in every protocol era."""
 
     _stamp: dict[str, Any] | None = None
+    fast_call: FastToolCall | None = None
+    """How the stdio transport may answer this server's tool calls in line."""
 
     def get_capabilities(self, *args: Any, **kw: Any) -> types.ServerCapabilities:
         """The derived capabilities, with the tool list declared as changeable."""
@@ -274,6 +278,10 @@ def _record(
 
 def build_server(options: ThinkingServerOptions | None = None) -> Server[_Scopes]:
     """The MCP server; each connection it serves gets fresh thinking state."""
+    return _build(options)
+
+
+def _build(options: ThinkingServerOptions | None) -> _ThinkingServer:
     opts = options or ThinkingServerOptions(log_thoughts=not is_logging_disabled())
     tool = _tool(opts)
 
@@ -295,15 +303,24 @@ def build_server(options: ThinkingServerOptions | None = None) -> Server[_Scopes
         state = ctx.lifespan_context.get(_scope_key(ctx))
         return _record(state, opts, dict(params.arguments or {}))
 
+    def record_on_connection(scopes: _Scopes, arguments: dict[str, Any]) -> dict[str, Any]:
+        # What ``call_tool`` does for a stdio request (no session header).
+        return _record(scopes.get("connection"), opts, arguments)
+
     server = _ThinkingServer(
         SERVER_NAME, version=version("ponder"), lifespan=lifespan, on_list_tools=list_tools
     )
     server.add_request_handler("tools/call", types.CallToolRequestParams, call_tool)
+    server.fast_call = FastToolCall(server, tool.name, record_on_connection)
     return server
 
 
-def main(argv: list[str] | None = None) -> None:
-    """Serve over stdio until the client closes the connection, or over HTTP (``--http``)."""
+def main(argv: list[str] | None = None, *, fast_path: bool = True) -> None:
+    """Serve over stdio until the client closes the connection, or over HTTP (``--http``).
+
+    ``fast_path=False`` serves every stdio request through the SDK (tests compare the
+    two); by default a 2026-07-28 connection's tool calls are answered in line.
+    """
     parser = argparse.ArgumentParser(prog="python -m ponder.mcp.thinking_server")
     parser.add_argument("--native", action="store_true", help="serve sequential_thinking")
     parser.add_argument("--max-thought-chars", type=int, default=100_000)
@@ -325,17 +342,17 @@ def main(argv: list[str] | None = None) -> None:
         _main_http(server, args)
         return
     print("Sequential Thinking MCP Server running on stdio", file=sys.stderr, flush=True)
-    anyio.run(serve_stdio, server)
+    anyio.run(serve_stdio, server, server.fast_call if fast_path else None)
 
 
-def _process_server(options: ThinkingServerOptions) -> Server[_Scopes]:
+def _process_server(options: ThinkingServerOptions) -> _ThinkingServer:
     """The server this process runs, with per-call costs it cannot need taken out.
 
     Without a configured OpenTelemetry tracer provider the SDK's tracing middleware only
     makes non-recording spans, so it is dropped (the SDK's documented opt-out). The
     objects alive after start-up (modules, schemas) are frozen out of garbage collection.
     """
-    server = build_server(options)
+    server = _build(options)
     if isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider):
         server.middleware = [m for m in server.middleware if not isinstance(m, TracingMiddleware)]
     gc.collect()

@@ -10,13 +10,15 @@ the SDK's own framing: one message per line, parsed with
 passed on as the exception, as the SDK's transport does. The read stream also holds the
 frames up to the client's first request, which picks the protocol era as in
 ``Server.run``; the SDK's loop for that era then serves the connection, without the
-relay task ``Server.run`` puts in front of it. Anything that is not a pipe keeps the
-SDK's transport and ``Server.run``.
+relay task ``Server.run`` puts in front of it. On a 2026-07-28 connection the read stream
+can also answer the thinking tool's calls itself, in line (`ponder.mcp.thinking_fast`).
+Anything that is not a pipe keeps the SDK's transport and ``Server.run``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 from types import TracebackType
 from typing import Any
 
@@ -29,11 +31,13 @@ from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
 from ponder.mcp.pipes import open_stdio_pipes
+from ponder.mcp.thinking_fast import Answer, FastToolCall
 
 __all__ = ["LEAD_LIMIT", "LineReadStream", "LineWriteStream", "parse_message", "serve_stdio"]
 
 LEAD_LIMIT = 8
 """Frames kept from before the first request (the SDK's ``_PRE_REQUEST_REPLAY_LIMIT``)."""
+logger = logging.getLogger(__name__)
 _HAS_ERA_LOOPS = all(
     hasattr(runner, name)
     for name in ("_has_modern_envelope", "_serve_modern_stream", "_serve_legacy_stream")
@@ -63,6 +67,20 @@ class LineReadStream:
         self._reader = reader
         self._closed = False
         self._lead: list[SessionMessage | Exception] = []
+        self._fast: Answer | None = None
+        self._fast_writer: LineWriteStream | None = None
+        self._handed_on = False
+
+    def answer_in_line(self, answer: Answer, writer: LineWriteStream) -> None:
+        """Let ``answer`` reply to the lines it takes (see `ponder.mcp.thinking_fast`).
+
+        A line it answers is written to ``writer`` before the next line is read, so a
+        reply is never lost to an end of input right after its request. Before answering,
+        the stream yields once when it has handed a message to the server since its last
+        answer: the server's task for that message then runs first, so calls change the
+        state in the order they arrived, as when the server handles every line.
+        """
+        self._fast, self._fast_writer = answer, writer
 
     async def open(self) -> types.JSONRPCRequest | None:
         """Read up to the first request, keeping it and what came before it to be received.
@@ -91,14 +109,34 @@ class LineReadStream:
         return await self._next()
 
     async def _next(self) -> SessionMessage | Exception:
-        line = await self._reader.readline()
-        if not line:
-            raise anyio.EndOfStream
+        while True:
+            line = await self._reader.readline()
+            if not line:
+                raise anyio.EndOfStream
+            if self._fast is None or not await self._answered(self._fast, line):
+                break
+        self._handed_on = True
         try:
             message = parse_message(line)
         except Exception as exc:
             return exc
         return SessionMessage(message)
+
+    async def _answered(self, answer: Answer, line: bytes) -> bool:
+        if self._handed_on:
+            self._handed_on = False
+            await asyncio.sleep(0)
+        try:
+            reply = answer(line)
+        except Exception:
+            # Only the checks before the call can get here, and they change nothing.
+            logger.exception("in-line answer failed; the server handles the line")
+            return False
+        if reply is None:
+            return False
+        if self._fast_writer is not None:
+            await self._fast_writer.send_line(reply)
+        return True
 
     async def aclose(self) -> None:
         """Stop reading; the pipe itself stays open, as with the SDK's transport."""
@@ -146,6 +184,16 @@ class LineWriteStream:
         except OSError as exc:
             raise anyio.BrokenResourceError from exc
 
+    async def send_line(self, line: bytes) -> None:
+        """Write one encoded reply line; dropped, as the SDK drops replies, once gone."""
+        if self._closed:
+            return
+        try:
+            self._writer.write(line)
+            await self._writer.drain()
+        except OSError:
+            self._closed = True
+
     async def aclose(self) -> None:
         """Refuse further sends; what was sent has already reached the pipe."""
         self._closed = True
@@ -159,8 +207,13 @@ class LineWriteStream:
         await self.aclose()
 
 
-async def serve_stdio(server: Server[Any]) -> None:
-    """Serve one connection on stdin/stdout until the client closes it."""
+async def serve_stdio(server: Server[Any], fast: FastToolCall | None = None) -> None:
+    """Serve one connection on stdin/stdout until the client closes it.
+
+    With ``fast``, a 2026-07-28 connection over pipes answers the calls it covers in line
+    (`ponder.mcp.thinking_fast`); everything else, and every handshake-era connection,
+    is served by the SDK.
+    """
     options = server.create_initialization_options()
     lines, writer = await open_stdio_pipes()
     if lines is None:
@@ -171,7 +224,7 @@ async def serve_stdio(server: Server[Any]) -> None:
     if not _HAS_ERA_LOOPS:
         await server.run(read_stream, write_stream, options)
         return
-    await _serve_in_era(server, read_stream, write_stream, options)
+    await _serve_in_era(server, read_stream, write_stream, options, fast)
 
 
 async def _serve_in_era(
@@ -179,6 +232,7 @@ async def _serve_in_era(
     read_stream: LineReadStream,
     write_stream: LineWriteStream,
     options: InitializationOptions,
+    fast: FastToolCall | None,
 ) -> None:
     """``Server.run`` without its relay task: the stream itself holds the opening frames.
 
@@ -193,6 +247,9 @@ async def _serve_in_era(
                 and opening.method != "initialize"
                 and runner._has_modern_envelope(opening.params)
             ):
+                answer = fast.bind(state) if fast is not None else None
+                if answer is not None:
+                    read_stream.answer_in_line(answer, write_stream)
                 await runner._serve_modern_stream(
                     server, read_stream, write_stream, lifespan_state=state, raise_exceptions=False
                 )

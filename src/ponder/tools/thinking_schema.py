@@ -220,6 +220,8 @@ def parse_thought_arguments(
     values: dict[str, Any] = {}
     problems: list[ArgumentProblem] = []
     for spec, spellings in _FIELD_KEYS:
+        if not spec.required and spellings[0] not in args and spellings[-1] not in args:
+            continue  # an absent optional field (what `_read_field` would find)
         value, problem = _read_field(spec, spellings, args, config, spelling)
         if problem is not None:
             problems.append(problem)

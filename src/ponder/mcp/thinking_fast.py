@@ -1,0 +1,191 @@
+"""A synchronous answer for the thinking server's hot request: ``tools/call`` of its tool.
+
+On a 2026-07-28 (per-request envelope) stdio connection the SDK spends, per request, a
+task, three cancel scopes, a fresh `Connection`, a context object and a validation plus
+re-dump of the result; the tool itself is a fraction of that. `FastToolCall` answers the
+one request that matters for throughput in line, from the raw line, with the SDK's own
+checks and exactly the bytes the SDK would write:
+
+- the line is a JSON object with exactly ``jsonrpc`` ("2.0"), ``id`` (a string or an
+  integer within ±2^53), ``method`` (``tools/call``) and ``params`` (an object naming the
+  served tool), parsed by pydantic-core as the SDK's transport parses it;
+- the envelope passes the SDK's ``classify_inbound_request`` ladder, and ``params`` pass
+  the SDK's surface validation (``validate_client_request``) and ``CallToolRequestParams``;
+- the result is the tool's ``CallToolResult`` dict laid out in the surface model's field
+  order, with the ``serverInfo`` stamp, inside ``{"jsonrpc", "id", "result"}``, written with
+  pydantic-core's JSON encoder (what ``model_dump_json`` uses).
+
+Anything else (another method or tool, a bad envelope, invalid params, odd ids, extra keys,
+batches, a line that does not parse) returns None and goes to the SDK unchanged, which then
+answers it (usually with the error). Bad *arguments* are the tool's own ``isError`` result,
+answered here like any other call. The fast path is not used when the server has
+middleware (tracing) or a cache hint for ``tools/call``, which change the SDK's answer.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import mcp_types as types
+from mcp.server import Server
+from mcp.server.runner import modern_error_data
+from mcp.shared.inbound import InboundModernRoute, classify_inbound_request
+from mcp_types import methods
+from pydantic_core import from_json, to_json
+
+__all__ = ["Answer", "FastToolCall", "call_result_wire"]
+
+logger = logging.getLogger(__name__)
+
+Answer = Callable[[bytes], bytes | None]
+"""A bound fast path: the reply line for a request line, or None to leave it to the SDK."""
+Record = Callable[[Any, dict[str, Any]], dict[str, Any]]
+"""``(lifespan state, arguments) -> CallToolResult`` in its wire spelling."""
+
+_REQUEST_KEYS = frozenset({"jsonrpc", "id", "method", "params"})
+_MAX_ID = 2**53
+_METHOD = "tools/call"
+_STAMP_KEY = types.SERVER_INFO_META_KEY
+
+
+def call_result_wire(result: dict[str, Any], stamp: dict[str, Any]) -> dict[str, Any]:
+    """``result`` (text content only) as the SDK's surface dump plus the ``serverInfo`` stamp.
+
+    The surface ``CallToolResult`` dumps ``content``, ``isError``, ``resultType``,
+    ``structuredContent`` in that order, each text item as ``{"text", "type"}``, and
+    leaves out what is None; a handler ``_meta`` is not produced by this server.
+    """
+    wire: dict[str, Any] = {
+        "content": [{"text": item["text"], "type": "text"} for item in result["content"]],
+        "isError": result["isError"],
+        "resultType": result["resultType"],
+    }
+    structured = result.get("structuredContent")
+    if structured is not None:
+        wire["structuredContent"] = structured
+    wire["_meta"] = {_STAMP_KEY: stamp}
+    return wire
+
+
+@dataclass(frozen=True, slots=True)
+class FastToolCall:
+    """How to answer ``tools/call`` of ``tool_name`` on a modern stdio connection."""
+
+    server: Server[Any]
+    tool_name: str
+    record: Record
+    """The same function the SDK handler runs for this tool, state first."""
+
+    def bind(self, lifespan_state: Any) -> Answer | None:
+        """The fast path for one connection, or None when the SDK's answer could differ."""
+        if self.server.middleware or _METHOD in self.server.cache_hints:
+            return None
+        if self.server.get_request_handler(_METHOD) is None:
+            return None
+        params = _ValidParams()
+        return lambda line: self._answer(lifespan_state, params, line)
+
+    def _answer(self, state: Any, params: _ValidParams, line: bytes) -> bytes | None:
+        body = _request_body(line)
+        if body is None or body["params"].get("name") != self.tool_name:
+            return None
+        route = classify_inbound_request(body)
+        if not isinstance(route, InboundModernRoute):
+            return None
+        request_id, version = body["id"], route.protocol_version
+        arguments = params.arguments(version, body["params"])
+        if arguments is None:
+            return None
+        try:
+            # The state may change from here on: the call is answered here, whatever happens.
+            result = self.record(state, arguments)
+            stamp = self.server.server_info_stamp
+            if _is_text_result(result):
+                wire = call_result_wire(result, stamp)
+            else:
+                # Not a shape this server produces; the SDK's own surface dump lays it out.
+                wire = {**methods.serialize_server_result(_METHOD, version, result)}
+                wire["_meta"] = {_STAMP_KEY: stamp}
+            return to_json({"jsonrpc": "2.0", "id": request_id, "result": wire}) + b"\n"
+        except Exception as exc:
+            # As the SDK's modern entry maps a raising handler: logged, a generic error sent.
+            logger.exception("fast tools/call handler raised")
+            reply = types.JSONRPCError(jsonrpc="2.0", id=request_id, error=modern_error_data(exc))
+            return reply.model_dump_json(by_alias=True, exclude_unset=True).encode() + b"\n"
+
+
+_RESULT_KEYS = frozenset({"content", "isError", "resultType", "structuredContent"})
+
+
+def _is_text_result(result: dict[str, Any]) -> bool:
+    """Whether `call_result_wire` lays ``result`` out exactly as the SDK's surface dump."""
+    content = result.get("content")
+    return (
+        result.keys() <= _RESULT_KEYS
+        and type(result.get("isError")) is bool
+        and result.get("resultType") == "complete"
+        and type(content) is list
+        and all(
+            type(item) is dict
+            and item.keys() == {"type", "text"}
+            and item["type"] == "text"
+            and type(item["text"]) is str
+            for item in content
+        )
+        and type(result.get("structuredContent", {})) is dict
+    )
+
+
+def _request_body(line: bytes) -> dict[str, Any] | None:
+    """The line as a plain ``tools/call`` request object with a simple id, else None."""
+    if b'"tools/call"' not in line:
+        return None
+    try:
+        body = from_json(line, allow_inf_nan=False)
+    except ValueError:
+        return None
+    if type(body) is not dict or body.keys() != _REQUEST_KEYS:
+        return None
+    if body["jsonrpc"] != "2.0" or body["method"] != _METHOD or type(body["params"]) is not dict:
+        return None
+    request_id = body["id"]
+    if type(request_id) is int:
+        return body if -_MAX_ID <= request_id <= _MAX_ID else None
+    return body if type(request_id) is str else None
+
+
+class _ValidParams:
+    """The SDK's two params validations, remembered per params less their ``arguments``.
+
+    Both the surface model and ``CallToolRequestParams`` type ``arguments`` as
+    ``dict[str, Any] | None``, so whether params validate never depends on what an
+    arguments object holds. Params equal, as JSON (``1``, ``1.0`` and ``true`` differ),
+    to ones that validated except for their ``arguments`` object therefore validate too,
+    and skip both pydantic passes: a client sends the same envelope on every call.
+    """
+
+    LIMIT = 64
+
+    def __init__(self) -> None:
+        self._known: set[bytes] = set()
+
+    def arguments(self, version: str, params: dict[str, Any]) -> dict[str, Any] | None:
+        """The call's arguments when the SDK accepts ``params`` at ``version``, else None."""
+        arguments = params.get("arguments")
+        if arguments is not None and type(arguments) is not dict:
+            return None  # the SDK refuses it (INVALID_PARAMS)
+        key = to_json([version, {k: v for k, v in params.items() if k != "arguments"}])
+        if key in self._known:
+            return dict(arguments or {})
+        try:
+            methods.validate_client_request(_METHOD, version, params)
+            typed = types.CallToolRequestParams.model_validate(params, by_name=False)
+        except (KeyError, ValueError):
+            return None
+        if len(self._known) >= self.LIMIT:
+            self._known.clear()
+        self._known.add(key)
+        return dict(typed.arguments or {})
