@@ -187,12 +187,42 @@ def _check_name(name: str) -> None:
         )
 
 
+_EXACT_TYPES: tuple[type, ...] = (int, str, bool)
+
+
+def _exact_fields(shape: FunctionShape) -> dict[str, type] | None:
+    """Each parameter's type, when every one is a bare ``int``, ``str`` or ``bool``.
+
+    Arguments that give every such parameter a value of exactly its type pass conforming
+    and validation unchanged (no coercion, constraint or default applies), so they skip
+    both: most tool calls from a model are of this kind.
+    """
+    if shape.model_parameter is not None:
+        return None
+    fields = shape.arguments_model.model_fields
+    exact: dict[str, type] = {}
+    for name, field in fields.items():
+        annotation: Any = field.annotation
+        kind = next((t for t in _EXACT_TYPES if annotation is t), None)
+        if kind is None or field.metadata:
+            return None
+        exact[name] = kind
+    return exact
+
+
 def _signature_validator(shape: FunctionShape) -> ToolValidator:
     conformer = SchemaConformer(shape.parameters)
     model = shape.arguments_model
     names = tuple(model.model_fields)
+    exact = _exact_fields(shape)
 
     def validate(args: dict[str, Any]) -> dict[str, Any]:
+        if exact is not None and args.keys() == exact.keys():
+            for name, kind in exact.items():
+                if type(args[name]) is not kind:
+                    break
+            else:
+                return {name: args[name] for name in names}
         conformed = conformer.conform(args)
         try:
             instance = model.model_validate(conformed)
