@@ -28,7 +28,8 @@ from ponder.agent.run.approval import approval_decision, approval_settled, hold_
 from ponder.agent.run.elicitation import hold_for_input
 from ponder.agent.subagent import is_held
 from ponder.events import ToolCallStarted
-from ponder.messages import AssistantMessage, ToolCallPart, ToolMessage
+from ponder.exceptions import LedgerError
+from ponder.messages import AssistantMessage, Ledger, ToolCallPart, ToolMessage
 from ponder.models.base import ModelResponse
 from ponder.tools.builtin import CONTROL_TOOLS
 from ponder.tools.tool import ToolResult
@@ -72,7 +73,7 @@ async def answer_open_calls(
 ) -> tuple[ToolCallPart, ...]:
     """Answer the latest assistant message's unanswered calls; return all its calls."""
     state = ctx.state
-    message = next(m for m in reversed(state.ledger.messages) if isinstance(m, AssistantMessage))
+    message = _latest_assistant(state.ledger)
     open_ids = state.ledger.open_calls
     calls = message.tool_calls
     answers: dict[str, ToolMessage] = {}
@@ -99,6 +100,14 @@ async def answer_open_calls(
     if ctx.checkpointer is not None:
         ctx.checkpointer.forget(answers)
     return calls
+
+
+def _latest_assistant(ledger: Ledger) -> AssistantMessage:
+    """The ledger's latest assistant message (its index is kept: no scan)."""
+    message = ledger[ledger.assistant_index] if ledger.assistant_index >= 0 else None
+    if not isinstance(message, AssistantMessage):
+        raise LedgerError("no assistant message whose calls could be answered")
+    return message
 
 
 async def _hold_if_waiting(
@@ -132,6 +141,14 @@ def _asked(
 def unique_call_ids(response: ModelResponse) -> ModelResponse:
     """``response`` with every tool call id present and unique (servers reuse or omit them)."""
     seen: set[str] = set()
+    for part in response.parts:  # the common case: every id present and unique
+        if isinstance(part, ToolCallPart):
+            if not part.id or part.id in seen:
+                break
+            seen.add(part.id)
+    else:
+        return response
+    seen.clear()
     parts = list(response.parts)
     for index, part in enumerate(parts):
         if not isinstance(part, ToolCallPart):
