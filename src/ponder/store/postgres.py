@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, TypeVar
 
 from ponder.exceptions import RunLeaseError, StoreError
@@ -44,11 +44,15 @@ def _checkpoint_statement(rewrite: bool) -> str:
     it, so a fenced checkpoint writes nothing and returns 0. A rewrite replaces the
     messages in place and deletes those outside the new range (rows that one statement
     both deletes and inserts would collide).
+
+    Message and event bodies travel as one JSON array each (``json`` keeps every element's
+    text as it was sent): a text array would have psycopg quote and escape every body,
+    which cost about half of a checkpoint's client time.
     """
     added = (
         "INSERT INTO ponder_messages (run_id, idx, body)"
-        " SELECT run.run_id, m.idx, m.body FROM run,"
-        " unnest(%s::integer[], %s::text[]) AS m (idx, body)"
+        " SELECT run.run_id, (%s::integer + m.n - 1)::integer, m.body::text FROM run,"
+        " json_array_elements(%s::json) WITH ORDINALITY AS m (body, n)"
     )
     if rewrite:
         added += " ON CONFLICT (run_id, idx) DO UPDATE SET body = excluded.body"
@@ -56,8 +60,8 @@ def _checkpoint_statement(rewrite: bool) -> str:
         f"WITH run AS ({_pg(sql.UPSERT_RUN)} RETURNING run_id)",
         f"added AS ({added})",
         "logged AS (INSERT INTO ponder_events (run_id, seq, body)"
-        " SELECT run.run_id, e.seq, e.body FROM run,"
-        " unnest(%s::integer[], %s::text[]) AS e (seq, body)"
+        " SELECT run.run_id, e.seq, e.body::text FROM run,"
+        " ROWS FROM (unnest(%s::integer[]), json_array_elements(%s::json)) AS e (seq, body)"
         " ON CONFLICT (run_id, seq) DO UPDATE SET body = excluded.body)",
         "cleared AS (DELETE FROM ponder_effects WHERE %s AND run_id IN (SELECT run_id FROM run))",
     ]
@@ -85,19 +89,24 @@ def _checkpoint_args(
     message_rows: list[tuple[Any, ...]],
     event_rows: list[tuple[Any, ...]],
 ) -> tuple[Any, ...]:
-    """The arguments of `_checkpoint_statement`: rows as parallel arrays."""
+    """The arguments of `_checkpoint_statement`: bodies as JSON arrays (see there)."""
     events = {seq: body for _, seq, body in event_rows}  # one row per seq, the last wins
     args: tuple[Any, ...] = (
         *run_row,
-        [idx for _, idx, _ in message_rows],
-        [body for _, _, body in message_rows],
+        checkpoint.first_index,
+        _json_array(body for _, _, body in message_rows),
         list(events),
-        list(events.values()),
+        _json_array(events.values()),
         checkpoint.drop_effects,
     )
     if checkpoint.rewrite:
         args += (checkpoint.first_index, checkpoint.first_index + len(message_rows))
     return args
+
+
+def _json_array(bodies: Iterable[str]) -> str:
+    """JSON texts joined into the text of one JSON array."""
+    return f"[{','.join(bodies)}]"
 
 
 async def _landed(conn: Any, run_row: tuple[Any, ...]) -> bool:
