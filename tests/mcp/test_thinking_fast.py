@@ -22,6 +22,7 @@ from mcp.shared.exceptions import MCPError
 from ponder.mcp.thinking_fast import FastToolCall
 from ponder.mcp.thinking_server import ThinkingServerOptions, _build, _Scopes
 from tests.mcp.test_thinking_server import NAME, PONDER_COMMAND, T
+from tests.mcp.test_thinking_stdio import INITIALIZE
 
 SDK_ONLY_COMMAND = [
     sys.executable,
@@ -149,20 +150,8 @@ def test_a_call_the_sdk_handles_changes_state_before_a_later_in_line_call() -> N
 
 
 def test_handshake_era_connections_are_served_by_the_sdk_alike() -> None:
-    initialize = json.dumps(
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "raw", "version": "1"},
-            },
-        }
-    )
     plain = [line.replace(', "_meta": ' + json.dumps(ENVELOPE), "") for line in CALLS[1:22]]
-    lines = [initialize, '{"jsonrpc":"2.0","method":"notifications/initialized"}', *plain]
+    lines = [INITIALIZE, '{"jsonrpc":"2.0","method":"notifications/initialized"}', *plain]
     assert _exchange(PONDER_COMMAND, lines) == _exchange(SDK_ONLY_COMMAND, lines)
 
 
