@@ -47,9 +47,7 @@ _values = st.one_of(
 )
 
 
-@given(
-    st.dictionaries(st.sampled_from(["count", "name", "flag", "other"]), _values, max_size=4)
-)
+@given(st.dictionaries(st.sampled_from(["count", "name", "flag", "other"]), _values, max_size=4))
 def test_the_shortcut_validates_as_the_full_path(args: dict[str, Any]) -> None:
     assert exact.validator is not None and full.validator is not None
     got = _outcome(exact.validator, args)
