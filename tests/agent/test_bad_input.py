@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 import pytest
 
 from ponder.agent import Agent
 from ponder.agent.hooks import ModelCall
-from ponder.messages import AssistantMessage, Ledger, ToolMessage
+from ponder.messages import AssistantMessage, Ledger, ToolCallPart, ToolMessage
 from ponder.models import ScriptedModel, call_tools, reply
+from ponder.models.base import ModelRequest, ModelResponse
 from ponder.testing import FakeOpenAIServer
 from ponder.testing.script import FakeReply, FakeToolCall
 from ponder.tools import tool
@@ -155,3 +156,34 @@ async def test_a_tool_call_in_the_final_answer_is_refused() -> None:
     model = ScriptedModel([stop(), call_tools(("multiply", {"a": 1, "b": 1})), reply("1")])
     result = await make_agent(model, agent_tool_call_limit=1).run("1*1?")
     assert result.output == "1" and result.stop_reason == "answered"
+
+
+class _NoIds:
+    """A custom model that sends its tool calls without ids (as some local servers do)."""
+
+    name = "no-ids"
+
+    def __init__(self) -> None:
+        self.requests = 0
+
+    async def request(self, request: ModelRequest) -> ModelResponse:
+        self.requests += 1
+        if self.requests == 1:
+            calls = tuple(ToolCallPart.from_args("", "multiply", {"a": n, "b": 2}) for n in (1, 2))
+            return ModelResponse(parts=calls, finish_reason="tool_calls")
+        if self.requests == 2:
+            return stop()
+        return reply("2 and 4")
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelResponse]:
+        yield await self.request(request)
+
+
+async def test_calls_without_ids_get_unique_ids_and_each_its_result() -> None:
+    result = await make_agent(_NoIds()).run("two products")
+    assert result.output == "2 and 4"
+    assistant = next(m for m in result.messages if isinstance(m, AssistantMessage) and m.tool_calls)
+    ids = [c.id for c in assistant.tool_calls]
+    assert all(ids) and len(set(ids)) == 2
+    answered = results(result.messages)[:2]
+    assert [m.call_id for m in answered] == ids and [m.content for m in answered] == ["2", "4"]

@@ -159,9 +159,7 @@ def unique_call_ids(response: ModelResponse) -> ModelResponse:
                 n += 1
             parts[index] = part = part.model_copy(update={"id": f"{new_id}_{n}"})
         seen.add(part.id)
-    if parts == list(response.parts):
-        return response
-    return response.model_copy(update={"parts": tuple(parts)})
+    return response.model_copy(update={"parts": tuple(parts)})  # some id was renumbered
 
 
 def _is_offered(ctx: RunContext, builtins: Builtins, name: str) -> bool:
