@@ -265,3 +265,25 @@ async def test_a_checkpoint_drops_the_effects_only_when_told(store: Store, run_i
     assert (await store.load(run_id)).effects == {"c1": {"content": "saved"}}
     await store.write(Checkpoint(run_id, "running", header(3), 1, [], drop_effects=True))
     assert (await store.load(run_id)).effects == {}
+
+
+_AWKWARD = [
+    'quotes " and \\" escaped, a backslash \\ and a slash /',
+    "brackets ] } [ { and commas , in text",
+    "new\nline, tab\t, carriage\r, bell \x07 and other controls \x1f",
+    "non-ASCII: ü, 中文, emoji 🧠, combining e\u0301, right-to-left \u202e",
+    "",
+]
+
+
+async def test_bodies_with_awkward_text_come_back_exactly(store: Store, run_id: str) -> None:
+    messages = [message(text) for text in _AWKWARD]
+    events = [event(n, text=text) for n, text in enumerate(_AWKWARD, start=1)]
+    await store.write(Checkpoint(run_id, "running", header(1), 0, messages[:2], events=events))
+    await store.write(Checkpoint(run_id, "running", header(2), 2, messages[2:]))
+    stored = await store.load(run_id)
+    assert stored.messages == messages
+    assert await store.load_events(run_id) == events
+    rewritten = [message(text[::-1]) for text in _AWKWARD]
+    await store.write(Checkpoint(run_id, "running", header(3), 0, rewritten, rewrite=True))
+    assert (await store.load(run_id)).messages == rewritten
