@@ -1,4 +1,4 @@
-"""Ledger messages and run states share one fields set per set of field names.
+"""Ledger messages, run states and usage share one fields set per set of field names.
 
 The swap must change nothing a user can see: the names, copies with updates, deep copies,
 pickling, ``exclude_unset`` dumps and equality behave as with pydantic's own sets.
@@ -13,8 +13,10 @@ import pytest
 
 from ponder.agent import Agent
 from ponder.agent.run.state import RunState
+from ponder.agent.strategies.step_react.state import ContextTracking, StepRunState
 from ponder.messages import AssistantMessage, Ledger, ToolCallPart, ToolMessage, UserMessage
 from ponder.models import ScriptedModel, reply
+from ponder.models.base import Usage
 from ponder.shared_fields import SharedFieldsSet
 
 from .agent.scripts import stop
@@ -72,3 +74,27 @@ async def test_a_runs_state_and_messages_use_shared_sets() -> None:
     assert (
         RunState(run_id="q").__pydantic_fields_set__ is RunState(run_id="s").__pydantic_fields_set__
     )
+
+
+def test_usage_shares_its_set_until_it_is_assigned_to() -> None:
+    total = Usage(requests=1, input_tokens=2) + Usage(requests=1, output_tokens=3)
+    other = Usage(requests=4) + Usage()
+    assert total.__pydantic_fields_set__ is other.__pydantic_fields_set__
+    assert type(total.model_fields_set) is SharedFieldsSet
+    total.requests = 7  # pydantic's own assignment, into a set of the instance's own
+    assert total.requests == 7 and type(total.model_fields_set) is set
+    assert other.model_fields_set == total.model_fields_set
+    assert type(other.model_fields_set) is SharedFieldsSet  # the shared one is unchanged
+    assert Usage().model_dump(exclude_unset=True) == {}
+
+
+def test_step_state_assignments_and_dumps_behave_as_before() -> None:
+    step = StepRunState()
+    assert type(step.model_fields_set) is SharedFieldsSet
+    step.iterations = 2
+    step.round_calls = (ToolCallPart.from_args("c0", "add", {"a": 1, "b": 2}),)
+    assert step.model_fields_set == {"iterations", "round_calls"}
+    dumped = step.model_dump(mode="json", exclude_unset=True)
+    assert set(dumped) == {"iterations", "round_calls"}
+    assert StepRunState.model_validate(dumped) == step
+    assert type(ContextTracking().model_fields_set) is SharedFieldsSet

@@ -13,12 +13,13 @@ pydantic then updates as it always does.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from collections.abc import Set as AbstractSet
 from typing import Any
 
 from pydantic import BaseModel
 
-__all__ = ["SharedFieldsSet", "share_fields_set"]
+__all__ = ["SharedFieldsModel", "SharedFieldsSet", "share_fields_set", "shared_fields_set"]
 
 
 class SharedFieldsSet(set[str]):
@@ -54,11 +55,17 @@ _LATEST: dict[type[BaseModel], SharedFieldsSet] = {}
 """The set last shared per model class: most instances of a class set the same fields."""
 
 
+def shared_fields_set(names: Iterable[str]) -> SharedFieldsSet:
+    """The shared set of ``names``, for a model built around pydantic (`model_construct`)."""
+    key = frozenset(names)
+    return _SHARED.setdefault(key, SharedFieldsSet(key))
+
+
 def share_fields_set(model: BaseModel) -> None:
     """Give ``model`` the shared fields set with its names.
 
-    Only for a model whose fields set never grows: a frozen one, or one whose assignments
-    bypass it (`RunState`).
+    Only for a model whose fields set never grows (a frozen one, or one whose assignments
+    bypass it: `RunState`), or a `SharedFieldsModel`, which copies it before it grows.
     """
     fields: AbstractSet[str] = model.__pydantic_fields_set__
     if type(fields) is SharedFieldsSet:
@@ -69,6 +76,22 @@ def share_fields_set(model: BaseModel) -> None:
         key = frozenset(fields)
         shared = _SHARED.get(key)
         if shared is None:
-            shared = _SHARED.setdefault(key, SharedFieldsSet(key))
+            shared = shared_fields_set(key)
         _LATEST[cls] = shared
     object.__setattr__(model, "__pydantic_fields_set__", shared)
+
+
+class SharedFieldsModel(BaseModel):
+    """A mutable model that may share its fields set until its first assignment.
+
+    For models that many runs build and few ever assign to (`Usage`, a chat run's unused
+    step-workflow state), given a shared set by `share_fields_set` where they are built:
+    the first assignment gives an instance its own copy, which pydantic then updates as it
+    always does.
+    """
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        """Assign as pydantic does, into a fields set of the instance's own."""
+        if type(self.__pydantic_fields_set__) is SharedFieldsSet:
+            object.__setattr__(self, "__pydantic_fields_set__", set(self.__pydantic_fields_set__))
+        super().__setattr__(name, value)

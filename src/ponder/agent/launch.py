@@ -15,7 +15,7 @@ from ponder.agent.limits import UsageLimits
 from ponder.agent.output import OutputSpec
 from ponder.agent.result import RunResult
 from ponder.agent.run.context import EventSink, RunContext
-from ponder.agent.run.driver import start_run
+from ponder.agent.run.driver import drive, prepare_start
 from ponder.agent.run.sessions import session_tool_states
 from ponder.agent.run.state import RunState
 from ponder.agent.run.tap import RunTap, combine_taps
@@ -30,6 +30,9 @@ from ponder.tools.registry import ToolRegistry
 
 if TYPE_CHECKING:
     from ponder.agent.agent import Agent
+    from ponder.agent.run.nodes import RunDeps
+    from ponder.agent.strategies.base import AgentStrategy
+    from ponder.vm import Interpreter
 
 __all__ = ["Prompt", "RunRequest", "launch", "new_run", "new_state", "run_context", "run_tap"]
 
@@ -58,11 +61,29 @@ async def launch(
     """Run ``request`` on ``agent`` to its end; with a ``sink``, its events stream to it."""
     state = await new_run(agent, request)
     state.limits = UsageLimits.of(request.limits)
+    if agent.toolbox.mcp is not None:
+        return await _launch_bound(agent, request, state, sink)
+    # awaited from here (no `with`, no helper coroutine): a waiting run keeps fewer objects
+    deps, vm, owner = await _prepare(agent, request, state, sink)
+    return await drive(deps, vm, request.store, owner)
+
+
+async def _launch_bound(
+    agent: Agent[Any], request: RunRequest, state: RunState, sink: EventSink | None
+) -> RunResult[Any]:
+    """`launch` for an agent with MCP servers: the run is bound to them throughout."""
     with agent.toolbox.bind(state.run_id, agent.model):
-        ctx = await run_context(
-            agent, state, request.deps, sink, sink is not None, request.output, run_tap(agent)
-        )
-        return await start_run(ctx, agent.strategy_type, agent.program, request.store)
+        deps, vm, owner = await _prepare(agent, request, state, sink)
+        return await drive(deps, vm, request.store, owner)
+
+
+async def _prepare(
+    agent: Agent[Any], request: RunRequest, state: RunState, sink: EventSink | None
+) -> tuple[RunDeps[AgentStrategy], Interpreter, str]:
+    ctx = await run_context(
+        agent, state, request.deps, sink, sink is not None, request.output, run_tap(agent)
+    )
+    return await prepare_start(ctx, agent.strategy_type, agent.program, request.store)
 
 
 def new_state(

@@ -25,6 +25,7 @@ from ponder.messages import (
     unique_call_ids,
 )
 from ponder.models.capabilities import Feature
+from ponder.shared_fields import SharedFieldsModel, shared_fields_set
 from ponder.tools.definition import ForceTool, ToolChoice, ToolDefinition
 
 __all__ = [
@@ -94,7 +95,7 @@ class ModelRequest:
     settings: ModelSettings = field(default_factory=ModelSettings)
 
 
-class Usage(BaseModel):
+class Usage(SharedFieldsModel):
     """Token usage; adds up across requests."""
 
     requests: int = 0
@@ -108,12 +109,25 @@ class Usage(BaseModel):
         return self.input_tokens + self.output_tokens
 
     def __add__(self, other: Usage) -> Usage:
-        return Usage(
-            requests=self.requests + other.requests,
-            input_tokens=self.input_tokens + other.input_tokens,
-            output_tokens=self.output_tokens + other.output_tokens,
-            reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens,
-        )
+        """The sum, built as `model_construct` builds (the sums of counts need no checks).
+
+        A run adds one per request and keeps the latest: it shares its fields set.
+        """
+        total = _new(Usage)
+        _set(total, "__dict__", {
+            "requests": self.requests + other.requests,
+            "input_tokens": self.input_tokens + other.input_tokens,
+            "output_tokens": self.output_tokens + other.output_tokens,
+            "reasoning_tokens": self.reasoning_tokens + other.reasoning_tokens,
+        })  # fmt: skip
+        _set(total, "__pydantic_fields_set__", _SUMMED)
+        _set(total, "__pydantic_extra__", None)
+        _set(total, "__pydantic_private__", None)
+        return total
+
+
+_new, _set = object.__new__, object.__setattr__
+_SUMMED = shared_fields_set(Usage.model_fields)
 
 
 class Degradation(BaseModel):

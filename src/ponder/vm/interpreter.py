@@ -130,12 +130,53 @@ class Interpreter:
         return self.status == "finished"
 
     # -- public driving -----------------------------------------------------------
-    async def run(self) -> Outcome:
+    async def run(self) -> Outcome:  # noqa: C901 - the dispatch loops, in one coroutine
         """Run until the program finishes or suspends; an escaping error is a VMError."""
         if self.result is not None:
             return self.result
         self.status, self.suspension, self.error = "ready", None, None
-        return await self._drive(self.before is not None or self.after is not None)
+        hooked = self.before is not None or self.after is not None
+        code, ctx = self.program.code, self.ctx
+        call, branch_true, branch_false = Opcode.CALL, Opcode.BRANCH_TRUE, Opcode.BRANCH_FALSE
+        jump, nodes, simple = Opcode.JUMP, NODE_OPCODES, self._SIMPLE
+        # one coroutine drives the whole program: a run waiting in a node keeps no more
+        # (the try costs nothing until a control transfer raises through it)
+        while True:
+            pc = self.pc
+            try:
+                while hooked:
+                    self.pc = pc
+                    op, fn, is_async, target = code[pc]
+                    if op in nodes:
+                        pc = await self._run_node(pc, op, fn, is_async, target)
+                    else:
+                        pc = simple[op](self, pc, fn, target)
+                while True:
+                    op, fn, is_async, target = code[pc]
+                    if op is call:
+                        self.pc = pc
+                        self.value = await fn(ctx) if is_async else fn(ctx)
+                        pc += 1
+                    elif op is branch_true:
+                        self.pc = pc
+                        self.value = value = await fn(ctx) if is_async else fn(ctx)
+                        pc = target if value else pc + 1
+                    elif op is branch_false:
+                        self.pc = pc
+                        self.value = value = await fn(ctx) if is_async else fn(ctx)
+                        pc = pc + 1 if value else target
+                    elif op is jump:
+                        pc = target
+                    else:
+                        self.pc = pc
+                        if op in nodes:
+                            pc = await self._run_node(pc, op, fn, is_async, target)
+                        else:
+                            pc = simple[op](self, pc, fn, target)
+            except _TRANSFERRED as exc:
+                outcome = self._transfer(exc)
+                if outcome is not None:
+                    return outcome
 
     async def resume(self, value: Any = None) -> Outcome:
         """Continue a suspended run; the next node sees ``ctx.resume_value == value``."""
@@ -179,45 +220,7 @@ class Interpreter:
         restore_snapshot(vm, snapshot, state_type)
         return vm
 
-    # -- the loops ----------------------------------------------------------------
-    async def _drive(self, hooked: bool) -> Outcome:
-        while True:
-            try:  # no bound method kept across the run's awaits: one object fewer per run
-                await (self._dispatch_hooked(self.pc) if hooked else self._dispatch_fast(self.pc))
-            except _TRANSFERRED as exc:
-                outcome = self._transfer(exc)
-                if outcome is not None:
-                    return outcome
-
-    async def _dispatch_fast(self, pc: int) -> None:
-        code, ctx = self.program.code, self.ctx
-        call, branch_true, branch_false = Opcode.CALL, Opcode.BRANCH_TRUE, Opcode.BRANCH_FALSE
-        jump = Opcode.JUMP
-        while True:
-            op, fn, is_async, target = code[pc]
-            if op is call:
-                self.pc = pc
-                self.value = await fn(ctx) if is_async else fn(ctx)
-                pc += 1
-            elif op is branch_true:
-                self.pc = pc
-                self.value = value = await fn(ctx) if is_async else fn(ctx)
-                pc = target if value else pc + 1
-            elif op is branch_false:
-                self.pc = pc
-                self.value = value = await fn(ctx) if is_async else fn(ctx)
-                pc = pc + 1 if value else target
-            elif op is jump:
-                pc = target
-            else:
-                self.pc = pc
-                pc = await self._execute(pc)
-
-    async def _dispatch_hooked(self, pc: int) -> None:
-        while True:
-            self.pc = pc
-            pc = await self._execute(pc)
-
+    # -- the instructions --------------------------------------------------------
     async def _execute(self, pc: int) -> int:
         op, arg, is_async, target = self.program.code[pc]
         if op in NODE_OPCODES:

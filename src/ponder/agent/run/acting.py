@@ -170,7 +170,7 @@ def _is_offered(ctx: RunContext, builtins: Builtins, name: str) -> bool:
     return name not in builtins and ctx.tools.get(name) is None
 
 
-def _not_offered(offered: list[str] | tuple[()], call: ToolCallPart) -> ToolResult:
+def _not_offered(offered: tuple[str, ...], call: ToolCallPart) -> ToolResult:
     names = ", ".join(offered) or "none"
     return ToolResult.fail(
         f"tool {call.name!r} is not available in this request, so it was not run. "

@@ -262,38 +262,44 @@ class RunContext:
             messages, tools, tool_choice = call.messages, call.tools, call.tool_choice
         if tools is not self._offered:  # a strategy offers one list until its tools change
             self._offered = tools
-            offered = [t.name for t in tools]
+            offered = tuple(t.name for t in tools)  # a tuple of names: untracked by the GC
             if offered != self.state.offered_tools:  # the same list stays: nothing to keep
                 self.state.offered_tools = offered
         self.purpose = purpose
         request = ModelRequest(messages, tools, tool_choice, output, self.settings)
-        response = await self._send(request, call, purpose)
-        self.unanswered = response.unanswered if output is None else None
-        if self.unanswered is not None:
-            self.emit_now(ModelUnanswered(reason=self.unanswered, retrying=True))
-            response = await self._send(request, call, purpose)
-            self.unanswered = response.unanswered
-            if self.unanswered is not None:
-                self.emit_now(ModelUnanswered(reason=self.unanswered, retrying=False))
-        return response
+        retrying = True  # sent here, not by a helper, and no iterator: a waiting run keeps less
+        while True:
+            started = self.clock()  # a durable engine's clock stays deterministic
+            if self._streams(request):
+                response = await self._stream(request, answers=self._answers(purpose))
+            else:
+                response = await self.model.request(request)
+            latency = self.clock() - started
+            if call is not None:
+                response = await self.hooks.after_response(call, response)
+            self._account(response, purpose, latency)
+            self.unanswered = response.unanswered if output is None else None
+            if self.unanswered is None:
+                return response
+            self.emit_now(ModelUnanswered(reason=self.unanswered, retrying=retrying))
+            if not retrying:
+                return response
+            retrying = False
 
-    async def _send(
-        self, request: ModelRequest, call: ModelCall | None, purpose: str
-    ) -> ModelResponse:
-        """One model request: streamed or not, hooks, usage, degradation reports."""
-        started = self.clock()  # a durable engine's clock stays deterministic
+    def _streams(self, request: ModelRequest) -> bool:
+        """True if ``request`` is streamed: text streams to a sink, answers included."""
         answer = request.output is not None and request.output is self.answer_schema
-        if self.stream_text and self.sink is not None and (request.output is None or answer):
-            # after agent_stop, the acting request's text reply is the answer
-            answers = purpose in ANSWER_PURPOSES or (
-                purpose == "action" and self.state.suggested_stop
-            )
-            response = await self._stream(request, answers=answers)
-        else:
-            response = await self.model.request(request)
-        latency = self.clock() - started
-        if call is not None:
-            response = await self.hooks.after_response(call, response)
+        return self.stream_text and self.sink is not None and (request.output is None or answer)
+
+    def _answers(self, purpose: str) -> bool:
+        """True if a streamed request's text is answer text.
+
+        After ``agent_stop``, the action request's text reply is the answer.
+        """
+        return purpose in ANSWER_PURPOSES or (purpose == "action" and self.state.suggested_stop)
+
+    def _account(self, response: ModelResponse, purpose: str, latency: float) -> None:
+        """Report a response's fallbacks and degradations; add up its usage and cost."""
         for fell in response.fallbacks:
             self.emit_now(ModelFallback(**fell.model_dump()))
         for note in response.degradations:
@@ -312,7 +318,7 @@ class RunContext:
         self.state.cost = cost
         if not self.heard:
             self.skip_event()
-            return response
+            return
         self.emit_now(
             Usage(
                 requests=usage.requests,
@@ -323,7 +329,6 @@ class RunContext:
                 cost=cost,
             )
         )
-        return response
 
     async def _stream(self, request: ModelRequest, *, answers: bool) -> ModelResponse:
         """Stream the response; its text is answer text only if the request ``answers``.

@@ -14,7 +14,6 @@ import asyncio
 import os
 import socket
 import uuid
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 from ponder.agent.result import RunResult
@@ -31,7 +30,7 @@ from ponder.exceptions import RunLeaseError, StoreError, UserError, VMError
 from ponder.store.base import Store
 from ponder.vm import Finished, Interpreter, Outcome, Program
 
-__all__ = ["INTERRUPT", "resume_run", "start_run"]
+__all__ = ["INTERRUPT", "drive", "prepare_start", "resume_run", "start_run"]
 
 INTERRUPT = "ponder: run interrupted"
 """The cancel message that stops a run as ``interrupted`` (resumable), not ``cancelled``."""
@@ -45,6 +44,18 @@ async def start_run(
     ctx: RunContext, strategy_type: type[AgentStrategy], program: Program, store: Store | None
 ) -> RunResult:
     """Run a fresh state from the program's start."""
+    deps, vm, owner = await prepare_start(ctx, strategy_type, program, store)
+    return await drive(deps, vm, store, owner)
+
+
+async def prepare_start(
+    ctx: RunContext, strategy_type: type[AgentStrategy], program: Program, store: Store | None
+) -> tuple[RunDeps[AgentStrategy], Interpreter, str]:
+    """What `drive` needs to run a fresh state: its deps, its VM and the lease owner.
+
+    The lease is taken and `RunStarted` emitted. `start_run` is this and `drive`; a caller
+    that awaits the two itself keeps one coroutine fewer alive while the run waits.
+    """
     checkpointer = ctx.checkpointer = Checkpointer(store, ctx) if store is not None else None
     ctx.add_external_tools()
     deps = RunDeps(ctx, strategy_type(ctx))
@@ -64,7 +75,7 @@ async def start_run(
         if ctx.tap is not None:
             ctx.tap.finish(ctx, error)
         raise
-    return await _drive(deps, vm, store, vm.run, owner)
+    return deps, vm, owner
 
 
 async def resume_run(
@@ -91,10 +102,7 @@ async def resume_run(
         return RunResult.from_state(ctx.state, ctx.output)
     deps, vm = restored
     await ctx.emit(RunResumed(pc=vm.pc))
-    start: Callable[[], Awaitable[Outcome]] = (
-        (lambda: vm.resume(value)) if vm.status == "suspended" else vm.run
-    )
-    return await _drive(deps, vm, store, start, owner)
+    return await drive(deps, vm, store, owner, resume=vm.status == "suspended", value=value)
 
 
 async def _restore(
@@ -141,25 +149,50 @@ async def _restore(
     return deps, vm
 
 
-async def _drive(
+async def drive(
     deps: RunDeps[AgentStrategy],
     vm: Interpreter,
     store: Store | None,
-    start: Callable[[], Awaitable[Outcome]],
     owner: str,
+    *,
+    resume: bool = False,
+    value: Any = None,
 ) -> RunResult:
+    """Drive ``vm`` to its outcome (``resume``: a suspended one, with ``value``).
+
+    One coroutine, awaiting the VM's: every level kept while a run waits is one more object
+    for the cyclic collector to walk, thousands of times over with thousands of runs.
+    """
     ctx = deps.run
     state = ctx.state
     renewing: asyncio.Task[None] | None = None
     link = RunLink(ctx)
-    current = CURRENT_RUN.set(link)  # sub-agents called by this run's tools nest under it
+    outer = CURRENT_RUN.get()  # kept instead of set()'s token: one object fewer while waiting
+    CURRENT_RUN.set(link)  # sub-agents called by this run's tools nest under it
     if ctx.checkpointer is not None:
         ctx.checkpointer.vm, ctx.checkpointer.owner = vm, owner
     if store is not None:
         renewing = asyncio.create_task(_renew(store, state.run_id, owner))
     error: BaseException | None = None
     try:
-        outcome = await _outcome(deps, vm, start)
+        try:
+            outcome = await (vm.resume(value) if resume else vm.run())
+        except VMError as failure:
+            cause = failure.__cause__ or failure
+            state.status = "failed"
+            await _save(ctx, "failed")
+            await deps.strategy.on_exception(cause)
+            await ctx.emit(RunFailed(error=str(cause), error_type=type(cause).__name__))
+            await _save_events(ctx)
+            raise cause from None
+        except asyncio.CancelledError as cancel:
+            resumable = INTERRUPT in cancel.args
+            state.status = "interrupted" if resumable else "cancelled"
+            await asyncio.shield(_save(ctx, state.status))
+            await ctx.emit(RunCancelled(resumable=resumable))
+            await asyncio.shield(_save_events(ctx))
+            raise
+        await _settled(ctx, outcome)
         if ctx.checkpointer is not None:
             await ctx.checkpointer.checkpoint(state.status)
         return _result(ctx, outcome)
@@ -168,7 +201,7 @@ async def _drive(
         raise
     finally:
         link.run = None  # contexts copied into lingering callbacks no longer hold the run
-        CURRENT_RUN.reset(current)
+        CURRENT_RUN.set(outer)
         if renewing is not None:
             renewing.cancel()
         if store is not None:
@@ -216,28 +249,9 @@ def _is_dead_here(holder: str) -> bool:
     return False
 
 
-async def _outcome(
-    deps: RunDeps[AgentStrategy], vm: Interpreter, start: Callable[[], Awaitable[Outcome]]
-) -> Outcome:
-    ctx = deps.run
+async def _settled(ctx: RunContext, outcome: Outcome) -> None:
+    """Set the run's status from the VM's outcome and report it."""
     state = ctx.state
-    try:
-        outcome = await start()
-    except VMError as error:
-        cause = error.__cause__ or error
-        state.status = "failed"
-        await _save(ctx, "failed")
-        await deps.strategy.on_exception(cause)
-        await ctx.emit(RunFailed(error=str(cause), error_type=type(cause).__name__))
-        await _save_events(ctx)
-        raise cause from None
-    except asyncio.CancelledError as cancel:
-        resumable = INTERRUPT in cancel.args
-        state.status = "interrupted" if resumable else "cancelled"
-        await asyncio.shield(_save(ctx, state.status))
-        await ctx.emit(RunCancelled(resumable=resumable))
-        await asyncio.shield(_save_events(ctx))
-        raise
     if isinstance(outcome, Finished):
         state.status = "completed"
         await ctx.emit(
@@ -251,7 +265,6 @@ async def _outcome(
     else:
         state.status = "suspended"
         await ctx.emit(RunSuspended(reason=outcome.reason, payload=outcome.payload))
-    return outcome
 
 
 async def _save(ctx: RunContext, status: str) -> None:

@@ -82,7 +82,7 @@ class RunState(BaseModel):
     """Ids of the calls the run is suspended on, waiting for a decision."""
     awaiting_input: tuple[dict[str, Any], ...] = ()
     """The MCP servers' questions the run is suspended on (see ``run.elicitation``)."""
-    offered_tools: list[str] | None = None
+    offered_tools: tuple[str, ...] | None = None
     """The tools the latest model request offered (None: not known, e.g. an older run)."""
     recipe: dict[str, Any] = Field(default_factory=dict)
     """How the agent was built (`Agent.recipe`), so the run can be resumed without flags."""

@@ -7,12 +7,13 @@ record and summaries intact.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
 from ponder.events import StepEnd
 from ponder.messages import ToolCallPart
+from ponder.shared_fields import SharedFieldsModel, share_fields_set
 
 __all__ = ["ContextTracking", "PlanStep", "StepEnd", "StepRunState", "StepStatus"]
 
@@ -31,7 +32,7 @@ class PlanStep(BaseModel):
     notes: list[str] = Field(default_factory=list)
 
 
-class StepRunState(BaseModel):
+class StepRunState(SharedFieldsModel):
     """The step loop's state: the plan, the current step, and its per-step counters."""
 
     plan: list[PlanStep] = Field(default_factory=list)
@@ -57,14 +58,22 @@ class StepRunState(BaseModel):
     update_step_exposed: bool = False
     injected_status: str = ""
     """The last plan status injected into the context (changes are detected against it)."""
-    round_calls: list[ToolCallPart] = Field(default_factory=list)
+    round_calls: tuple[ToolCallPart, ...] = ()
     """The calls of the current step's round in progress, for stall detection."""
     steps_begin: int | None = None
     """Ledger index where the first step's messages begin (step compaction replaces from here)."""
 
+    def model_post_init(self, context: Any, /) -> None:
+        """Share the fields set until the first assignment (see ``shared_fields``)."""
+        share_fields_set(self)
 
-class ContextTracking(BaseModel):
+
+class ContextTracking(SharedFieldsModel):
     """An incremental estimate of the ledger's prompt size, so checks stay O(new messages)."""
 
     estimated_tokens: int = 0
     estimated_upto: int = 0
+
+    def model_post_init(self, context: Any, /) -> None:
+        """Share the fields set until the first assignment (see ``shared_fields``)."""
+        share_fields_set(self)

@@ -210,7 +210,7 @@ class StepReActStrategy(ReActStrategy):
     async def step_execute(self) -> None:
         """One ReAct round of the current step, then the stall check."""
         if not self.state.ledger.open_calls:  # not resumed in the middle of a round
-            self.step.round_calls = []
+            self.step.round_calls = ()
         go_on = await self.single_execute()
         self.state.round_signature = ""
         self.step.iterations += 1
@@ -235,7 +235,7 @@ class StepReActStrategy(ReActStrategy):
 
     async def after_calls(self, calls: tuple[ToolCallPart, ...]) -> None:
         """Keep the step's calls for stall detection, then as in ReAct."""
-        self.step.round_calls.extend(calls)
+        self.step.round_calls = (*self.step.round_calls, *calls)
         await super().after_calls(calls)
 
     async def after_round(self) -> None:
