@@ -145,8 +145,12 @@ def tracked_per_run(n: int = 1_000) -> float:
     return park_and_measure(n, lambda: len(gc.get_objects()), thread=False)
 
 
-def _row(n: int, alone: tuple[float, float], *, tuned: bool = False) -> list[str]:
+def _row(n: int, *, tuned: bool = False) -> list[str]:
+    before = cpu_per_run(thread=False)
     passes = [scale_pass(n, tuned=tuned) for _ in range(1 if tuned else PASSES[n])]
+    # a shared machine's speed drifts over minutes: the ceiling is the faster of the runs
+    # alone measured just before and just after the row's passes
+    alone = min(before, cpu_per_run(thread=False), key=lambda measured: measured[1])
     chosen = sorted(passes, key=lambda p: p.wall)[len(passes) // 2]
     ideal = n / ((STEPS + 2) * LATENCY)
     rate = n / chosen.wall
@@ -190,8 +194,8 @@ def run() -> str:
     """The scale section."""
     cpu = {thread: cpu_per_run(thread=thread) for thread in (False, True)}
     tracked = tracked_per_run()
-    rows = [_row(n, cpu[False]) for n in COUNTS]
-    rows += [_row(n, cpu[False], tuned=True) for n in TUNED]
+    rows = [_row(n) for n in COUNTS]
+    rows += [_row(n, tuned=True) for n in TUNED]
     kinds = (("tool inline (`run_in_thread=False`)", False), ("worker thread (default)", True))
     cpu_rows = [
         [kind, f"{cpu[t][0] * 1e3:.3f} ms", f"{cpu[t][1] * 1e3:.3f} ms", f"{1 / cpu[t][0]:,.0f}"]
@@ -205,7 +209,8 @@ def run() -> str:
             f"requests of {LATENCY * 1e3:.0f} ms, the tool inline; all runs start together "
             "on one shared `Agent`, default asyncio loop and the interpreter's default GC "
             "settings. The CPU ceiling is 1 / (one zero-latency run, the runs one after another "
-            "on one loop); the CPU "
+            "on one loop), measured just before and just after each row, the faster of the "
+            "two counting (a shared machine's speed drifts over minutes); the CPU "
             "column compares CPU time (`time.process_time`) per run, which a shared machine "
             "distorts less than wall time. GC time is measured in the same pass with "
             "`gc.callbacks` (CPU seconds); the objects left are "
