@@ -86,6 +86,10 @@ def test_usage_shares_its_set_until_it_is_assigned_to() -> None:
     assert other.model_fields_set == total.model_fields_set
     assert type(other.model_fields_set) is SharedFieldsSet  # the shared one is unchanged
     assert Usage().model_dump(exclude_unset=True) == {}
+    summed = Usage(requests=1, input_tokens=2) + Usage(output_tokens=3, reasoning_tokens=4)
+    assert summed == Usage(requests=1, input_tokens=2, output_tokens=3, reasoning_tokens=4)
+    assert pickle.loads(pickle.dumps(summed)) == summed == copy.deepcopy(summed)
+    assert Usage.model_validate_json(summed.model_dump_json()) == summed
 
 
 def test_step_state_assignments_and_dumps_behave_as_before() -> None:

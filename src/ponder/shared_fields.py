@@ -19,7 +19,13 @@ from typing import Any
 
 from pydantic import BaseModel
 
-__all__ = ["SharedFieldsModel", "SharedFieldsSet", "share_fields_set", "shared_fields_set"]
+__all__ = [
+    "CopyOnWriteFields",
+    "SharedFieldsModel",
+    "SharedFieldsSet",
+    "share_fields_set",
+    "shared_fields_set",
+]
 
 
 class SharedFieldsSet(set[str]):
@@ -65,7 +71,7 @@ def share_fields_set(model: BaseModel) -> None:
     """Give ``model`` the shared fields set with its names.
 
     Only for a model whose fields set never grows (a frozen one, or one whose assignments
-    bypass it: `RunState`), or a `SharedFieldsModel`, which copies it before it grows.
+    bypass it: `RunState`), or a `CopyOnWriteFields`, which copies it before it grows.
     """
     fields: AbstractSet[str] = model.__pydantic_fields_set__
     if type(fields) is SharedFieldsSet:
@@ -81,12 +87,11 @@ def share_fields_set(model: BaseModel) -> None:
     object.__setattr__(model, "__pydantic_fields_set__", shared)
 
 
-class SharedFieldsModel(BaseModel):
-    """A mutable model that may share its fields set until its first assignment.
+class CopyOnWriteFields(BaseModel):
+    """A mutable model whose shared fields set is copied at its first assignment.
 
-    For models that many runs build and few ever assign to (`Usage`, a chat run's unused
-    step-workflow state), given a shared set by `share_fields_set` where they are built:
-    the first assignment gives an instance its own copy, which pydantic then updates as it
+    `share_fields_set` may give it a shared set wherever it is built (`Usage` sums); the
+    first assignment gives the instance its own copy, which pydantic then updates as it
     always does.
     """
 
@@ -95,3 +100,16 @@ class SharedFieldsModel(BaseModel):
         if type(self.__pydantic_fields_set__) is SharedFieldsSet:
             object.__setattr__(self, "__pydantic_fields_set__", set(self.__pydantic_fields_set__))
         super().__setattr__(name, value)
+
+
+class SharedFieldsModel(CopyOnWriteFields):
+    """A mutable model built with a shared fields set, copied at its first assignment.
+
+    For models that every run builds and few assign to (a chat run's unused step-workflow
+    state). Sharing at construction costs a ``model_post_init`` call per instance, so a
+    model built many times a run (`Usage`) shares only where it is built instead.
+    """
+
+    def model_post_init(self, context: Any, /) -> None:
+        """Share the fields set (see ``shared_fields``)."""
+        share_fields_set(self)

@@ -25,7 +25,7 @@ from ponder.messages import (
     unique_call_ids,
 )
 from ponder.models.capabilities import Feature
-from ponder.shared_fields import SharedFieldsModel, shared_fields_set
+from ponder.shared_fields import CopyOnWriteFields, shared_fields_set
 from ponder.tools.definition import ForceTool, ToolChoice, ToolDefinition
 
 __all__ = [
@@ -95,7 +95,7 @@ class ModelRequest:
     settings: ModelSettings = field(default_factory=ModelSettings)
 
 
-class Usage(SharedFieldsModel):
+class Usage(CopyOnWriteFields):
     """Token usage; adds up across requests."""
 
     requests: int = 0

@@ -179,18 +179,10 @@ async def drive(
             outcome = await (vm.resume(value) if resume else vm.run())
         except VMError as failure:
             cause = failure.__cause__ or failure
-            state.status = "failed"
-            await _save(ctx, "failed")
-            await deps.strategy.on_exception(cause)
-            await ctx.emit(RunFailed(error=str(cause), error_type=type(cause).__name__))
-            await _save_events(ctx)
+            await _failed(deps, cause)
             raise cause from None
         except asyncio.CancelledError as cancel:
-            resumable = INTERRUPT in cancel.args
-            state.status = "interrupted" if resumable else "cancelled"
-            await asyncio.shield(_save(ctx, state.status))
-            await ctx.emit(RunCancelled(resumable=resumable))
-            await asyncio.shield(_save_events(ctx))
+            await _cancelled(ctx, cancel)
             raise
         await _settled(ctx, outcome)
         if ctx.checkpointer is not None:
@@ -247,6 +239,25 @@ def _is_dead_here(holder: str) -> bool:
     except PermissionError:
         return False
     return False
+
+
+async def _failed(deps: RunDeps[AgentStrategy], cause: BaseException) -> None:
+    """Store and report a run that an error ended."""
+    ctx = deps.run
+    ctx.state.status = "failed"
+    await _save(ctx, "failed")
+    await deps.strategy.on_exception(cause)
+    await ctx.emit(RunFailed(error=str(cause), error_type=type(cause).__name__))
+    await _save_events(ctx)
+
+
+async def _cancelled(ctx: RunContext, cancel: asyncio.CancelledError) -> None:
+    """Store and report a cancelled run: ``interrupted`` (resumable) or ``cancelled``."""
+    resumable = INTERRUPT in cancel.args
+    ctx.state.status = "interrupted" if resumable else "cancelled"
+    await asyncio.shield(_save(ctx, ctx.state.status))
+    await ctx.emit(RunCancelled(resumable=resumable))
+    await asyncio.shield(_save_events(ctx))
 
 
 async def _settled(ctx: RunContext, outcome: Outcome) -> None:

@@ -7,13 +7,13 @@ record and summaries intact.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
 from ponder.events import StepEnd
 from ponder.messages import ToolCallPart
-from ponder.shared_fields import SharedFieldsModel, share_fields_set
+from ponder.shared_fields import SharedFieldsModel
 
 __all__ = ["ContextTracking", "PlanStep", "StepEnd", "StepRunState", "StepStatus"]
 
@@ -63,17 +63,9 @@ class StepRunState(SharedFieldsModel):
     steps_begin: int | None = None
     """Ledger index where the first step's messages begin (step compaction replaces from here)."""
 
-    def model_post_init(self, context: Any, /) -> None:
-        """Share the fields set until the first assignment (see ``shared_fields``)."""
-        share_fields_set(self)
-
 
 class ContextTracking(SharedFieldsModel):
     """An incremental estimate of the ledger's prompt size, so checks stay O(new messages)."""
 
     estimated_tokens: int = 0
     estimated_upto: int = 0
-
-    def model_post_init(self, context: Any, /) -> None:
-        """Share the fields set until the first assignment (see ``shared_fields``)."""
-        share_fields_set(self)
