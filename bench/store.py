@@ -3,12 +3,19 @@
 Each run is the per-step task of ``bench.agent`` (one ``add`` call per step, chat mode)
 with a store attached. "Overhead" is what a step writes beyond its new messages' own
 JSON: the header rewrite and the tool-result effect row.
+
+A tool step makes two durable writes, each its own commit: the model response before its
+call runs, and the call's result. Beside PostgreSQL, the same run again with the
+connection string's ``synchronous_commit=off`` (the documented opt-in), and the floor:
+two single-row autocommit INSERTs a step on the same server, timed the same way.
 """
 
 from __future__ import annotations
 
 import asyncio
+import statistics
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +26,9 @@ from ponder.store import Checkpoint, SQLiteStore, Store
 __all__ = ["run"]
 
 PG_DSN = "postgresql://postgres@127.0.0.1:5432/test"
+PG_ASYNC_COMMIT = PG_DSN + "?options=-c%20synchronous_commit%3Doff"
 REPEAT = 5
+KINDS = {"sqlite": "", "postgres": PG_DSN, "postgres, synchronous_commit=off": PG_ASYNC_COMMIT}
 
 
 class Counted:
@@ -62,19 +71,24 @@ def counting(store: Store, counts: Counted) -> Store:
     return store
 
 
-def _open(kind: str, folder: Path) -> Store | None:
-    if kind == "sqlite":
-        return SQLiteStore(folder / "runs.db")
+def _postgres_up() -> bool:
     try:
         import psycopg
 
         with psycopg.connect(PG_DSN, connect_timeout=3):
-            pass
+            return True
     except Exception:
+        return False
+
+
+def _open(kind: str, folder: Path) -> Store | None:
+    if kind == "sqlite":
+        return SQLiteStore(folder / "runs.db")
+    if not _postgres_up():
         return None
     from ponder.store.postgres import PostgresStore
 
-    return PostgresStore(PG_DSN)
+    return PostgresStore(KINDS[kind])
 
 
 def measure(kind: str, k: int) -> tuple[float, float, float, float] | None:
@@ -98,6 +112,38 @@ def measure(kind: str, k: int) -> tuple[float, float, float, float] | None:
     return timed / k * 1e3, written / k, (written - message_bytes) / k, base / k * 1e3
 
 
+def commit_floor(k: int) -> float | None:
+    """ms per step of two single-row autocommit INSERTs on the PostgreSQL server."""
+    if not _postgres_up():
+        return None
+    import psycopg
+
+    async def steps(conn: Any) -> None:
+        for i in range(k):
+            await conn.execute("INSERT INTO ponder_bench_floor (body) VALUES (%s)", ("{}",))
+            await conn.execute("INSERT INTO ponder_bench_floor (body) VALUES (%s)", (str(i),))
+
+    async def main() -> float:
+        conn = await psycopg.AsyncConnection.connect(PG_DSN, autocommit=True)
+        try:
+            # a logged table: commits that wrote only a temporary one would not flush the WAL
+            await conn.execute(
+                "CREATE TABLE IF NOT EXISTS ponder_bench_floor (n serial PRIMARY KEY, body text)"
+            )
+            await steps(conn)  # warm-up
+            times = []
+            for _ in range(REPEAT):
+                start = time.perf_counter()
+                await steps(conn)
+                times.append(time.perf_counter() - start)
+            return statistics.median(times)
+        finally:
+            await conn.execute("DROP TABLE IF EXISTS ponder_bench_floor")
+            await conn.close()
+
+    return asyncio.run(main()) / k * 1e3
+
+
 def _median(loop: asyncio.AbstractEventLoop, agent: Any) -> float:
     return median_seconds(
         lambda: loop.run_until_complete(agent.run("count")), repeat=REPEAT, warmup=0
@@ -107,7 +153,7 @@ def _median(loop: asyncio.AbstractEventLoop, agent: Any) -> float:
 def run() -> str:
     """The Markdown section."""
     rows = []
-    for kind in ("sqlite", "postgres"):
+    for kind in KINDS:
         for k in STEPS:
             found = measure(kind, k)
             if found is None:
@@ -117,6 +163,10 @@ def run() -> str:
             rows.append(
                 [kind, k, f"{ms:.3f}", f"{ms - base:+.3f}", f"{written:,.0f}", f"{overhead:,.0f}"]
             )
+    for k in STEPS:
+        floor = commit_floor(k)
+        shown = "not measured (server unreachable)" if floor is None else f"{floor:.3f}"
+        rows.append(["floor: 2 one-row INSERT commits a step", k, "", shown, "", ""])
     headers = [
         "store",
         "K",
@@ -128,5 +178,11 @@ def run() -> str:
     return (
         "## Checkpoint cost per step (ponder stores)\n\n"
         "Chat-mode ReAct, one `add` call per step, a checkpoint at every node boundary, "
-        "every model response with tool calls and every tool result.\n\n" + table(headers, rows)
+        "every model response with tool calls and every tool result. A tool step makes two "
+        "durable writes, each its own commit (the response before its call runs, then the "
+        "call's result); the floor rows time two one-row autocommit INSERTs a step on the same "
+        "server. `synchronous_commit=off` is set in the connection string "
+        "(`?options=-c%20synchronous_commit%3Doff`), an opt-in: the server acknowledges a "
+        "commit before its WAL reaches the disk, so a crash of the server (not of the "
+        "process) can lose the last moments of runs.\n\n" + table(headers, rows)
     )

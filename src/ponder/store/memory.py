@@ -29,8 +29,11 @@ class _Run:
     events: dict[int, str] = field(default_factory=dict)
 
 
+_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+
+
 def _dump(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return _COMPACT.encode(value)
 
 
 class MemoryStore(Store):

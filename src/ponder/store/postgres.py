@@ -1,10 +1,11 @@
 """`PostgresStore`: checkpoints in PostgreSQL through psycopg 3 (async).
 
 The schema is created (and later migrated) by the store itself. A small pool of
-connections serves concurrent runs; each checkpoint is one statement, so one round trip
-and one commit. A connection the server dropped (a restart, a failover,
-``pg_terminate_backend``) is discarded and the operation retried once on a new one;
-connecting gives up after ``connect_timeout`` seconds. A checkpoint retried after its
+connections serves concurrent runs, the most recently used first (its server process is
+the one still warm); each checkpoint is one statement, so one round trip and one commit.
+A connection the server dropped (a restart, a failover, ``pg_terminate_backend``) is
+discarded and the operation retried once on a new one; connecting gives up after
+``connect_timeout`` seconds. A checkpoint retried after its
 commit's reply was lost recognises its own row (by the ``updated`` stamp it wrote)
 instead of seeing a conflict. Every failure is a `StoreError` (or `RunLeaseError`),
 never a raw psycopg error.
@@ -155,7 +156,7 @@ class PostgresStore(Store):
         async with self._opening:
             if self._pool is not None:
                 return self._pool
-            pool: asyncio.Queue[Any] = asyncio.Queue()
+            pool: asyncio.Queue[Any] = asyncio.LifoQueue()
             first = await self._connect()
             pool.put_nowait(first)
             await self._guarded("cannot create the schema", first, self._migrate)

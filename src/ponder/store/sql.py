@@ -200,9 +200,12 @@ RELEASE = (
 )
 
 
+_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+
+
 def to_json(value: Any) -> str:
     """``value`` as compact JSON text any database can encode (lone surrogates replaced)."""
-    return scrub_text(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
+    return scrub_text(_COMPACT.encode(value))
 
 
 def checkpoint_rows(
@@ -232,10 +235,7 @@ def checkpoint_rows(
 
 def event_rows(run_id: str, events: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
     """The rows of ``events`` (each with its ``seq``)."""
-    return [
-        (run_id, int(e["seq"]), json.dumps(e, ensure_ascii=False, separators=(",", ":")))
-        for e in events
-    ]
+    return [(run_id, int(e["seq"]), to_json(e)) for e in events]
 
 
 def decode_events(run_id: str, rows: list[tuple[Any, ...]]) -> list[dict[str, Any]]:

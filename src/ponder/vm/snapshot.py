@@ -13,7 +13,6 @@ from ponder.vm.state import (
     SNAPSHOT_FORMAT,
     Finished,
     Frame,
-    FrameRecord,
     Handled,
     SnapshotRecord,
     Suspended,
@@ -29,41 +28,45 @@ __all__ = ["restore_snapshot", "take_snapshot"]
 
 
 def take_snapshot(vm: Interpreter) -> dict[str, Any]:
-    """The interpreter's whole state as plain JSON data."""
+    """The interpreter's whole state as plain JSON data (the shape of `SnapshotRecord`)."""
     state = vm.state
     if not isinstance(state, BaseModel):
         raise SnapshotError(
             f"cannot snapshot: the state {type(state).__name__} is not a pydantic model"
         )
-    suspension = vm.suspension
-    # model_construct: every field is built here from checked values; skip re-validation
-    record = SnapshotRecord.model_construct(
-        fingerprint=vm.program.fingerprint,
-        status=vm.status,
-        pc=vm.pc,
-        frames=[_frame_record(frame, depth) for depth, frame in enumerate(vm.frames)],
-        value=_current_value(vm),
-        suspension=None
+    suspension, error = vm.suspension, vm.error
+    # built as the dict SnapshotRecord.model_dump(mode="json") would give, without the model:
+    # every part is checked here (and restore validates the whole)
+    return {
+        "format": SNAPSHOT_FORMAT,
+        "fingerprint": vm.program.fingerprint,
+        "status": vm.status,
+        "pc": vm.pc,
+        "frames": [_frame_record(frame, depth) for depth, frame in enumerate(vm.frames)],
+        "value": _current_value(vm),
+        "suspension": None
         if suspension is None
-        else (suspension.reason, to_json_value(suspension.payload, "the suspension payload")),
-        result=None if vm.result is None else to_json_value(vm.result.value, "the result"),
-        error=None
-        if vm.error is None
-        else to_exception_record(vm.error.exception, vm.error.origin),
-        state_type=f"{type(state).__module__}:{type(state).__qualname__}",
-        state=state.model_dump(mode="json", exclude_defaults=True),
-    )
-    return record.model_dump(mode="json")
+        else [suspension.reason, to_json_value(suspension.payload, "the suspension payload")],
+        "result": None if vm.result is None else to_json_value(vm.result.value, "the result"),
+        "error": None
+        if error is None
+        else to_exception_record(error.exception, error.origin).model_dump(mode="json"),
+        "state_type": f"{type(state).__module__}:{type(state).__qualname__}",
+        "state": state.model_dump(mode="json", exclude_defaults=True),
+    }
 
 
-def _frame_record(frame: Frame, depth: int) -> FrameRecord:
-    return FrameRecord.model_construct(
-        return_pc=frame.return_pc,
-        return_value=to_json_value(
+def _frame_record(frame: Frame, depth: int) -> dict[str, Any]:
+    return {
+        "return_pc": frame.return_pc,
+        "return_value": to_json_value(
             frame.return_value, f"the pending return value of frame {depth}"
         ),
-        handled=[to_exception_record(h.exception, h.origin) for h in frame.handled],
-    )
+        "handled": [
+            to_exception_record(h.exception, h.origin).model_dump(mode="json")
+            for h in frame.handled
+        ],
+    }
 
 
 def _current_value(vm: Interpreter) -> Any:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+from pydantic_core import to_jsonable_python
 
 from ponder.exceptions import SnapshotError
 
@@ -120,15 +121,23 @@ class SnapshotRecord(_Record):
     state: dict[str, Any]
 
 
+_ATOMS = (str, int, float, bool, type(None))
+
+
 def to_json_value(value: Any, what: str) -> Any:
-    """``value`` if it is JSON-serialisable, else a SnapshotError naming ``what``."""
+    """``value`` as JSON data, else a SnapshotError naming ``what``.
+
+    The data is what pydantic's JSON mode makes of it (tuples become lists, ...).
+    """
+    if type(value) in _ATOMS:
+        return value
     try:
         json.dumps(value)
     except (TypeError, ValueError) as exc:
         raise SnapshotError(
             f"cannot snapshot {what}: {type(value).__name__} is not JSON-serialisable ({exc})"
         ) from None
-    return value
+    return to_jsonable_python(value)
 
 
 def to_exception_record(exc: BaseException, origin: int) -> ExceptionRecord:
