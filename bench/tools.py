@@ -2,13 +2,16 @@
 
 Each call goes the whole way: argument parse check, validation and coercion, context,
 timeout scope, result conversion, ledger message. The baseline calls the same function
-directly (and an 8-way ``asyncio.gather`` of direct awaits for batches).
+directly (and an 8-way ``asyncio.gather`` of direct awaits for batches). The thread hop
+row is the floor of any call made in another thread: ``loop.run_in_executor`` on one warm
+thread of a ``ThreadPoolExecutor``, calling ``add`` directly (no validation, no message).
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from bench.common import fmt_us, median_seconds, table
@@ -58,6 +61,15 @@ def _baseline(loop: asyncio.AbstractEventLoop, size: int) -> float:
     return _per_round(loop, direct if size == 1 else gathered)
 
 
+def _thread_hop(loop: asyncio.AbstractEventLoop) -> float:
+    with ThreadPoolExecutor(1) as pool:
+
+        async def hop() -> int:
+            return await loop.run_in_executor(pool, add, 2, 3)
+
+        return _per_round(loop, hop)
+
+
 def _measure(loop: asyncio.AbstractEventLoop, name: str, size: int) -> float:
     calls = _calls(name, size)
 
@@ -76,6 +88,10 @@ def run() -> str:
         for size in (1, 8):
             base = _baseline(loop, size)
             rows.append([f"{size} call(s)", "direct call (baseline)", fmt_us(base), "", ""])
+            if size == 1:
+                hop = _thread_hop(loop)
+                floor = "thread hop floor (`run_in_executor`, direct call)"
+                rows.append(["1 call(s)", floor, fmt_us(hop), fmt_us(hop), fmt_us(hop - base)])
             for label, made in TOOLS.items():
                 spent = _measure(loop, made.name, size)
                 rows.append(

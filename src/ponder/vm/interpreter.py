@@ -278,11 +278,11 @@ class Interpreter:
             raise self.to_vm_error(exc, origin) from exc
         frame_index, handler_pc, depth = found
         del self.frames[frame_index + 1 :]
-        handled = self.frames[-1].handled
+        frame = self.frames[-1]
+        handled = frame.handled
         if handled and exc.__context__ is None and handled[-1].exception is not exc:
             exc.__context__ = handled[-1].exception
-        del handled[depth:]
-        handled.append(Handled(exc, origin))
+        frame.handled = (*handled[:depth], Handled(exc, origin))
         return handler_pc
 
     def _find_handler(self, pc: int) -> tuple[int, int, int] | None:
@@ -343,7 +343,8 @@ class Interpreter:
         return pc + 1 if isinstance(self.frames[-1].handled[-1].exception, arg) else target
 
     def _op_pop_except(self, pc: int, _arg: Any, _target: int) -> int:
-        self.frames[-1].handled.pop()
+        frame = self.frames[-1]
+        frame.handled = frame.handled[:-1]
         return pc + 1
 
     def _op_reraise(self, _pc: int, _arg: Any, _target: int) -> int:

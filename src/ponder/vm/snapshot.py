@@ -100,7 +100,8 @@ def restore_snapshot(vm: Interpreter, snapshot: Any, state_type: type[Any] | Non
     vm.ctx.state = vm.state
     vm.pc, vm.status, vm.value = record.pc, record.status, record.value
     vm.frames = [
-        Frame(f.return_pc, [_handled(h) for h in f.handled], f.return_value) for f in record.frames
+        Frame(f.return_pc, tuple(_handled(h) for h in f.handled), f.return_value)
+        for f in record.frames
     ]
     if record.suspension is not None:
         vm.suspension = Suspended(*record.suspension)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import builtins
 import importlib
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -72,7 +72,8 @@ class Frame:
     """One activation: where to return to, its pending return value, its handled exceptions."""
 
     return_pc: int
-    handled: list[Handled] = field(default_factory=list)
+    handled: tuple[Handled, ...] = ()
+    """Innermost last; a tuple, so the common frame that handles nothing holds no list."""
     return_value: Any = None
 
 

@@ -59,14 +59,13 @@ class ReActStrategy(AgentStrategy):
     def __init__(self, ctx: RunContext) -> None:
         super().__init__(ctx)
         self.builtins = Builtins(ctx)
-        self._tools: list[ToolDefinition] | None = None
+        self._tools: tuple[ToolDefinition, ...] | None = None
 
     @property
-    def tools(self) -> list[ToolDefinition]:
+    def tools(self) -> tuple[ToolDefinition, ...]:
         """What the action request offers: the user's tools, then the built-ins."""
         if self._tools is None:
-            user = [t for t in self.ctx.tools.definitions() if t.name not in self.builtins]
-            self._tools = user + list(self.builtins.definitions.values())
+            self._tools = self.ctx.tools.offered_with(tuple(self.builtins.definitions.values()))
         return self._tools
 
     def protocol(self) -> str:
