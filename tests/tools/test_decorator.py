@@ -272,6 +272,22 @@ def test_registry_refuses_duplicates_and_merges() -> None:
         ToolRegistry([42])  # type: ignore[list-item]
 
 
+def test_registry_offers_its_tools_then_the_builtins_in_one_kept_tuple() -> None:
+    registry = ToolRegistry([add, search_index])
+    stop = tool(name="add", description="A built-in.")(lambda: None).definition  # same name
+    first = registry.offered_with([stop])
+    assert [d.name for d in first] == ["search", "add"] and first[-1] is stop
+    assert registry.offered_with((stop,)) is first  # the same built-ins: the same tuple
+    assert registry.offered_with(()) == tuple(registry.definitions())
+
+    def extra() -> str:
+        """Registered later."""
+        return "x"
+
+    registry.add(extra)
+    assert [d.name for d in registry.offered_with([stop])] == ["search", "extra", "add"]
+
+
 class Tally(BaseModel):
     count: int = 0
 

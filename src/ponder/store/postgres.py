@@ -5,10 +5,9 @@ connections serves concurrent runs, the most recently used first (its server pro
 the one still warm); each checkpoint is one statement, so one round trip and one commit.
 A connection the server dropped (a restart, a failover, ``pg_terminate_backend``) is
 discarded and the operation retried once on a new one; connecting gives up after
-``connect_timeout`` seconds. A checkpoint retried after its
-commit's reply was lost recognises its own row (by the ``updated`` stamp it wrote)
-instead of seeing a conflict. Every failure is a `StoreError` (or `RunLeaseError`),
-never a raw psycopg error.
+``connect_timeout`` seconds. A checkpoint retried after its commit's reply was lost
+recognises its own row (by the ``updated`` stamp it wrote) instead of seeing a conflict.
+Every failure is a `StoreError` (or `RunLeaseError`), never a raw psycopg error.
 """
 
 from __future__ import annotations
