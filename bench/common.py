@@ -18,6 +18,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 PEER_VENV = ROOT / ".bench-venv"
 PEER_REQUIREMENTS = ROOT / "bench" / "peers-requirements.txt"
+PG_DSN = "postgresql://postgres@127.0.0.1:5432/test"
+"""The PostgreSQL server the store benchmarks use when it answers."""
 
 
 def median_seconds(fn: Callable[[], Any], *, repeat: int = 7, warmup: int = 2) -> float:
@@ -89,6 +91,29 @@ def run_peer(script: str, *args: str, timeout: float = 900) -> Any:
     if proc.returncode != 0:
         raise RuntimeError(f"{script} failed:\n{proc.stderr[-4000:]}")
     return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def postgres_up(dsn: str = PG_DSN) -> bool:
+    """True when the PostgreSQL server at ``dsn`` accepts a connection within 3 s."""
+    try:
+        import psycopg
+
+        with psycopg.connect(dsn, connect_timeout=3):
+            return True
+    except Exception:
+        return False
+
+
+def in_fresh_interpreter(code: str) -> str:
+    """The last line ``code`` prints when run by a new interpreter of this environment.
+
+    Fresh: nothing an earlier measurement left in this process's heap counts.
+    """
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), *sys.path])))
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
+    )
+    return out.stdout.splitlines()[-1]
 
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:

@@ -15,17 +15,14 @@ from __future__ import annotations
 
 import asyncio
 import gc
-import os
 import statistics
-import subprocess
-import sys
 import time
 import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
 
 from bench.agent import FINAL, StepModel, ponder_agent, steps_done
-from bench.common import ROOT, table
+from bench.common import in_fresh_interpreter, table
 from ponder.agent import Agent
 from ponder.models.base import ModelRequest, ModelResponse
 
@@ -161,11 +158,7 @@ def rss_per_idle_run(n: int, *, thread: bool = True) -> float:
     its own bookkeeping (a trace per allocation) counts in RSS.
     """
     code = f"from bench.concurrency import _rss_in_process as f; print(f({n}, {thread}))"
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), *sys.path])))
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
-    )
-    return float(out.stdout.split()[-1])
+    return float(in_fresh_interpreter(code))
 
 
 def _rss_in_process(n: int, thread: bool) -> float:

@@ -27,11 +27,10 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from bench.common import ROOT, table, write_section
+from bench.common import PG_DSN, ROOT, postgres_up, table, write_section
 
 __all__ = ["run"]
 
-PG_DSN = "postgresql://postgres@127.0.0.1:5432/test"
 TRIALS = 20
 FUZZ_RESPONSES = 1000
 FUZZ_SEED = 20261201
@@ -49,16 +48,6 @@ def _worker(url: str, run_id: str, log: Path, mode: str, crash: int | None) -> d
         return {"error": proc.stderr.strip().splitlines()[-1:]}
     result: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
     return result
-
-
-def _postgres_up() -> bool:
-    try:
-        import psycopg
-
-        with psycopg.connect(PG_DSN, connect_timeout=3):
-            return True
-    except Exception:
-        return False
 
 
 def _trials(url: str, folder: Path) -> list[Any]:
@@ -90,7 +79,7 @@ def kill_section() -> str:
         sqlite, postgres = Path(tmp) / "sqlite", Path(tmp) / "postgres"
         sqlite.mkdir()
         rows.append(["SQLite", *_trials(f"sqlite:///{sqlite / 'runs.sqlite3'}", sqlite)])
-        if _postgres_up():
+        if postgres_up():
             postgres.mkdir()
             rows.append(["PostgreSQL", *_trials(PG_DSN, postgres)])
     headers = ["store", "runs killed", "resumed to completion", "calls lost", "calls duplicated"]

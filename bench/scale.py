@@ -15,16 +15,13 @@ from __future__ import annotations
 import asyncio
 import gc
 import json
-import os
 import statistics
-import subprocess
-import sys
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
 from bench.agent import FINAL, ponder_agent
-from bench.common import ROOT, table
+from bench.common import in_fresh_interpreter, table
 from bench.concurrency import (
     LATENCY,
     STEPS,
@@ -172,11 +169,7 @@ def _row(n: int, *, tuned: bool = False, collector: bool = True) -> list[str]:
         "import json; from bench.scale import _row_here as f; "
         f"print(json.dumps(f({n}, {tuned}, {collector})))"
     )
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), *sys.path])))
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
-    )
-    return [str(cell) for cell in json.loads(out.stdout.splitlines()[-1])]
+    return [str(cell) for cell in json.loads(in_fresh_interpreter(code))]
 
 
 def _row_here(n: int, tuned: bool, collector: bool) -> list[str]:

@@ -20,12 +20,11 @@ from pathlib import Path
 from typing import Any
 
 from bench.agent import STEPS, check, ponder_agent
-from bench.common import median_seconds, table
+from bench.common import PG_DSN, median_seconds, postgres_up, table
 from ponder.store import Checkpoint, SQLiteStore, Store
 
 __all__ = ["run"]
 
-PG_DSN = "postgresql://postgres@127.0.0.1:5432/test"
 PG_ASYNC_COMMIT = PG_DSN + "?options=-c%20synchronous_commit%3Doff"
 REPEAT = 5
 KINDS = {"sqlite": "", "postgres": PG_DSN, "postgres, synchronous_commit=off": PG_ASYNC_COMMIT}
@@ -71,20 +70,10 @@ def counting(store: Store, counts: Counted) -> Store:
     return store
 
 
-def _postgres_up() -> bool:
-    try:
-        import psycopg
-
-        with psycopg.connect(PG_DSN, connect_timeout=3):
-            return True
-    except Exception:
-        return False
-
-
 def _open(kind: str, folder: Path) -> Store | None:
     if kind == "sqlite":
         return SQLiteStore(folder / "runs.db")
-    if not _postgres_up():
+    if not postgres_up():
         return None
     from ponder.store.postgres import PostgresStore
 
@@ -114,7 +103,7 @@ def measure(kind: str, k: int) -> tuple[float, float, float, float] | None:
 
 def commit_floor(k: int) -> float | None:
     """ms per step of two single-row autocommit INSERTs on the PostgreSQL server."""
-    if not _postgres_up():
+    if not postgres_up():
         return None
     import psycopg
 
