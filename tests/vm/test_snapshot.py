@@ -8,7 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ponder.vm import Finished, Interpreter, Outcome
+from ponder.vm import RETURN, Finished, Interpreter, Outcome, compile_program
+from ponder.vm.state import SnapshotRecord
 from tests.vm.workflow import FlowState, build, describe, run_to_end
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -33,7 +34,10 @@ async def run_interrupted(boundary: int) -> tuple[list[Any], list[str], str]:
     for _ in range(boundary):
         if (outcome := await vm.step()) is not None:
             seen.append(outcome)
-    text = json.dumps(vm.snapshot())
+    snapshot = vm.snapshot()
+    # the snapshot is built by hand: it must be exactly its schema's JSON dump
+    assert SnapshotRecord.model_validate(snapshot).model_dump(mode="json") == snapshot
+    text = json.dumps(snapshot)
     restored = Interpreter.restore(build(), json.loads(text), state_type=FlowState)
     if not restored.is_finished:
         seen += await run_to_end(restored)
@@ -65,6 +69,14 @@ async def test_suspend_at_every_instruction_boundary_gives_the_same_run() -> Non
         if len(blob["frames"]) > 1:
             statuses.add("inside-sub")
     assert statuses >= {"ready", "suspended", "finished", "inside-handler", "inside-sub"}
+
+
+async def test_a_snapshot_holds_json_data_for_values_of_other_shapes() -> None:
+    vm = Interpreter(compile_program(RETURN(lambda ctx: (1, [("a", 2)]))), FlowState())
+    await vm.run()
+    snapshot = vm.snapshot()
+    assert snapshot["result"] == [1, [["a", 2]]]  # tuples as JSON arrays, as pydantic dumps them
+    assert SnapshotRecord.model_validate(snapshot).model_dump(mode="json") == snapshot
 
 
 def resume_in_new_process(text: str) -> dict[str, Any]:
