@@ -49,3 +49,23 @@ async def test_a_checkpoint_is_one_round_trip(proxied: tuple[PostgresStore, Loss
     assert [m["content"] for m in stored.messages] == ["summary"]
     assert [e["seq"] for e in await store.load_events(run_id)] == [1, 2, 3]
     await store.close()
+
+
+async def test_a_tool_result_commits_lazily_and_leaves_the_session_as_it_was(
+    proxied: tuple[PostgresStore, LossyProxy],
+) -> None:
+    """The result's own transaction skips the WAL-flush wait; the next statements do not."""
+    store, proxy = proxied
+    run_id = f"lazy-{uuid.uuid4().hex}"
+    await store.write(Checkpoint(run_id, "running", header(0), 0, []))
+    assert await answers_to(proxy, store.write_effect(run_id, "c1", {"content": "7"})) == 1
+    unflushed = "SELECT pg_current_wal_insert_lsn() > pg_current_wal_flush_lsn()"
+    lagged = []
+    for i in range(10):  # the WAL writer flushes within wal_writer_delay (200 ms by default)
+        await store.write_effect(run_id, f"more-{i}", {"content": str(i)})
+        lagged.append((await store._fetch(unflushed, ()))[0][0])
+    assert any(lagged)  # a synchronous commit returns only once its WAL is flushed
+    found = await store._fetch("SELECT current_setting('synchronous_commit')", ())
+    assert found == [("on",)]  # set for the effect's transaction only (one pooled connection)
+    assert (await store.load(run_id)).effects["c1"] == {"content": "7"}
+    await store.close()
