@@ -2,12 +2,13 @@
 
 Each run is the concurrency section's run (4 ``add`` steps + ``agent_stop`` + answer = 6
 model requests of 20 ms, the tool inline), all started together on one shared agent.
-Throughput is compared with the CPU ceiling, 1 / (one run alone whose model answers
-through an expiring timer, the timed runs' request path at full CPU); the time spent in
-cyclic-GC collections is measured in the same pass by ``gc.callbacks`` (the
-interpreter's GC settings are left as they are). Memory per idle run: N runs parked inside
-a model request, the traced growth (tracemalloc) and, in a separate pass without
-tracemalloc (whose own bookkeeping counts in RSS), the RSS growth, each divided by N.
+Throughput is compared with the ceiling: the same runs with the cyclic collector off for
+the pass, so the share is what the collector costs (the rest of the work is the same); the
+time spent in collections is measured in the same pass by ``gc.callbacks`` (the
+interpreter's GC settings are left as they are, except in the opt-in `tune_gc` rows).
+Memory per idle run: N runs parked inside a model request, the traced growth
+(tracemalloc) and, in a separate pass without tracemalloc (whose own bookkeeping counts in
+RSS), the RSS growth, each divided by N.
 """
 
 from __future__ import annotations
@@ -41,8 +42,6 @@ MEMORY_AT = (1_000, 10_000)
 """Counts whose idle memory is measured (per run it is flat from 1k to 50k)."""
 TUNED = (10_000, 50_000)
 """Counts shown once more with the opt-in `tune_gc` (not what the rows above rely on)."""
-UNCOLLECTED = 10_000
-"""Count shown once more with the collector off for the pass (an experiment, not a setting)."""
 TIMER = 1e-6
 """A model latency whose timer expires at once: the runs alone take the request path of the
 timed runs (a timer, an event-loop turn) without idling, so their CPU time is exact. The
@@ -159,49 +158,63 @@ def tracked_per_run(n: int = 1_000) -> float:
     return park_and_measure(n, lambda: len(gc.get_objects()), thread=False)
 
 
-def _row(n: int, *, tuned: bool = False, collector: bool = True) -> list[str]:
-    """One table row, measured in a fresh interpreter.
+MODES = ("default", "tuned", "off")
+"""The interpreter's GC settings, the opt-in `tune_gc`, the collector off (the ceiling)."""
+
+
+def measure(n: int, mode: str) -> dict[str, float]:
+    """The passes of one row, measured in a fresh interpreter.
 
     Fresh: what an earlier pass left in the heap (arenas, frozen objects, the collector's
     generations) would otherwise change every later row.
     """
     code = (
-        "import json; from bench.scale import _row_here as f; "
-        f"print(json.dumps(f({n}, {tuned}, {collector})))"
+        "import json; from bench.scale import _measure_here as f; "
+        f"print(json.dumps(f({n}, {mode!r})))"
     )
-    return [str(cell) for cell in json.loads(in_fresh_interpreter(code))]
+    found: dict[str, float] = json.loads(in_fresh_interpreter(code))
+    return found
 
 
-def _row_here(n: int, tuned: bool, collector: bool) -> list[str]:
-    before = cpu_per_run(thread=False, latency=TIMER)
-    once = tuned or not collector
+def _measure_here(n: int, mode: str) -> dict[str, float]:
     passes = [
-        scale_pass(n, tuned=tuned, collector=collector) for _ in range(1 if once else PASSES[n])
+        scale_pass(n, tuned=mode == "tuned", collector=mode != "off") for _ in range(PASSES[n])
     ]
-    # a shared machine's speed drifts over minutes: the ceiling is the faster of the runs
-    # alone measured just before and just after the row's passes
-    after = cpu_per_run(thread=False, latency=TIMER)
-    alone = min(before, after, key=lambda measured: measured[1])
     chosen = sorted(passes, key=lambda p: p.wall)[len(passes) // 2]
+    found = {
+        "wall": chosen.wall,
+        "cpu": chosen.cpu,
+        "gc_cpu": chosen.gc.total_cpu,
+        "full": chosen.gc.count[2],
+        "full_cpu": chosen.gc.cpu[2],
+        "alive": chosen.alive_after,
+    }
+    if mode == "default" and n in MEMORY_AT:
+        found["traced"] = traced_per_idle_run(n, thread=False)
+        found["rss"] = rss_per_idle_run(n, thread=False)
+    return found
+
+
+_LABELS = {"default": "", "tuned": ", `tune_gc()` (opt-in)", "off": ", collector off (ceiling)"}
+
+
+def _row(n: int, mode: str, found: dict[str, float], ceiling: dict[str, float]) -> list[str]:
+    """A table row; ``ceiling`` is the collector-off measurement of the same count."""
+    rate = n / found["wall"]
     ideal = n / ((STEPS + 2) * LATENCY)
-    rate = n / chosen.wall
-    gc_cpu = chosen.gc.total_cpu
-    if once or n not in MEMORY_AT:
-        memory = ["—", "—"]
-    else:
-        traced, rss = traced_per_idle_run(n, thread=False), rss_per_idle_run(n, thread=False)
-        memory = [f"{traced / 1024:.1f} KB", f"{rss / 1024:.1f} KB"]
-    label = ", `tune_gc()` (opt-in)" if tuned else ""
-    label += "" if collector else ", collector off (experiment)"
+    share = "—" if mode == "off" else f"{rate / min(ideal, n / ceiling['wall']):.0%}"
+    memory = ["—", "—"]
+    if "traced" in found:
+        memory = [f"{found['traced'] / 1024:.1f} KB", f"{found['rss'] / 1024:.1f} KB"]
     return [
-        f"{n:,}{label}",
-        f"{chosen.wall * 1e3:,.0f} ms",
+        f"{n:,}{_LABELS[mode]}",
+        f"{found['wall'] * 1e3:,.0f} ms",
         f"{rate:,.0f}",
-        f"{rate / min(ideal, 1 / alone[0]):.0%}",
-        f"{n * alone[1] / chosen.cpu:.0%}",
-        f"{gc_cpu:.2f} s ({gc_cpu / chosen.cpu:.0%})",
-        f"{chosen.gc.count[2]} ({chosen.gc.cpu[2]:.2f} s)",
-        f"{chosen.alive_after / n:.1f}",
+        share,
+        f"{found['cpu'] / n * 1e3:.3f} ms",
+        f"{found['gc_cpu']:.2f} s ({found['gc_cpu'] / found['cpu']:.0%})",
+        f"{found['full']:.0f} ({found['full_cpu']:.2f} s)",
+        f"{found['alive'] / n:.1f}",
         *memory,
     ]
 
@@ -210,8 +223,8 @@ HEADERS = [
     "Concurrent runs",
     "Wall",
     "Runs/s",
-    "% of min(ideal, CPU ceiling)",
-    "CPU per run alone / CPU per run here",
+    "% of min(ideal, ceiling)",
+    "CPU per run",
     "CPU in GC (share of CPU)",
     "Full collections (CPU)",
     "GC objects left per run",
@@ -232,9 +245,19 @@ def run() -> str:
     )
     cpu = [cpu_per_run(thread=thread, latency=latency) for _, thread, latency in kinds]
     tracked = tracked_per_run()
-    rows = [_row(n) for n in COUNTS]
-    rows += [_row(n, tuned=True) for n in TUNED]
-    rows.append(_row(UNCOLLECTED, collector=False))
+    ceilings: dict[int, dict[str, float]] = {}
+    rows, tuned = [], []
+    for n in COUNTS:  # a machine's speed drifts: a count's passes run one after another,
+        first = measure(n, "off")  # between two collector-off passes, the faster the ceiling
+        found = measure(n, "default")
+        again = measure(n, "tuned") if n in TUNED else None
+        last = measure(n, "off")
+        ceilings[n] = min(first, last, key=lambda measured: measured["wall"])
+        rows.append(_row(n, "default", found, ceilings[n]))
+        if again is not None:
+            tuned.append(_row(n, "tuned", again, ceilings[n]))
+    rows += tuned
+    rows += [_row(n, "off", ceilings[n], ceilings[n]) for n in COUNTS]
     cpu_rows = [
         [kind, f"{wall * 1e3:.3f} ms", f"{spent * 1e3:.3f} ms", f"{1 / spent:,.0f}"]
         for (kind, _, _), (wall, spent) in zip(kinds, cpu, strict=True)
@@ -245,26 +268,23 @@ def run() -> str:
             "",
             f"Each run: {STEPS} `add` steps + `agent_stop` + answer = {STEPS + 2} model "
             f"requests of {LATENCY * 1e3:.0f} ms, the tool inline; all runs start together "
-            "on one shared `Agent`, default asyncio loop and the interpreter's default GC "
-            "settings. Each row is measured in a fresh interpreter. The CPU ceiling is 1 / "
-            "(one run, the runs one after another on one loop, "
-            "the model answering through a timer that expires at once: the timed runs' own "
-            "request path, a timer and an event-loop turn a request, with no idle time for the "
-            "kernel's CPU accounting to misread), measured just before and just after each row, "
-            "the faster of the two counting (a shared machine's speed drifts over minutes); the "
-            "CPU "
-            "column compares CPU time (`time.process_time`) per run, which a shared machine "
-            "distorts less than wall time. GC time is measured in the same pass with "
-            "`gc.callbacks` (CPU seconds); the objects left are "
-            "the GC-tracked objects alive after the runs, their results dropped. Memory: N "
-            "runs parked inside a model request after 2 steps; traced = tracemalloc growth "
+            "on one shared `Agent`, default asyncio loop. Each row is measured in a fresh "
+            "interpreter. The ceiling of a count is the same runs with the cyclic collector "
+            "off for the pass (its own rows, last; the faster of one pass just before the "
+            "count's other rows and one just after them): everything else (ponder, the loop, the "
+            "timers) is the same work, so the share is what the collector costs; the "
+            "latency-bound ideal (N / 120 ms) is far above it. CPU per run is the pass's CPU "
+            "time (`time.process_time`) / N; a run alone costs what the table below says, so "
+            "the collector-off rows show what many concurrent runs cost beyond that. GC time "
+            "is measured in the same pass with `gc.callbacks` (CPU seconds); the objects left "
+            "are the GC-tracked objects alive after the runs, their results dropped. Memory: "
+            "N runs parked inside a model request after 2 steps; traced = tracemalloc growth "
             "/ N, RSS = RSS growth / N in a pass without tracemalloc. Median of "
             f"{PASSES[1_000]} passes at 1k, {PASSES[10_000]} at 10k and 50k; idle memory at 1k "
-            "and 10k (per run it does not grow with N). The last rows "
-            "run once with the opt-in `ponder.tuning.tune_gc()` (young-generation threshold "
-            "50,000, startup objects frozen), restored after the pass; ponder never changes "
-            "the GC settings itself. The very last row disables the collector for one pass, "
-            "an experiment showing how much of the gap to the ceiling the collector is.",
+            "and 10k (per run it does not grow with N). The first rows use the interpreter's "
+            "default GC settings; the `tune_gc()` rows the opt-in "
+            "`ponder.tuning.tune_gc()` (young-generation threshold 50,000, startup objects "
+            "frozen), restored after the pass; ponder never changes the GC settings itself.",
             "",
             table(HEADERS, rows),
             "",

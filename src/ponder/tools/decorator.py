@@ -235,46 +235,58 @@ def _signature_validator(shape: FunctionShape) -> ToolValidator:
     return validate
 
 
-async def _invoke(
-    call: Callable[[], Any], is_async: bool, run_in_thread: bool, ctx: ToolContext
-) -> ToolResult:
-    if is_async or not run_in_thread:
-        value = call()
-    else:
-        value = await run_in_daemon_thread(call, ctx)
-    if inspect.isawaitable(value):
-        value = await value
-    return to_tool_result(value)
-
-
 def _function_caller(
     fn: Callable[..., Any], shape: FunctionShape, run_in_thread: bool
 ) -> ToolFunction:
-    is_async = inspect.iscoroutinefunction(fn)
+    """One coroutine a call, awaiting the tool itself (a waiting call keeps fewer frames)."""
+    takes_context = shape.takes_context
+    if inspect.iscoroutinefunction(fn) or not run_in_thread:
 
-    async def call(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
-        bound = (
-            functools.partial(fn, ctx, **args)
-            if shape.takes_context
-            else functools.partial(fn, **args)
-        )
-        return await _invoke(bound, is_async, run_in_thread, ctx)
+        async def call(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
+            value = fn(ctx, **args) if takes_context else fn(**args)
+            if inspect.isawaitable(value):
+                value = await value
+            return to_tool_result(value)
 
-    return call
+        return call
+
+    async def call_in_thread(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
+        if takes_context:
+            bound = functools.partial(fn, ctx, **args)
+        else:
+            bound = functools.partial(fn, **args)
+        value = await run_in_daemon_thread(bound, ctx)
+        if inspect.isawaitable(value):
+            value = await value
+        return to_tool_result(value)
+
+    return call_in_thread
 
 
 def _handler_caller(handler: Callable[..., Any], run_in_thread: bool) -> ToolFunction:
-    is_async = inspect.iscoroutinefunction(handler)
+    """`_function_caller` for a handler taking ``(ctx, args)`` or the arguments by name."""
     takes_context = _takes_context(handler)
+    if inspect.iscoroutinefunction(handler) or not run_in_thread:
 
-    async def call(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
+        async def call(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
+            value = handler(ctx, args) if takes_context else handler(**args)
+            if inspect.isawaitable(value):
+                value = await value
+            return to_tool_result(value)
+
+        return call
+
+    async def call_in_thread(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
         if takes_context:
             bound = functools.partial(handler, ctx, args)
         else:
             bound = functools.partial(handler, **args)
-        return await _invoke(bound, is_async, run_in_thread, ctx)
+        value = await run_in_daemon_thread(bound, ctx)
+        if inspect.isawaitable(value):
+            value = await value
+        return to_tool_result(value)
 
-    return call
+    return call_in_thread
 
 
 def _takes_context(handler: Callable[..., Any]) -> bool:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import difflib
+import functools
 import inspect
 import json
 import time
@@ -150,7 +151,9 @@ class ToolExecutor:
         )
         if len(calls) == 1:
             return [await self._run_one(calls[0], batch)]
-        tasks = [asyncio.ensure_future(self._run_one(call, batch)) for call in calls]
+        tasks = []  # a loop, not a comprehension: a waiting call's frames keep no cells
+        for call in calls:
+            tasks.append(asyncio.ensure_future(self._run_one(call, batch)))
         try:
             return list(await asyncio.gather(*tasks))
         except BaseException:
@@ -174,7 +177,7 @@ class ToolExecutor:
             else:
                 found = self.registry.get(call.name)
                 result, status = await batch.intercept(
-                    call, found, lambda: self._execute(call, batch)
+                    call, found, functools.partial(self._execute, call, batch)
                 )
         except asyncio.CancelledError:
             cancelled = ToolResult.fail("the call was cancelled before it finished")

@@ -32,11 +32,12 @@ MAX_IDLE = 32
 """At most this many idle worker threads wait; past that a finished thread ends."""
 
 
-async def run_in_daemon_thread(call: Callable[[], Any], ctx: ToolContext) -> Any:
-    """Run ``call`` in a daemon thread; cancelling the wait leaves the thread running.
+def run_in_daemon_thread(call: Callable[[], Any], ctx: ToolContext) -> asyncio.Future[Any]:
+    """Run ``call`` in a daemon thread; await the future returned for its result.
 
-    The call sees a copy of the caller's context variables and runs in a thread named
-    ``ponder-tool-<tool name>``.
+    Cancelling the wait leaves the thread running. The call sees a copy of the caller's
+    context variables and runs in a thread named ``ponder-tool-<tool name>``. A plain
+    function handing back the future, not a coroutine: a waiting call keeps one frame less.
     """
     loop = asyncio.get_running_loop()
     inbox = _INBOXES.get(loop)
@@ -56,7 +57,7 @@ async def run_in_daemon_thread(call: Callable[[], Any], ctx: ToolContext) -> Any
             f"ponder-tool-{ctx.tool_name}",
         )
     )
-    return await waiter
+    return waiter
 
 
 class _Job:

@@ -22,6 +22,7 @@ that are missing or repeated within a response are made unique before it is appe
 from __future__ import annotations
 
 import json
+from collections.abc import Collection
 from typing import TYPE_CHECKING, Any
 
 from ponder.agent.run.approval import approval_decision, approval_settled, hold_for_approval
@@ -88,7 +89,7 @@ async def answer_open_calls(
             answers[call.id] = _not_offered(state.offered_tools or (), call).to_message(call)
         elif call.name in builtins:
             answers[call.id] = (await builtins.handle(call, round_no)).to_message(call)
-    pending = [c for c in calls if c.id in open_ids and c.id not in answers]
+    pending = _unanswered(calls, open_ids, answers)
     runnable = _settle_pending(ctx, pending, answers)
     await _run(ctx, runnable, answers)
     await _hold_if_waiting(ctx, pending, runnable, answers)
@@ -100,6 +101,17 @@ async def answer_open_calls(
     if ctx.checkpointer is not None:
         ctx.checkpointer.forget(answers)
     return calls
+
+
+def _unanswered(
+    calls: tuple[ToolCallPart, ...], open_ids: Collection[str], answers: dict[str, ToolMessage]
+) -> list[ToolCallPart]:
+    """The open calls still without an answer.
+
+    A helper, not a comprehension in `answer_open_calls`: the variables a comprehension
+    reads become cells that the waiting caller's frame would keep for the whole batch.
+    """
+    return [c for c in calls if c.id in open_ids and c.id not in answers]
 
 
 def _latest_assistant(ledger: Ledger) -> AssistantMessage:
