@@ -238,38 +238,32 @@ def _signature_validator(shape: FunctionShape) -> ToolValidator:
 def _function_caller(
     fn: Callable[..., Any], shape: FunctionShape, run_in_thread: bool
 ) -> ToolFunction:
-    """One coroutine a call, awaiting the tool itself (a waiting call keeps fewer frames)."""
-    takes_context = shape.takes_context
-    if inspect.iscoroutinefunction(fn) or not run_in_thread:
-
-        async def call(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
-            value = fn(ctx, **args) if takes_context else fn(**args)
-            if inspect.isawaitable(value):
-                value = await value
-            return to_tool_result(value)
-
-        return call
-
-    async def call_in_thread(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
-        if takes_context:
-            bound = functools.partial(fn, ctx, **args)
-        else:
-            bound = functools.partial(fn, **args)
-        value = await run_in_daemon_thread(bound, ctx)
-        if inspect.isawaitable(value):
-            value = await value
-        return to_tool_result(value)
-
-    return call_in_thread
+    if shape.takes_context:
+        return _caller(lambda ctx, args: fn(ctx, **args), fn, run_in_thread)
+    return _caller(lambda ctx, args: fn(**args), fn, run_in_thread)
 
 
 def _handler_caller(handler: Callable[..., Any], run_in_thread: bool) -> ToolFunction:
     """`_function_caller` for a handler taking ``(ctx, args)`` or the arguments by name."""
-    takes_context = _takes_context(handler)
-    if inspect.iscoroutinefunction(handler) or not run_in_thread:
+    if _takes_context(handler):
+        return _caller(handler, handler, run_in_thread)
+    return _caller(lambda ctx, args: handler(**args), handler, run_in_thread)
+
+
+def _caller(
+    target: Callable[[ToolContext, dict[str, Any]], Any],
+    fn: Callable[..., Any],
+    run_in_thread: bool,
+) -> ToolFunction:
+    """One coroutine a call, awaiting the tool itself (a waiting call keeps fewer frames).
+
+    ``target(ctx, args)`` calls ``fn``: inline if ``fn`` is async or ``run_in_thread`` is
+    off, else in a worker thread.
+    """
+    if inspect.iscoroutinefunction(fn) or not run_in_thread:
 
         async def call(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
-            value = handler(ctx, args) if takes_context else handler(**args)
+            value = target(ctx, args)
             if inspect.isawaitable(value):
                 value = await value
             return to_tool_result(value)
@@ -277,11 +271,7 @@ def _handler_caller(handler: Callable[..., Any], run_in_thread: bool) -> ToolFun
         return call
 
     async def call_in_thread(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
-        if takes_context:
-            bound = functools.partial(handler, ctx, args)
-        else:
-            bound = functools.partial(handler, **args)
-        value = await run_in_daemon_thread(bound, ctx)
+        value = await run_in_daemon_thread(functools.partial(target, ctx, args), ctx)
         if inspect.isawaitable(value):
             value = await value
         return to_tool_result(value)
