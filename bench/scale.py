@@ -158,12 +158,11 @@ def tracked_per_run(n: int = 1_000) -> float:
     return park_and_measure(n, lambda: len(gc.get_objects()), thread=False)
 
 
-MODES = ("default", "tuned", "off")
-"""The interpreter's GC settings, the opt-in `tune_gc`, the collector off (the ceiling)."""
-
-
 def measure(n: int, mode: str) -> dict[str, float]:
     """The passes of one row, measured in a fresh interpreter.
+
+    ``mode``: ``"default"`` (the interpreter's GC settings), ``"tuned"`` (the opt-in
+    `tune_gc`) or ``"off"`` (the collector off for the pass: the ceiling).
 
     Fresh: what an earlier pass left in the heap (arenas, frozen objects, the collector's
     generations) would otherwise change every later row.
@@ -247,8 +246,10 @@ def run() -> str:
     tracked = tracked_per_run()
     ceilings: dict[int, dict[str, float]] = {}
     rows, tuned = [], []
-    for n in COUNTS:  # a machine's speed drifts: a count's passes run one after another,
-        first = measure(n, "off")  # between two collector-off passes, the faster the ceiling
+    # a machine's speed drifts: a count's passes run one after another, between two
+    # collector-off passes, and the faster of those is the count's ceiling
+    for n in COUNTS:
+        first = measure(n, "off")
         found = measure(n, "default")
         again = measure(n, "tuned") if n in TUNED else None
         last = measure(n, "off")

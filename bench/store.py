@@ -24,15 +24,14 @@ from typing import Any
 from bench.agent import STEPS, check, ponder_agent
 from bench.common import PG_DSN, median_seconds, postgres_up, table
 from ponder.store import Checkpoint, SQLiteStore, Store
+from ponder.store.postgres import LAZY_COMMIT
 
 __all__ = ["run"]
 
 PG_ASYNC_COMMIT = PG_DSN + "?options=-c%20synchronous_commit%3Doff"
 REPEAT = 5
-LAZY_FLOOR_INSERT = (
-    "WITH lazy AS (SELECT set_config('synchronous_commit', 'off', true))"
-    " INSERT INTO ponder_bench_floor (body) SELECT %s FROM lazy"
-)
+LAZY_FLOOR_INSERT = f"{LAZY_COMMIT} INSERT INTO ponder_bench_floor (body) SELECT %s FROM lazy"
+"""The floor's second commit, made the way `PostgresStore` commits a tool result."""
 KINDS = {"sqlite": "", "postgres": PG_DSN, "postgres, synchronous_commit=off": PG_ASYNC_COMMIT}
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from ponder.store import FORMAT, MemoryStore, SQLiteStore, Store
+from ponder.store import FORMAT, Checkpoint, MemoryStore, SQLiteStore, Store
 from ponder.store.postgres import PostgresStore
 
 from .pg_proxy import LossyProxy
@@ -84,3 +84,10 @@ def proxied() -> Iterator[tuple[PostgresStore, LossyProxy]]:
 def header(length: int) -> dict[str, object]:
     """A checkpoint header for a ledger of ``length`` messages."""
     return {"format": FORMAT, "vm": {"pc": 0}, "ledger": {"length": length, "generation": 0}}
+
+
+async def written_run(store: Store, prefix: str) -> str:
+    """A new run id whose run is written, empty (a tool result needs its run)."""
+    run_id = f"{prefix}-{uuid.uuid4().hex}"
+    await store.write(Checkpoint(run_id, "running", header(0), 0, []))
+    return run_id

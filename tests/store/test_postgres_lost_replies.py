@@ -12,7 +12,7 @@ from ponder.store import Checkpoint
 from ponder.store.postgres import PostgresStore
 from ponder.tools import tool
 
-from .conftest import header
+from .conftest import header, written_run
 from .pg_proxy import LossyProxy
 
 pytestmark = pytest.mark.postgres
@@ -40,6 +40,22 @@ async def test_a_checkpoint_whose_commit_reply_is_lost_is_not_a_conflict(
     stored = await store.load(run_id)
     assert [m["content"] for m in stored.messages] == ["a", "b"]
     assert stored.record.lease_owner == OWNER and stored.record.messages == 2
+    await store.close()
+
+
+async def test_a_tool_result_whose_lazy_commit_reply_is_lost_is_kept_once(
+    proxied: tuple[PostgresStore, LossyProxy],
+) -> None:
+    """The retry on a new connection finds the committed row; the result is kept once."""
+    store, proxy = proxied
+    run_id = await written_run(store, "lost")
+    proxy.drop_reply_to(b"synchronous_commit")
+    await store.write_effect(run_id, "c1", {"content": "first"})
+    assert proxy.dropped == 1
+    await store.write_effect(run_id, "c1", {"content": "again"})  # a resumed run's retry
+    assert (await store.load(run_id)).effects == {"c1": {"content": "first"}}
+    found = await store._fetch("SELECT current_setting('synchronous_commit')", ())
+    assert found == [("on",)]  # the new connection's session is the server's
     await store.close()
 
 

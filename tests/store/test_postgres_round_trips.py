@@ -10,7 +10,7 @@ import pytest
 from ponder.store import Checkpoint
 from ponder.store.postgres import PostgresStore
 
-from .conftest import header
+from .conftest import header, written_run
 from .pg_proxy import LossyProxy
 
 pytestmark = pytest.mark.postgres
@@ -56,8 +56,7 @@ async def test_a_tool_result_commits_lazily_and_leaves_the_session_as_it_was(
 ) -> None:
     """The result's own transaction skips the WAL-flush wait; the next statements do not."""
     store, proxy = proxied
-    run_id = f"lazy-{uuid.uuid4().hex}"
-    await store.write(Checkpoint(run_id, "running", header(0), 0, []))
+    run_id = await written_run(store, "lazy")
     assert await answers_to(proxy, store.write_effect(run_id, "c1", {"content": "7"})) == 1
     unflushed = "SELECT pg_current_wal_insert_lsn() > pg_current_wal_flush_lsn()"
     lagged = []

@@ -25,7 +25,7 @@ from ponder.extras import require
 from ponder.store import sql
 from ponder.store.base import Checkpoint, RunRecord, Store, StoredRun
 
-__all__ = ["PostgresStore"]
+__all__ = ["LAZY_COMMIT", "PostgresStore"]
 
 T = TypeVar("T")
 Work = Callable[[Any], Awaitable[T]]
@@ -83,10 +83,12 @@ _GENERIC_PLANS = (
 statement again on every run. A setting the connection string chose stays."""
 _APPEND = _checkpoint_statement(rewrite=False)
 _REWRITE = _checkpoint_statement(rewrite=True)
+LAZY_COMMIT = "WITH lazy AS (SELECT set_config('synchronous_commit', 'off', true))"
+"""The head of a statement whose transaction (its own, in autocommit) commits without
+waiting for the WAL flush; the statement selects ``FROM lazy``."""
 _INSERT_EFFECT = (
-    "WITH lazy AS (SELECT set_config('synchronous_commit', 'off', true))"
-    " INSERT INTO ponder_effects (run_id, call_id, body) SELECT %s, %s, %s FROM lazy"
-    " ON CONFLICT (run_id, call_id) DO NOTHING"
+    f"{LAZY_COMMIT} INSERT INTO ponder_effects (run_id, call_id, body)"
+    " SELECT %s, %s, %s FROM lazy ON CONFLICT (run_id, call_id) DO NOTHING"
 )
 """A call's result, committed without waiting for the WAL flush (its transaction only).
 
