@@ -7,17 +7,24 @@ pickling, ``exclude_unset`` dumps and equality behave as with pydantic's own set
 from __future__ import annotations
 
 import copy
+import json
 import pickle
+from typing import Any
 
 import pytest
+from pydantic import BaseModel
 
 from ponder.agent import Agent
 from ponder.agent.run.state import RunState
 from ponder.agent.strategies.step_react.state import ContextTracking, StepRunState
 from ponder.messages import AssistantMessage, Ledger, ToolCallPart, ToolMessage, UserMessage
 from ponder.models import ScriptedModel, reply
-from ponder.models.base import Usage
+from ponder.models.base import ModelResponse, Usage
 from ponder.shared_fields import SharedFieldsSet
+from ponder.tools import ToolRegistry, tool
+from ponder.tools.decorator import to_tool_result
+from ponder.tools.executor import ToolExecutor
+from ponder.tools.tool import ToolResult
 
 from .agent.scripts import stop
 
@@ -102,3 +109,45 @@ def test_step_state_assignments_and_dumps_behave_as_before() -> None:
     assert set(dumped) == {"iterations", "round_calls"}
     assert StepRunState.model_validate(dumped) == step
     assert type(ContextTracking().model_fields_set) is SharedFieldsSet
+
+
+def _alike(fast: BaseModel, validated: BaseModel) -> None:
+    """A model built around pydantic is what validation builds, field for field."""
+    assert type(fast) is type(validated)
+    assert fast == validated
+    assert list(fast.__dict__) == list(validated.__dict__)
+    assert fast.model_fields_set == validated.model_fields_set
+    assert fast.model_dump(mode="json") == validated.model_dump(mode="json")
+    assert fast.model_dump_json(exclude_unset=True) == validated.model_dump_json(exclude_unset=True)
+    assert pickle.loads(pickle.dumps(fast)) == validated
+
+
+@pytest.mark.parametrize("value", ["text", 7, True, None, {"a": [1, 2.5]}, [1, "x"], 2.5])
+def test_results_built_without_validation_equal_validated_ones(value: Any) -> None:
+    result = to_tool_result(value)
+    data = None if isinstance(value, str) or value is None else value
+    output = value if isinstance(value, str) else "(no output)" if value is None else None
+    _alike(result, ToolResult.ok(result.output if output is None else output, data=data))
+    assert result.output == (output if output is not None else json.dumps(value))
+    result.output = "assigned"  # a result is mutable: its fields set is its own
+    assert "output" in result.model_fields_set
+
+
+async def test_messages_built_from_a_response_and_a_result_equal_validated_ones() -> None:
+    call = ToolCallPart.from_args("c1", "add", {"a": 1, "b": 2})
+    extras = {"id": "resp-1"}
+    response = ModelResponse(parts=(call,), model_name="m", provider_extras=extras)
+    message = response.to_message()
+    _alike(message, AssistantMessage(parts=(call,), model_name="m", provider_extras=extras))
+    assert message.provider_extras is not response.provider_extras  # a copy, as validation makes
+
+    executor = ToolExecutor(ToolRegistry([tool(name="add", run_in_thread=False)(_add)]))
+    outcome = await executor.run_call(call, run_id="r")
+    _alike(outcome.message, ToolMessage(
+        call_id="c1", name="add", content="3", data=3, is_error=False, attachments=()
+    ))  # fmt: skip
+
+
+def _add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b

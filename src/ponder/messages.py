@@ -16,6 +16,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from ponder.exceptions import LedgerError
+from ponder.jsontext import json_encoder
 from ponder.media import Attachment
 from ponder.shared_fields import share_fields_set
 
@@ -91,14 +92,13 @@ class ToolCallPart(_Frozen):
     @classmethod
     def from_args(cls, id: str, name: str, args: dict[str, Any]) -> ToolCallPart:
         """Build a call from already-parsed arguments."""
-        return cls(id=id, name=name, arguments=_JSON.encode(args), args=args)
+        return cls(id=id, name=name, arguments=_JSON(args), args=args)
 
 
 AssistantPart = Annotated[TextPart | ReasoningPart | ToolCallPart, Field(discriminator="kind")]
 
 
-_JSON = json.JSONEncoder(ensure_ascii=False)
-"""``json.dumps(value, ensure_ascii=False)`` without building an encoder per call."""
+_JSON = json_encoder()
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -117,14 +117,27 @@ def is_clean(value: Any) -> bool:
     if isinstance(value, str):
         return value.isascii() or _SURROGATE.search(value) is None
     if isinstance(value, dict):
-        for key, item in value.items():
-            if not (is_clean(key) and is_clean(item)):
-                return False
-    elif isinstance(value, list | tuple):
+        return _is_clean_dict(value)
+    if isinstance(value, list | tuple):
         for item in value:
             if not is_clean(item):
                 return False
     return True
+
+
+def _is_clean_dict(value: dict[Any, Any]) -> bool:
+    for key, item in value.items():  # strings and numbers checked here: fewer calls
+        if isinstance(key, str) and not key.isascii() and _SURROGATE.search(key):
+            return False
+        if isinstance(item, str):
+            if not item.isascii() and _SURROGATE.search(item):
+                return False
+        elif isinstance(item, _CONTAINERS) and not is_clean(item):
+            return False
+    return True
+
+
+_CONTAINERS = (dict, list, tuple)
 
 
 def scrub_value(value: Any) -> Any:
@@ -140,14 +153,20 @@ def scrub_value(value: Any) -> Any:
 
 def _is_clean_part(part: BaseModel) -> bool:
     for value in part.__dict__.values():  # the field names are ASCII
-        if value is not None and not is_clean(value):
+        if isinstance(value, str):
+            if not value.isascii() and _SURROGATE.search(value):
+                return False
+        elif value is not None and not is_clean(value):
             return False
     return True
 
 
 def scrub_parts(parts: tuple[AssistantPart, ...]) -> tuple[AssistantPart, ...]:
     """``parts`` without lone surrogates in text, reasoning or calls; as is if clean."""
-    if all(_is_clean_part(part) for part in parts):
+    for part in parts:
+        if not _is_clean_part(part):
+            break
+    else:
         return parts
     fixed: list[AssistantPart] = []
     for part in parts:

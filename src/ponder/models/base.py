@@ -25,7 +25,7 @@ from ponder.messages import (
     unique_call_ids,
 )
 from ponder.models.capabilities import Feature
-from ponder.shared_fields import CopyOnWriteFields, shared_fields_set
+from ponder.shared_fields import CopyOnWriteFields, built, shared_fields_set
 from ponder.tools.definition import ForceTool, ToolChoice, ToolDefinition
 
 __all__ = [
@@ -113,20 +113,14 @@ class Usage(CopyOnWriteFields):
 
         A run adds one per request and keeps the latest: it shares its fields set.
         """
-        total = _new(Usage)
-        _set(total, "__dict__", {
+        return built(Usage, {
             "requests": self.requests + other.requests,
             "input_tokens": self.input_tokens + other.input_tokens,
             "output_tokens": self.output_tokens + other.output_tokens,
             "reasoning_tokens": self.reasoning_tokens + other.reasoning_tokens,
-        })  # fmt: skip
-        _set(total, "__pydantic_fields_set__", _SUMMED)
-        _set(total, "__pydantic_extra__", None)
-        _set(total, "__pydantic_private__", None)
-        return total
+        }, _SUMMED)  # fmt: skip
 
 
-_new, _set = object.__new__, object.__setattr__
 _SUMMED = shared_fields_set(Usage.model_fields)
 
 
@@ -199,10 +193,16 @@ class ModelResponse(PartsView, BaseModel):
         return self
 
     def to_message(self) -> AssistantMessage:
-        """The assistant message to append to the ledger."""
-        return AssistantMessage(
-            parts=self.parts, model_name=self.model_name, provider_extras=self.provider_extras
-        )
+        """The assistant message to append to the ledger (its parts are validated already)."""
+        extras = self.provider_extras
+        return built(AssistantMessage, {
+            "parts": self.parts, "kind": "assistant", "model_name": self.model_name,
+            "provider_extras": dict(extras) if extras else {},
+        }, _ANSWER_FIELDS)  # fmt: skip
+
+
+_ANSWER_FIELDS = shared_fields_set(("parts", "model_name", "provider_extras"))
+"""The fields of an assistant message built from a response (`ModelResponse.to_message`)."""
 
 
 @dataclass(frozen=True, slots=True)

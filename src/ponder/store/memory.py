@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ponder.exceptions import RunLeaseError, StoreError
+from ponder.jsontext import json_encoder
 from ponder.store.base import Checkpoint, RunRecord, Store, StoredRun, check_header
 from ponder.store.sql import CONFLICT
 
@@ -29,11 +30,11 @@ class _Run:
     events: dict[int, str] = field(default_factory=dict)
 
 
-_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+_COMPACT = json_encoder(separators=(",", ":"))
 
 
 def _dump(value: Any) -> str:
-    return _COMPACT.encode(value)
+    return _COMPACT(value)
 
 
 class MemoryStore(Store):

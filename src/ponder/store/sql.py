@@ -10,6 +10,7 @@ import json
 from typing import Any
 
 from ponder.exceptions import StoreError
+from ponder.jsontext import json_encoder
 from ponder.messages import scrub_text
 from ponder.store.base import Checkpoint, RunRecord, StoredRun, check_header
 
@@ -200,12 +201,12 @@ RELEASE = (
 )
 
 
-_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+_COMPACT = json_encoder(separators=(",", ":"))
 
 
 def to_json(value: Any) -> str:
     """``value`` as compact JSON text any database can encode (lone surrogates replaced)."""
-    return scrub_text(_COMPACT.encode(value))
+    return scrub_text(_COMPACT(value))
 
 
 def checkpoint_rows(

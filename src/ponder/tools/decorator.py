@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import json
 import re
 import sys
 import warnings
@@ -21,7 +20,9 @@ from pydantic import BaseModel, ValidationError
 from pydantic_core import to_jsonable_python
 
 from ponder.exceptions import UserError
+from ponder.jsontext import json_encoder
 from ponder.media import File, Image
+from ponder.shared_fields import built
 from ponder.tools.arguments import ArgumentError, issues_from_validation_error
 from ponder.tools.conform import SchemaConformer
 from ponder.tools.schema import FunctionShape, describe_function
@@ -31,7 +32,7 @@ from ponder.tools.tool import Tool, ToolContext, ToolFunction, ToolResult, ToolV
 __all__ = ["ToolOptions", "make_tool", "to_tool_result", "tool"]
 
 _NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
-_JSON = json.JSONEncoder(ensure_ascii=False)
+_JSON = json_encoder()
 
 
 class ToolOptions(TypedDict, total=False):
@@ -51,16 +52,32 @@ class ToolOptions(TypedDict, total=False):
 
 def to_tool_result(value: Any) -> ToolResult:
     """Convert whatever a tool function returned into a `ToolResult`."""
+    kind = type(value)
+    if kind is str:
+        return _ok(value, None)
+    if kind is int:
+        return _ok(int.__repr__(value), value)  # its JSON text
+    if kind is bool:
+        return _ok("true" if value else "false", value)
     if isinstance(value, ToolResult):
         return value
     if isinstance(value, str):
         return ToolResult.ok(value)
     if value is None:
-        return ToolResult.ok("(no output)")
+        return _ok("(no output)", None)
     if isinstance(value, Image | File):
         return ToolResult(output=f"({value.label()} attached)", attachments=(value,))
     data = to_jsonable_python(value, fallback=repr)
-    return ToolResult.ok(_JSON.encode(data), data=data)
+    return _ok(_JSON(data), data)
+
+
+_OK_FIELDS = frozenset(("success", "output", "data"))
+
+
+def _ok(output: str, data: Any) -> ToolResult:
+    """``ToolResult.ok(output, data=data)`` for values already of their fields' types."""
+    values = {"success": True, "output": output, "data": data, "error": None, "attachments": ()}
+    return built(ToolResult, values, set(_OK_FIELDS))  # its own set: a result may be assigned to
 
 
 @overload

@@ -26,6 +26,7 @@ from pydantic_core import PydanticSerializationError, to_jsonable_python
 
 from ponder.exceptions import UserError
 from ponder.messages import ToolCallPart, ToolMessage, is_clean, scrub_text, scrub_value
+from ponder.shared_fields import built, shared_fields_set
 from ponder.tools.arguments import (
     ArgumentError,
     issues_from_validation_error,
@@ -262,17 +263,18 @@ class ToolExecutor:
     def _outcome(
         self, call: ToolCallPart, result: ToolResult, status: ToolStatus, start: float
     ) -> ToolOutcome:
-        result = _scrubbed(result)
-        if result.data is not None:
-            result, status = _jsonable(call.name, result, status)
+        if not _plain(result):
+            result = _scrubbed(result)
+            if result.data is not None:
+                result, status = _jsonable(call.name, result, status)
         if result.success != (status == "ok"):
             result = result.model_copy(update={"success": status == "ok"})
         content, cut = truncate_output(result.output, self.max_output_chars)
         data = result.output if cut and result.data is None else result.data
-        message = ToolMessage(
-            call_id=call.id, name=call.name, content=content, data=data,
-            is_error=status != "ok", attachments=result.attachments,
-        )  # fmt: skip
+        message = built(ToolMessage, {
+            "kind": "tool", "call_id": call.id, "name": call.name, "content": content,
+            "data": data, "is_error": status != "ok", "attachments": result.attachments,
+        }, _ANSWERED)  # fmt: skip
         return ToolOutcome(call, result, status, time.perf_counter() - start, message, cut)
 
     def _unknown_tool(self, name: str) -> ToolResult:
@@ -369,6 +371,8 @@ def _blocked(name: str, timeout: float, seconds: float) -> ToolResult:
     return ToolResult.fail(error)
 
 
+_ANSWERED = shared_fields_set(("call_id", "name", "content", "data", "is_error", "attachments"))
+"""The fields a result message is built with (see `ToolExecutor._outcome`)."""
 _JSON_SCALARS = frozenset({str, int, float, bool})
 """Data of these exact types is stored as it is (no conversion, no copy)."""
 
@@ -386,6 +390,20 @@ def _jsonable(name: str, result: ToolResult, status: ToolStatus) -> tuple[ToolRe
             "return plain values: strings, numbers, lists, dicts"
         ), "error"
     return result.model_copy(update={"data": data}), status
+
+
+_PLAIN_DATA = frozenset({type(None), int, float, bool})
+
+
+def _plain(result: ToolResult) -> bool:
+    """True for the usual result: ASCII text, no error, data None or a number (nothing to do)."""
+    output = result.output
+    return (
+        type(result.data) in _PLAIN_DATA
+        and result.error is None
+        and type(output) is str
+        and output.isascii()
+    )
 
 
 def _scrubbed(result: ToolResult) -> ToolResult:

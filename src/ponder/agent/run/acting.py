@@ -21,7 +21,6 @@ that are missing or repeated within a response are made unique before it is appe
 
 from __future__ import annotations
 
-import json
 from collections.abc import Collection
 from typing import TYPE_CHECKING, Any
 
@@ -30,6 +29,7 @@ from ponder.agent.run.elicitation import hold_for_input
 from ponder.agent.subagent import is_held
 from ponder.events import ToolCallStarted
 from ponder.exceptions import LedgerError
+from ponder.jsontext import json_encoder
 from ponder.messages import AssistantMessage, Ledger, ToolCallPart, ToolMessage
 from ponder.models.base import ModelResponse
 from ponder.tools.builtin import CONTROL_TOOLS
@@ -46,13 +46,13 @@ INTERRUPTED = (
     "idempotent, so it was not run again. Check its effect before calling it again."
 )
 
-_CANONICAL = json.JSONEncoder(sort_keys=True, ensure_ascii=False)
+_CANONICAL = json_encoder(sort_keys=True)
 
 
 def call_signature(call: ToolCallPart) -> str:
     """``name(canonical-json-args)``: equal for equal calls, whatever the key order."""
     if call.args is not None:
-        return f"{call.name}({_CANONICAL.encode(call.args)})"
+        return f"{call.name}({_CANONICAL(call.args)})"
     return f"{call.name}<{call.arguments.strip()}>"
 
 
@@ -136,7 +136,8 @@ async def _hold_if_waiting(
     if waiting:
         await hold_for_approval(ctx, waiting, answers)
     approval_settled(ctx)
-    ctx.state.awaiting_input = ()
+    if ctx.state.awaiting_input:
+        ctx.state.awaiting_input = ()
 
 
 def _asked(

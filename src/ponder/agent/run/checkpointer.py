@@ -20,6 +20,7 @@ from pydantic import ValidationError
 
 from ponder.events import CheckpointWritten, Event, event_to_dict
 from ponder.exceptions import LedgerError, StoreError
+from ponder.jsontext import json_encoder
 from ponder.messages import Ledger, ToolMessage
 from ponder.store.base import FORMAT, Checkpoint, Store, StoredRun
 from ponder.tools.executor import ToolOutcome
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
 __all__ = ["Checkpointer", "effect_key"]
 
 _MERGED = frozenset({"text_delta", "reasoning_delta"})
-_EVENTS = json.JSONEncoder(ensure_ascii=False, default=str)
+_EVENTS = json_encoder(default=str)
 POSITION_KEYS = "position"
 """The header's ``ledger.keys`` value for effects keyed by `effect_key` (else: bare ids)."""
 
@@ -73,7 +74,7 @@ class Checkpointer:
     def take_events(self) -> list[dict[str, Any]]:
         """The kept events, JSON-safe; the checkpointer forgets them."""
         events, self._events = self._events, []
-        return json.loads(_EVENTS.encode(events)) if events else events  # one pass for all
+        return json.loads(_EVENTS(events)) if events else events  # one pass for all
 
     async def flush_events(self) -> None:
         """Write the events no checkpoint took (those after the run's last one)."""

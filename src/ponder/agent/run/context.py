@@ -315,7 +315,8 @@ class RunContext:
                 )
         usage = self.state.usage = self.state.usage + response.usage
         cost = add_cost(self.state.cost, self.model.name, response.usage, self.clock())
-        self.state.cost = cost
+        if cost is not self.state.cost:  # unpriced models keep None
+            self.state.cost = cost
         if not self.heard:
             self.skip_event()
             return

@@ -97,8 +97,12 @@ class ReActStrategy(AgentStrategy):
                 return False
             if await self.ctx.refresh_tools():
                 self._tools = None
-            await self.ctx.emit(RoundStarted(round=round_no, tool_choice=self._choice()))
-            state.last_summary = ""
+            if self.ctx.heard:
+                await self.ctx.emit(RoundStarted(round=round_no, tool_choice=self._choice()))
+            else:
+                self.ctx.skip_event()
+            if state.last_summary:  # a state assignment costs more than this test
+                state.last_summary = ""
             if self._must_think(round_no) and not await self.think(round_no):
                 return not state.done
         return await self.ask("action", self._choice(), round_no)
@@ -162,12 +166,14 @@ class ReActStrategy(AgentStrategy):
         state = self.state
         if await self.usage_limited():
             return False
-        state.phase = phase
+        if state.phase != phase:
+            state.phase = phase
         response = await self.ctx.request(phase, self.tools, choice)
         calls = await act(self.ctx, response, self.builtins, round_no)
         if not calls:
             return await self.on_text_reply(response.text)
-        state.text_replies = 0
+        if state.text_replies:
+            state.text_replies = 0
         await self.after_calls(calls)
         return True
 
@@ -196,10 +202,17 @@ class ReActStrategy(AgentStrategy):
 
     async def after_calls(self, calls: tuple[ToolCallPart, ...]) -> None:
         """After a batch: feed reasoning back, keep the call signature, reflect after a stop."""
-        signature = " ".join(sorted(call_signature(c) for c in calls if c.name != THINK_AND_REASON))
-        if signature:
-            self.state.round_signature = signature
-        if self.state.last_summary and any(c.name == THINK_AND_REASON for c in calls):
+        thought = False
+        signatures: list[str] = []
+        for call in calls:
+            if call.name == THINK_AND_REASON:
+                thought = True
+            else:
+                signatures.append(call_signature(call))
+        if signatures:
+            signatures.sort()
+            self.state.round_signature = " ".join(signatures)
+        if thought and self.state.last_summary:
             self.feed_back_reasoning()
         if self.builtins.reflection_pending:
             await self._reflect()
@@ -219,9 +232,13 @@ class ReActStrategy(AgentStrategy):
         repeated = (summary and summary == state.loop_summary) or (
             signature and signature == state.last_signature
         )
-        state.reasoning_pc = state.reasoning_pc + 1 if repeated else 0
-        state.loop_summary, state.last_signature = summary, signature
-        await self._guard_loop(signature or summary)
+        if repeated or state.reasoning_pc:
+            state.reasoning_pc = state.reasoning_pc + 1 if repeated else 0
+        if summary != state.loop_summary:
+            state.loop_summary = summary
+        state.last_signature = signature
+        if state.reasoning_pc:  # the guard acts only on a repeat
+            await self._guard_loop(signature or summary)
         if not state.done:
             await compact_if_needed(self.ctx)
 
