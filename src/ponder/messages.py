@@ -183,6 +183,8 @@ def unique_call_ids(parts: tuple[AssistantPart, ...]) -> tuple[AssistantPart, ..
     (letters, digits, ``_`` and ``-`` only, as providers require) with ``provider_id``
     set to what the provider sent. Empty ids (not assigned yet) are left alone.
     """
+    if len(parts) < 2:
+        return parts
     calls = [p.id for p in parts if isinstance(p, ToolCallPart) and p.id]
     taken = set(calls)
     if len(taken) == len(calls):

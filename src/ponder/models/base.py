@@ -18,6 +18,8 @@ from ponder.messages import (
     AssistantPart,
     Message,
     PartsView,
+    TextPart,
+    ToolCallPart,
     is_clean,
     scrub_parts,
     scrub_text,
@@ -174,9 +176,10 @@ class ModelResponse(PartsView, BaseModel):
         """``content_filter`` or ``empty`` when the response carries no answer, else ``None``."""
         if self.finish_reason in ("content_filter", "refusal"):
             return "content_filter"
-        if not self.text.strip() and not self.tool_calls:
-            return "empty"
-        return None
+        for part in self.parts:  # a call, or text that is not all whitespace, answers
+            if isinstance(part, ToolCallPart) or (isinstance(part, TextPart) and part.text.strip()):
+                return None
+        return "empty"
 
     @model_validator(mode="after")
     def _unique_call_ids(self) -> ModelResponse:

@@ -93,9 +93,11 @@ class ReActStrategy(AgentStrategy):
             if state.phase != "reasoning" or not self._needs_action(calls):
                 return True
         else:
-            if await self._over_limit():
+            over = self._over_limit()
+            if over is not None:
+                await self._limit_reached(*over)
                 return False
-            if await self.ctx.refresh_tools():
+            if self.ctx.tool_source is not None and await self.ctx.refresh_tools():
                 self._tools = None
             if self.ctx.heard:
                 await self.ctx.emit(RoundStarted(round=round_no, tool_choice=self._choice()))
@@ -107,16 +109,15 @@ class ReActStrategy(AgentStrategy):
                 return not state.done
         return await self.ask("action", self._choice(), round_no)
 
-    async def _over_limit(self) -> bool:
+    def _over_limit(self) -> tuple[Literal["rounds", "tool_calls"], int] | None:
+        """The limit the run has reached, and its value (a test, not a coroutine, per round)."""
         state, config = self.state, self.config
         if state.rounds >= config.agent_tool_call_limit:
-            await self._limit_reached("rounds", config.agent_tool_call_limit)
-            return True
+            return "rounds", config.agent_tool_call_limit
         limit = config.agent_max_tool_calls
         if limit is not None and state.tool_calls >= limit:
-            await self._limit_reached("tool_calls", limit)
-            return True
-        return False
+            return "tool_calls", limit
+        return None
 
     def _choice(self) -> Literal["auto", "required"]:
         return "auto" if self.state.suggested_stop else "required"
