@@ -239,7 +239,7 @@ def _signature_validator(shape: FunctionShape) -> ToolValidator:
                 if type(args[name]) is not kind:
                     break
             else:
-                return {name: args[name] for name in names}
+                return args  # nothing to convert (the executor passes a copy of its own)
         conformed = conformer.conform(args)
         try:
             instance = model.model_validate(conformed)
@@ -267,6 +267,10 @@ def _handler_caller(handler: Callable[..., Any], run_in_thread: bool) -> ToolFun
     return _caller(lambda ctx, args: handler(**args), handler, run_in_thread)
 
 
+_PLAIN_VALUES = frozenset({str, int, float, bool, type(None), dict, list, tuple, ToolResult})
+"""Return values that are surely not awaitable (``inspect.isawaitable`` asks an ABC)."""
+
+
 def _caller(
     target: Callable[[ToolContext, dict[str, Any]], Any],
     fn: Callable[..., Any],
@@ -281,7 +285,7 @@ def _caller(
 
         async def call(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
             value = target(ctx, args)
-            if inspect.isawaitable(value):
+            if type(value) not in _PLAIN_VALUES and inspect.isawaitable(value):
                 value = await value
             return to_tool_result(value)
 
@@ -289,7 +293,7 @@ def _caller(
 
     async def call_in_thread(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
         value = await run_in_daemon_thread(functools.partial(target, ctx, args), ctx)
-        if inspect.isawaitable(value):
+        if type(value) not in _PLAIN_VALUES and inspect.isawaitable(value):
             value = await value
         return to_tool_result(value)
 

@@ -92,15 +92,24 @@ async def answer_open_calls(
     pending = _unanswered(calls, open_ids, answers)
     runnable = _settle_pending(ctx, pending, answers)
     await _run(ctx, runnable, answers)
-    await _hold_if_waiting(ctx, pending, runnable, answers)
+    if not _nothing_waits(ctx, pending, answers):
+        await _hold_if_waiting(ctx, pending, runnable, answers)
+    _append_answers(ctx, calls, answers)
+    return calls
+
+
+def _append_answers(
+    ctx: RunContext, calls: tuple[ToolCallPart, ...], answers: dict[str, ToolMessage]
+) -> None:
+    """Append the batch's answers in call order; saved results are in the ledger now."""
     if ctx.interrupted:
         ctx.interrupted = frozenset()
+    ledger = ctx.state.ledger
     for call in calls:
         if call.id in answers:
-            state.ledger.append(answers[call.id])
+            ledger.append(answers[call.id])
     if ctx.checkpointer is not None:
         ctx.checkpointer.forget(answers)
-    return calls
 
 
 def _unanswered(
@@ -112,6 +121,29 @@ def _unanswered(
     reads become cells that the waiting caller's frame would keep for the whole batch.
     """
     return [c for c in calls if c.id in open_ids and c.id not in answers]
+
+
+def _nothing_waits(
+    ctx: RunContext, pending: list[ToolCallPart], answers: dict[str, ToolMessage]
+) -> bool:
+    """True, the waiting marks cleared, when every call is answered and none asked a question.
+
+    The usual batch: a test, where `_hold_if_waiting` is a coroutine.
+    """
+    if ctx.inputs is not None:
+        return False
+    for call in pending:
+        if call.id not in answers:
+            return False
+    _settled(ctx)
+    return True
+
+
+def _settled(ctx: RunContext) -> None:
+    """Nothing waits for a decision or an answer any more."""
+    approval_settled(ctx)
+    if ctx.state.awaiting_input:
+        ctx.state.awaiting_input = ()
 
 
 def _latest_assistant(ledger: Ledger) -> AssistantMessage:
@@ -135,9 +167,7 @@ async def _hold_if_waiting(
         await hold_for_input(ctx, asked, answers, waiting)
     if waiting:
         await hold_for_approval(ctx, waiting, answers)
-    approval_settled(ctx)
-    if ctx.state.awaiting_input:
-        ctx.state.awaiting_input = ()
+    _settled(ctx)
 
 
 def _asked(
@@ -246,7 +276,11 @@ async def _run(ctx: RunContext, calls: list[ToolCallPart], answers: dict[str, To
         intercept=ctx.tap.tool if ctx.tap is not None else None,
     )
     await ctx.flush()
-    ctx.state.tool_calls += sum(1 for c in calls if c.name not in CONTROL_TOOLS)
+    actions = 0
+    for call in calls:
+        if call.name not in CONTROL_TOOLS:
+            actions += 1
+    ctx.state.tool_calls += actions
     for outcome in outcomes:
         if not is_held(outcome.result):  # a sub-agent that waits: the run waits with it
             answers[outcome.call.id] = outcome.message
