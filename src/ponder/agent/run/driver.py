@@ -62,7 +62,7 @@ async def prepare_start(
     after = checkpointer.after_node if checkpointer is not None else None
     before = ctx.tap.node if ctx.tap is not None and ctx.tap.wants_nodes else None
     vm = Interpreter(program, ctx.state, deps=deps, before=before, after=after)
-    state, owner = ctx.state, _owner()
+    state, owner = ctx.state, _owner() if store is not None else ""  # a lease needs one
     try:
         if store is not None:
             await _acquire(store, state.run_id, owner)
