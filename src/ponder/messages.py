@@ -9,7 +9,6 @@ before a model request costs O(1), not a scan of the history.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Annotated, Any, Literal
 
@@ -18,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 from ponder.exceptions import LedgerError
 from ponder.jsontext import json_encoder
 from ponder.media import Attachment
+from ponder.scrub import is_clean, scrub_text, scrub_value
 from ponder.shared_fields import share_fields_set
 
 __all__ = [
@@ -100,61 +100,11 @@ AssistantPart = Annotated[TextPart | ReasoningPart | ToolCallPart, Field(discrim
 
 _JSON = json_encoder()
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def scrub_text(text: str) -> str:
-    """``text`` with lone surrogates (which UTF-8 cannot encode) replaced by U+FFFD."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return _SURROGATE.sub("\ufffd", text)
-    return text
-
-
-def is_clean(value: Any) -> bool:
-    """True when no string in a JSON-like value (keys included) has a lone surrogate."""
-    if isinstance(value, str):
-        return value.isascii() or _SURROGATE.search(value) is None
-    if isinstance(value, dict):
-        return _is_clean_dict(value)
-    if isinstance(value, list | tuple):
-        for item in value:
-            if not is_clean(item):
-                return False
-    return True
-
-
-def _is_clean_dict(value: dict[Any, Any]) -> bool:
-    for key, item in value.items():  # strings and numbers checked here: fewer calls
-        if isinstance(key, str) and not key.isascii() and _SURROGATE.search(key):
-            return False
-        if isinstance(item, str):
-            if not item.isascii() and _SURROGATE.search(item):
-                return False
-        elif isinstance(item, _CONTAINERS) and not is_clean(item):
-            return False
-    return True
-
-
-_CONTAINERS = (dict, list, tuple)
-
-
-def scrub_value(value: Any) -> Any:
-    """`scrub_text` over every string in a JSON-like value (keys included)."""
-    if isinstance(value, str):
-        return scrub_text(value)
-    if isinstance(value, dict):
-        return {scrub_value(k): scrub_value(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [scrub_value(v) for v in value]
-    return value
-
 
 def _is_clean_part(part: BaseModel) -> bool:
     for value in part.__dict__.values():  # the field names are ASCII
         if isinstance(value, str):
-            if not value.isascii() and _SURROGATE.search(value):
+            if not value.isascii() and not is_clean(value):
                 return False
         elif value is not None and not is_clean(value):
             return False

@@ -15,6 +15,7 @@ from ponder.tools import (
     ToolExecutor,
     ToolOutcome,
     ToolRegistry,
+    ToolResult,
     make_tool,
     tool,
 )
@@ -347,6 +348,31 @@ async def test_long_output_is_truncated_for_the_model_and_kept_whole() -> None:
         call("3", "add", '{"a": 1, "b": 1}'), run_id="r"
     )
     assert small.truncated_chars == 0 and small.message.content == "2"
+
+
+@pytest.mark.parametrize(
+    ("returned", "content", "data"),
+    [
+        (ToolResult.ok("3", data=3), "3", 3),  # the usual result, kept as it is
+        (ToolResult.ok("très bien", data=2.5), "très bien", 2.5),
+        (ToolResult.ok("bad \udc00", data=3), "bad \ufffd", 3),  # numeric data, odd text
+        (ToolResult.ok("ok", data="odd \ud800"), "ok", "odd \ufffd"),
+        (ToolResult.ok("ok", data={1, 2}), "ok", [1, 2]),
+    ],
+)
+async def test_every_result_is_stored_as_text_and_json_any_store_can_encode(
+    returned: ToolResult, content: str, data: Any
+) -> None:
+    @tool(run_in_thread=False)
+    def answer() -> ToolResult:
+        """Return the prepared result."""
+        return returned
+
+    outcome = await ToolExecutor(ToolRegistry([answer])).run_call(
+        call("1", "answer", ""), run_id="r"
+    )
+    assert outcome.status == "ok"
+    assert (outcome.message.content, outcome.message.data) == (content, data)
 
 
 async def test_callbacks_fire_once_per_call_and_may_be_async() -> None:

@@ -11,7 +11,7 @@ from typing import Any
 
 from ponder.exceptions import StoreError
 from ponder.jsontext import json_encoder
-from ponder.messages import scrub_text
+from ponder.scrub import scrub_text
 from ponder.store.base import Checkpoint, RunRecord, StoredRun, check_header
 
 __all__ = [

@@ -14,7 +14,6 @@ import asyncio
 import difflib
 import functools
 import inspect
-import json
 import time
 import weakref
 from collections.abc import Awaitable, Callable, MutableMapping, Sequence
@@ -22,10 +21,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
-from pydantic_core import PydanticSerializationError, to_jsonable_python
 
 from ponder.exceptions import UserError
-from ponder.messages import ToolCallPart, ToolMessage, is_clean, scrub_text, scrub_value
+from ponder.messages import ToolCallPart, ToolMessage
 from ponder.shared_fields import built, shared_fields_set
 from ponder.tools.arguments import (
     ArgumentError,
@@ -34,8 +32,9 @@ from ponder.tools.arguments import (
 )
 from ponder.tools.decorator import to_tool_result
 from ponder.tools.eager import CallTimedOut, await_timed
-from ponder.tools.redact import redact
+from ponder.tools.redact import describe
 from ponder.tools.registry import ToolRegistry
+from ponder.tools.storable import storable
 from ponder.tools.tool import Tool, ToolContext, ToolResult
 
 __all__ = [
@@ -199,7 +198,7 @@ class ToolExecutor:
         except ArgumentError as exc:
             return _invalid(found.name, exc), "invalid_arguments"
         except Exception as exc:
-            return ToolResult.fail(f"validating the arguments failed: {_describe(exc)}"), "error"
+            return ToolResult.fail(f"validating the arguments failed: {describe(exc)}"), "error"
         ctx = ToolContext(
             run_id=batch.run_id, call_id=call.id, tool_name=found.name, deps=batch.deps
         )
@@ -208,7 +207,7 @@ class ToolExecutor:
                 ctx.state = _state_for(found, batch.states)
             except Exception as exc:
                 return ToolResult.fail(
-                    f"the tool's saved state is unusable: {_describe(exc)}"
+                    f"the tool's saved state is unusable: {describe(exc)}"
                 ), "error"
             ctx.lock = self._lock_for(batch, found.name)
         limit = self._limit_for(found)
@@ -256,17 +255,16 @@ class ToolExecutor:
                 raise
             return ToolResult.fail("the tool cancelled itself before it finished"), "cancelled"
         except Exception as exc:
-            return ToolResult.fail(_describe(exc)), "error"
+            return ToolResult.fail(describe(exc)), "error"
         except (SystemExit, KeyboardInterrupt, GeneratorExit) as exc:
             return _escaped(exc), "error"
 
     def _outcome(
         self, call: ToolCallPart, result: ToolResult, status: ToolStatus, start: float
     ) -> ToolOutcome:
-        if not _plain(result):
-            result = _scrubbed(result)
-            if result.data is not None:
-                result, status = _jsonable(call.name, result, status)
+        result, refused = storable(call.name, result)
+        if refused:
+            status = "error"
         if result.success != (status == "ok"):
             result = result.model_copy(update={"success": status == "ok"})
         content, cut = truncate_output(result.output, self.max_output_chars)
@@ -373,58 +371,10 @@ def _blocked(name: str, timeout: float, seconds: float) -> ToolResult:
 
 _ANSWERED = shared_fields_set(("call_id", "name", "content", "data", "is_error", "attachments"))
 """The fields a result message is built with (see `ToolExecutor._outcome`)."""
-_JSON_SCALARS = frozenset({str, int, float, bool})
-"""Data of these exact types is stored as it is (no conversion, no copy)."""
-
-
-def _jsonable(name: str, result: ToolResult, status: ToolStatus) -> tuple[ToolResult, ToolStatus]:
-    """``result`` with JSON-able ``data`` (sets, dates, models converted), else an error."""
-    if type(result.data) in _JSON_SCALARS and is_clean(result.data):
-        return result, status
-    try:
-        data = scrub_value(to_jsonable_python(result.data))
-        json.dumps(data)
-    except (PydanticSerializationError, TypeError, ValueError) as exc:
-        return ToolResult.fail(
-            f"tool {name!r} returned data that cannot be stored as JSON ({_describe(exc)}); "
-            "return plain values: strings, numbers, lists, dicts"
-        ), "error"
-    return result.model_copy(update={"data": data}), status
-
-
-_PLAIN_DATA = frozenset({type(None), int, float, bool})
-
-
-def _plain(result: ToolResult) -> bool:
-    """True for the usual result: ASCII text, no error, data None or a number (nothing to do)."""
-    output = result.output
-    return (
-        type(result.data) in _PLAIN_DATA
-        and result.error is None
-        and type(output) is str
-        and output.isascii()
-    )
-
-
-def _scrubbed(result: ToolResult) -> ToolResult:
-    """``result`` without lone surrogates, which no store or wire can encode."""
-    if is_clean(result.output) and is_clean(result.error) and is_clean(result.data):
-        return result  # the common case, without copying ``data``
-    output, error = scrub_text(result.output), scrub_text(result.error or "")
-    data = scrub_value(result.data)
-    if output is result.output and error == (result.error or "") and data == result.data:
-        return result
-    update = {"output": output, "error": error if result.error else None, "data": data}
-    return result.model_copy(update=update)
 
 
 def _escaped(exc: BaseException) -> ToolResult:
     """A tool tried to end the process (``sys.exit``, an interrupt): only its call ends."""
     return ToolResult.fail(
-        f"the tool raised {_describe(exc)}; the call ended there and the process goes on"
+        f"the tool raised {describe(exc)}; the call ended there and the process goes on"
     )
-
-
-def _describe(exc: BaseException) -> str:
-    text = redact(str(exc))
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__

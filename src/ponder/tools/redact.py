@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["MASK", "redact"]
+__all__ = ["MASK", "describe", "redact"]
 
 MASK = "[redacted]"
 
@@ -37,3 +37,9 @@ def redact(text: str) -> str:
     text = _BEARER.sub(rf"\g<1> {MASK}", text)
     text = _KNOWN_KEYS.sub(MASK, text)
     return _SECRET_PAIR.sub(rf"\g<1>\g<2>\g<3>{MASK}", text)
+
+
+def describe(exc: BaseException) -> str:
+    """``exc`` as ``Type: message``, its message redacted (the type alone if it has none)."""
+    text = redact(str(exc))
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
