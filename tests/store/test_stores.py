@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import json
 
 import pytest
@@ -199,6 +200,25 @@ async def test_the_event_log_is_written_with_checkpoints_and_read_back(
     assert [e["kind"] for e in await store.load_events(run_id, after=3)] == ["run_failed"]
     await store.delete(run_id)
     assert await store.load_events(run_id) == []
+
+
+async def test_event_values_json_cannot_hold_are_logged_as_their_text(
+    store: Store, run_id: str
+) -> None:
+    class Odd:
+        def __str__(self) -> str:
+            return "odd value"
+
+    events = [
+        event(1, data=Odd(), found=(1, "two"), when=datetime.date(2026, 12, 2)),
+        event(2, text="cut \ud800 here", args={"n": 3}),
+    ]
+    await store.write(Checkpoint(run_id, "running", header(1), 0, [], events=events[:1]))
+    await store.append_events(run_id, events[1:])
+    assert await store.load_events(run_id) == [
+        event(1, data="odd value", found=[1, "two"], when="2026-12-02"),
+        event(2, text="cut \ufffd here", args={"n": 3}),
+    ]
 
 
 async def test_ids_are_found_by_prefix(store: Store, run_id: str) -> None:

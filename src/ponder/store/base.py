@@ -72,7 +72,9 @@ class Checkpoint:
     drop_effects: bool = False
     """True when these messages hold every saved tool result: delete the effect rows."""
     events: list[dict[str, Any]] = field(default_factory=list)
-    """The run's events since the last checkpoint (JSON dicts with ``seq``)."""
+    """The run's events since the last checkpoint, as `ponder.events.event_to_dict` made them
+    (each with its ``seq``). A store writes them with `ponder.store.sql.event_json`, which
+    keeps a value JSON cannot hold as its ``str``."""
 
 
 @dataclass(slots=True)

@@ -15,7 +15,7 @@ from typing import Any
 from ponder.exceptions import RunLeaseError, StoreError
 from ponder.jsontext import json_encoder
 from ponder.store.base import Checkpoint, RunRecord, Store, StoredRun, check_header
-from ponder.store.sql import CONFLICT
+from ponder.store.sql import CONFLICT, event_json
 
 __all__ = ["MemoryStore"]
 
@@ -85,7 +85,7 @@ class MemoryStore(Store):
         run.messages.extend(bodies)
         if checkpoint.drop_effects:
             run.effects.clear()
-        run.events.update((int(e["seq"]), _dump(e)) for e in checkpoint.events)
+        run.events.update((int(e["seq"]), event_json(e)) for e in checkpoint.events)
         run.header = json.loads(header)
         record = run.record
         run.record = replace(
@@ -105,7 +105,7 @@ class MemoryStore(Store):
 
     async def append_events(self, run_id: str, events: list[dict[str, Any]]) -> None:
         """Add the run's last events to its log."""
-        self._ensure(run_id).events.update((int(e["seq"]), _dump(e)) for e in events)
+        self._ensure(run_id).events.update((int(e["seq"]), event_json(e)) for e in events)
 
     async def load_events(self, run_id: str, after: int = 0) -> list[dict[str, Any]]:
         """The run's stored events after ``after``."""

@@ -202,11 +202,21 @@ RELEASE = (
 
 
 _COMPACT = json_encoder(separators=(",", ":"))
+_EVENT = json_encoder(separators=(",", ":"), default=str)
 
 
 def to_json(value: Any) -> str:
     """``value`` as compact JSON text any database can encode (lone surrogates replaced)."""
     return scrub_text(_COMPACT(value))
+
+
+def event_json(event: dict[str, Any]) -> str:
+    """An event dict as `to_json` text; a value JSON cannot hold is written as its ``str``.
+
+    Events come as `ponder.events.event_to_dict` made them: their fields are JSON values
+    but for what a hook or a tool put there, which the log keeps as text.
+    """
+    return scrub_text(_EVENT(event))
 
 
 def checkpoint_rows(
@@ -236,7 +246,7 @@ def checkpoint_rows(
 
 def event_rows(run_id: str, events: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
     """The rows of ``events`` (each with its ``seq``)."""
-    return [(run_id, int(e["seq"]), to_json(e)) for e in events]
+    return [(run_id, int(e["seq"]), event_json(e)) for e in events]
 
 
 def decode_events(run_id: str, rows: list[tuple[Any, ...]]) -> list[dict[str, Any]]:

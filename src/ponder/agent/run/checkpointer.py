@@ -12,7 +12,6 @@ reuses ids across rounds never gets one round's result for another round's call.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -20,7 +19,6 @@ from pydantic import ValidationError
 
 from ponder.events import CheckpointWritten, Event, event_to_dict
 from ponder.exceptions import LedgerError, StoreError
-from ponder.jsontext import json_encoder
 from ponder.messages import Ledger, ToolMessage
 from ponder.store.base import FORMAT, Checkpoint, Store, StoredRun
 from ponder.tools.executor import ToolOutcome
@@ -32,7 +30,6 @@ if TYPE_CHECKING:
 __all__ = ["Checkpointer", "effect_key"]
 
 _MERGED = frozenset({"text_delta", "reasoning_delta"})
-_EVENTS = json_encoder(default=str)
 POSITION_KEYS = "position"
 """The header's ``ledger.keys`` value for effects keyed by `effect_key` (else: bare ids)."""
 
@@ -72,9 +69,9 @@ class Checkpointer:
         self._events.append(found)
 
     def take_events(self) -> list[dict[str, Any]]:
-        """The kept events, JSON-safe; the checkpointer forgets them."""
+        """The kept events (the store encodes each once); the checkpointer forgets them."""
         events, self._events = self._events, []
-        return json.loads(_EVENTS(events)) if events else events  # one pass for all
+        return events
 
     async def flush_events(self) -> None:
         """Write the events no checkpoint took (those after the run's last one)."""
