@@ -142,6 +142,8 @@ class PostgresStore(Store):
         self._size = pool_size
         self._pool: asyncio.Queue[Any] | None = None
         self._opening = asyncio.Lock()
+        self._cursors: dict[int, Any] = {}
+        """Each pooled connection's cursor, by ``id`` of the connection (see `_cursor`)."""
 
     async def _connect(self) -> Any:
         import psycopg
@@ -212,8 +214,20 @@ class PostgresStore(Store):
         finally:
             pool.put_nowait(conn)
 
+    def _cursor(self, conn: Any) -> Any:
+        """The connection's own cursor for the per-step writes, kept from one to the next.
+
+        Making a cursor for every statement cost about a sixth of a short statement's
+        client time. The cursor holds its connection, so no other can reuse the ``id``.
+        """
+        cursor = self._cursors.get(id(conn))
+        if cursor is None or cursor.connection is not conn:
+            cursor = self._cursors[id(conn)] = conn.cursor()
+        return cursor
+
     async def _replace(self, conn: Any) -> Any:
         """A new connection for a dropped one (the dropped one if none can be made)."""
+        self._cursors.pop(id(conn), None)
         await conn.close()
         try:
             return await self._connect()
@@ -245,7 +259,7 @@ class PostgresStore(Store):
             if attempts > 1 and await _landed(conn, run_row):
                 return  # the first attempt committed; only its reply was lost
             statement = _REWRITE if checkpoint.rewrite else _APPEND
-            cursor = await conn.execute(statement, args)
+            cursor = await self._cursor(conn).execute(statement, args)
             found = await cursor.fetchone()
             if found is None or found[0] == 0:
                 raise _Fenced
@@ -266,7 +280,7 @@ class PostgresStore(Store):
         body = sql.to_json(message)
 
         async def work(conn: Any) -> None:
-            await conn.execute(_INSERT_EFFECT, (run_id, call_id, body))
+            await self._cursor(conn).execute(_INSERT_EFFECT, (run_id, call_id, body))
 
         await self._use(f"cannot record a tool result of run {run_id!r}", work)
         return len(body)
@@ -379,5 +393,6 @@ class PostgresStore(Store):
     async def close(self) -> None:
         """Close every connection."""
         pool, self._pool = self._pool, None
+        self._cursors.clear()
         while pool is not None and not pool.empty():
             await pool.get_nowait().close()
