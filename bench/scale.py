@@ -31,7 +31,7 @@ from bench.concurrency import (
     traced_per_idle_run,
 )
 from ponder.agent import Agent
-from ponder.tuning import restore_gc, tune_gc
+from ponder.tuning import DEFAULT_MIDDLE, DEFAULT_THRESHOLD, restore_gc, tune_gc
 
 __all__ = ["COUNTS", "GcTally", "cpu_per_run", "run", "scale_pass", "tracked_per_run"]
 
@@ -284,8 +284,9 @@ def run() -> str:
             f"{PASSES[1_000]} passes at 1k, {PASSES[10_000]} at 10k and 50k; idle memory at 1k "
             "and 10k (per run it does not grow with N). The first rows use the interpreter's "
             "default GC settings; the `tune_gc()` rows the opt-in "
-            "`ponder.tuning.tune_gc()` (young-generation threshold 50,000, startup objects "
-            "frozen), restored after the pass; ponder never changes the GC settings itself.",
+            f"`ponder.tuning.tune_gc()` (young-generation threshold {DEFAULT_THRESHOLD:,}, "
+            f"middle-generation threshold {DEFAULT_MIDDLE}, startup objects frozen), restored "
+            "after the pass; ponder never changes the GC settings itself.",
             "",
             table(HEADERS, rows),
             "",
