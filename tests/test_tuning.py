@@ -49,10 +49,10 @@ def test_tune_gc_without_freezing_leaves_objects_where_they_are() -> None:
         restore_gc(old)
 
 
-@pytest.mark.parametrize("options", [{"threshold": 0}, {"middle": 0}, {"middle": -5}])
-def test_a_threshold_below_one_is_refused(options: dict[str, int]) -> None:
+@pytest.mark.parametrize(("threshold", "middle"), [(0, 100), (1_000, 0), (1_000, -5)])
+def test_a_threshold_below_one_is_refused(threshold: int, middle: int) -> None:
     before = gc.get_threshold()
     with pytest.raises(UserError, match="at least 1"):
-        tune_gc(**options)
+        tune_gc(threshold=threshold, middle=middle)
     assert gc.get_threshold() == before
     assert gc.get_freeze_count() == 0
