@@ -22,8 +22,9 @@ DEFAULT_MIDDLE = 100
 
 A run's objects that outlive one young collection (those alive across a model wait) wait
 in the middle generation; the longer it goes uncollected, the more of them belong to runs
-that have ended by then and are freed without ever being traversed. At 50,000 concurrent
-runs each middle collection traversed about a million objects."""
+that have ended by then and are freed without ever being traversed. In the scale bench
+(50,000 concurrent runs), a pass made 8 middle collections with 50,000 and 10, and none
+with 100,000 and 100; the collector's CPU fell from 5.2–6.1 s to 2.8–3.4 s."""
 
 
 @dataclass(frozen=True, slots=True)
