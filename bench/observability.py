@@ -31,7 +31,7 @@ def _traced(agent: Agent) -> Agent:
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult
 
-    from ponder.instrumentation import Instrumentation
+    from ponder.observability.instrumentation import Instrumentation
 
     class Nowhere(SpanExporter):
         def export(self, spans: Sequence[object]) -> SpanExportResult:  # type: ignore[override]

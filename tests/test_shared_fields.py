@@ -15,8 +15,8 @@ import pytest
 from pydantic import BaseModel
 
 from ponder.agent import Agent
+from ponder.agent.run.plan_state import ContextTracking, StepRunState
 from ponder.agent.run.state import RunState
-from ponder.agent.strategies.step_react.state import ContextTracking, StepRunState
 from ponder.messages import AssistantMessage, Ledger, ToolCallPart, ToolMessage, UserMessage
 from ponder.models import ScriptedModel, reply
 from ponder.models.base import ModelResponse, Usage

@@ -21,7 +21,8 @@ import importlib
 import logging
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from ponder._version import __version__
+
 logging.getLogger("ponder").addHandler(logging.NullHandler())  # nothing is printed by default
 
 _EXPORTS = {
@@ -41,7 +42,7 @@ _EXPORTS = {
     "RunError": "ponder.exceptions",
     "UserError": "ponder.exceptions",
     "ReplayModel": "ponder.replay",
-    "instrument": "ponder.instrumentation",
+    "instrument": "ponder.observability.instrumentation",
 }
 
 __all__ = [
@@ -76,7 +77,7 @@ if TYPE_CHECKING:
     )
     from ponder.config import AgentConfig, load_config
     from ponder.exceptions import PonderError, RunError, UserError
-    from ponder.instrumentation import instrument
+    from ponder.observability.instrumentation import instrument
     from ponder.replay import ReplayModel
     from ponder.tools import Tool, ToolContext, ToolResult, tool
 

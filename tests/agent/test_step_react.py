@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ponder.agent import Agent, AgentStrategy
-from ponder.agent.run.workflows import STEP_REACT_BLOCK
+from ponder.agent.strategies.workflows import STEP_REACT_BLOCK
 from ponder.exceptions import UserError
 from ponder.messages import ToolMessage, UserMessage
 from ponder.models import ScriptedModel, call_tools, reply

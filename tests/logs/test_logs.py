@@ -9,8 +9,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from ponder.logs import get_logger
 from ponder.models import ScriptedModel, call_tools, reply
+from ponder.observability.logs import get_logger
 from ponder.testing import FakeOpenAIServer
 from tests.agent.scripts import PROMPT, make_agent, stop, think
 from tests.cli.test_commands import agent_script, one_line_error, ponder

@@ -14,8 +14,8 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from ponder.agent import Agent
-from ponder.instrumentation import Instrumentation
 from ponder.models import ScriptedModel, call_tools, reply
+from ponder.observability.instrumentation import Instrumentation
 from tests.agent.scripts import stop, think
 
 SERVER = Path(__file__).with_name("trace_server.py")

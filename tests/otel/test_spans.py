@@ -13,8 +13,8 @@ from opentelemetry.trace import SpanKind, StatusCode
 
 import ponder
 from ponder.agent import Agent
-from ponder.instrumentation import Instrumentation
 from ponder.models import ScriptedModel, call_tools, reply
+from ponder.observability.instrumentation import Instrumentation
 from ponder.testing import FakeOpenAIServer, FakeReply
 from ponder.tools import tool
 from tests.agent.scripts import PROMPT, make_agent, stop, think, verify

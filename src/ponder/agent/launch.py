@@ -18,11 +18,12 @@ from ponder.agent.run.context import EventSink, RunContext
 from ponder.agent.run.driver import drive, prepare_start
 from ponder.agent.run.sessions import session_tool_states
 from ponder.agent.run.state import RunState
-from ponder.agent.run.tap import RunTap, combine_taps
-from ponder.instrumentation import resolve_instrumentation
+from ponder.mcp.elicitation import InputHold
 from ponder.media import File, Image, split_prompt
 from ponder.messages import Ledger, Message, messages_from_json
 from ponder.models.base import Usage
+from ponder.observability.tap import RunTap
+from ponder.observability.wiring import run_taps
 from ponder.store.base import Store
 from ponder.tools.definition import ToolDefinition
 from ponder.tools.executor import ToolExecutor
@@ -30,8 +31,7 @@ from ponder.tools.registry import ToolRegistry
 
 if TYPE_CHECKING:
     from ponder.agent.agent import Agent
-    from ponder.agent.run.nodes import RunDeps
-    from ponder.agent.strategies.base import AgentStrategy
+    from ponder.agent.run.deps import RunDeps, Strategy
     from ponder.vm import Interpreter
 
 __all__ = ["Prompt", "RunRequest", "launch", "new_run", "new_state", "run_context", "run_tap"]
@@ -79,7 +79,7 @@ async def _launch_bound(
 
 async def _prepare(
     agent: Agent[Any], request: RunRequest, state: RunState, sink: EventSink | None
-) -> tuple[RunDeps[AgentStrategy], Interpreter, str]:
+) -> tuple[RunDeps[Strategy], Interpreter, str]:
     ctx = await run_context(
         agent, state, request.deps, sink, sink is not None, request.output, run_tap(agent)
     )
@@ -161,27 +161,15 @@ async def run_context(
 
         ctx.tool_source, binding.add_usage = source, add_usage
         if binding.elicit is None:
-            from ponder.agent.run.elicitation import InputHold
-
             ctx.inputs = binding.hold = InputHold()
     return ctx
 
 
 def run_tap(agent: Agent[Any]) -> RunTap | None:
     """What logs, traces, records or replays a new run of ``agent`` (None for most runs)."""
-    from ponder.logs import log_tap
-
-    recorder: RunTap | None = None
-    if agent.record is not None:
-        from ponder.replay.record import Recorder
-
-        recorder = Recorder(agent.record, tools_spec=agent.record_tools_spec)
-    make_tap = getattr(agent.model, "run_tap", None)
-    replay: RunTap | None = make_tap() if callable(make_tap) else None
-    tracer: RunTap | None = None
-    tracing = resolve_instrumentation(agent.instrument)
-    if tracing is not None:
-        from ponder.otel import OtelTap
-
-        tracer = OtelTap(tracing)
-    return combine_taps(log_tap(), tracer, recorder, replay)  # the recorder sees the replay's
+    return run_taps(
+        agent.model,
+        record=agent.record,
+        record_tools_spec=agent.record_tools_spec,
+        instrument=agent.instrument,
+    )

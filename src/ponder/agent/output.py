@@ -22,7 +22,7 @@ from ponder.exceptions import UserError
 from ponder.models.base import ModelDelta, OutputSchema
 from ponder.models.structured import is_strict_schema, tool_name
 
-__all__ = ["OutputSpec", "OutputValidation", "PartialOutput"]
+__all__ = ["OutputSpec", "OutputValidation", "PartialOutput", "restored_output"]
 
 _WRAP_KEY = "response"
 
@@ -228,3 +228,13 @@ class PartialOutput:
             return None
         self.last = value
         return value
+
+
+def restored_output(given: OutputSpec | None, schema: dict[str, Any] | None) -> OutputSpec | None:
+    """The output type of a restored run: the caller's, else the one stored with the run.
+
+    A run that began with a plain answer stays plain whatever type the caller has now.
+    """
+    if schema is None:
+        return None
+    return given if given is not None else OutputSpec.from_stored(schema)

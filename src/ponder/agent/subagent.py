@@ -15,6 +15,10 @@ from __future__ import annotations
 import contextvars
 from typing import TYPE_CHECKING, Any
 
+from ponder.agent.launch import RunRequest, new_run, run_context
+from ponder.agent.run.context import RunContext
+from ponder.agent.run.driver import resume_run, start_run
+from ponder.agent.run.link import CURRENT_RUN, RunLink, is_held
 from ponder.events import Event, SubAgentEvent, event_to_dict
 from ponder.exceptions import StoreError, UserError
 from ponder.tools.tool import Tool, ToolContext, ToolResult
@@ -22,29 +26,10 @@ from ponder.tools.tool import Tool, ToolContext, ToolResult
 if TYPE_CHECKING:
     from ponder.agent.agent import Agent
     from ponder.agent.limits import UsageLimits
-    from ponder.agent.run.context import RunContext
 
 __all__ = ["CURRENT_RUN", "RunLink", "agent_tool", "check_no_cycle", "is_held"]
 
 
-class RunLink:
-    """The run whose task is executing, as `CURRENT_RUN` holds it; ``run`` is cleared at its end.
-
-    asyncio copies the context into every callback scheduled during the run, and a
-    cancelled timer keeps that copy until its time comes: the variable must not keep the
-    run itself alive.
-    """
-
-    __slots__ = ("run",)
-
-    def __init__(self, run: RunContext) -> None:
-        self.run: RunContext | None = run
-
-
-CURRENT_RUN: contextvars.ContextVar[RunLink | None] = contextvars.ContextVar(
-    "ponder_current_run", default=None
-)
-"""The run whose task is executing (tool calls inherit it): a sub-agent's parent."""
 _CHAIN: contextvars.ContextVar[tuple[int, ...]] = contextvars.ContextVar(
     "ponder_agent_chain", default=()
 )
@@ -107,9 +92,6 @@ async def _run_child(
     task: str,
     limits: UsageLimits | None,
 ) -> Any:
-    from ponder.agent.launch import RunRequest, new_run, run_context
-    from ponder.agent.run.driver import resume_run, start_run
-
     child_id = f"{call.run_id}.{call.call_id}"
     store = parent.checkpointer.store if parent and parent.checkpointer else None
     sink = _nested(parent, call.call_id, name)
@@ -126,15 +108,6 @@ async def _run_child(
         state.limits = limits
         ctx = await run_context(agent, state, call.deps, sink, sink is not None, output)
         return await start_run(ctx, agent.strategy_type, agent.program, store)
-
-
-def is_held(result: ToolResult) -> bool:
-    """True for the result of a sub-agent call whose child waits for approval.
-
-    Such a call is not answered: the parent suspends on it too, and when the parent is
-    resumed the call runs again and hands the decision on to the child.
-    """
-    return isinstance(result.data, dict) and result.data.get("held") is True
 
 
 def _decision_for(parent: RunContext | None, call_id: str) -> Any:

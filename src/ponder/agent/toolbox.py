@@ -15,10 +15,14 @@ from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from ponder.config import AgentConfig
+from ponder.mcp.binding import RunBinding
+from ponder.models import resolve_model
 from ponder.tools.decorator import tool
 from ponder.tools.executor import ToolExecutor
 from ponder.tools.registry import ToolRegistry
 from ponder.tools.schema import describe_function, is_kept
+from ponder.tools.thinking import ThinkingConfig, sequential_thinking_tool
+from ponder.tools.todo import todo_write_tool
 from ponder.tools.tool import Tool
 
 if TYPE_CHECKING:
@@ -70,8 +74,6 @@ def thinking_tools(config: AgentConfig, taken: set[str]) -> list[Tool]:
 @cache
 def _thinking_tool(max_chars: int, branch_contents: bool, branch_max_chars: int | None) -> Tool:
     """One tool per set of limits, shared by the agents: each run keeps its own state."""
-    from ponder.tools.thinking import ThinkingConfig, sequential_thinking_tool
-
     limits = ThinkingConfig(
         max_thought_chars=max_chars,
         include_branch_contents=branch_contents,
@@ -82,7 +84,6 @@ def _thinking_tool(max_chars: int, branch_contents: bool, branch_max_chars: int 
 
 @cache
 def _todo_tool() -> Tool:
-    from ponder.tools.todo import todo_write_tool
 
     return todo_write_tool()
 
@@ -126,7 +127,6 @@ class Toolbox:
 
     @contextmanager
     def _bind(self, run_id: str, model: Model) -> Iterator[RunBinding | None]:
-        from ponder.mcp.binding import RunBinding
 
         assert self.mcp is not None
 
@@ -142,8 +142,6 @@ class Toolbox:
     def _sampler(self, model: Model) -> Model:
         spec = self.config.mcp_sampling_model
         if self.sampling_model is None and spec is not None:
-            from ponder.models import resolve_model
-
             config = self.config
             self.sampling_model = resolve_model(
                 spec, api_key=config.api_key, base_url=config.base_url

@@ -89,7 +89,7 @@ RagOption = Annotated[
 
 def _print_version(value: bool) -> None:
     if value:
-        from ponder import __version__
+        from ponder._version import __version__
 
         typer.echo(f"ponder {__version__}")
         raise typer.Exit()
@@ -117,7 +117,7 @@ def _root(
 ) -> None:
     """Run ponder agents from the terminal, serve them over HTTP, and watch them think."""
     if log_level:
-        from ponder.logs import configure_logging
+        from ponder.observability.logs import configure_logging
 
         with reported():
             configure_logging(log_level, sys.stderr)
@@ -261,7 +261,7 @@ def dis(
     ] = False,
 ) -> None:
     """Disassemble workflow programs (default: every built-in one)."""
-    from ponder.agent.run.workflows import WORKFLOWS
+    from ponder.agent.strategies.workflows import WORKFLOWS
 
     with reported([]):
         if list_only:

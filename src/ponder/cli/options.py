@@ -12,7 +12,9 @@ from typing import Annotated, Any
 
 import typer
 
+from ponder.agent.output import OutputSpec
 from ponder.exceptions import UserError
+from ponder.tools.tool import Tool
 
 __all__ = [
     "ConfigOption",
@@ -104,7 +106,6 @@ def load_tools(targets: str) -> list[Any]:
 
 def _load_tool_list(target: str) -> list[Any]:
     value = import_attribute(target, "tools")
-    from ponder.tools.tool import Tool
 
     if isinstance(value, Tool) or callable(value):
         value = [value]
@@ -147,8 +148,6 @@ def parse_decision(text: str) -> Any:
 
 def load_output_schema(path: Path) -> Any:
     """The `OutputSpec` of a JSON Schema file; `UserError` naming the option otherwise."""
-    from ponder.agent.output import OutputSpec
-
     try:
         schema = json.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from ponder.agent.strategies.workflows import WORKFLOWS
 from ponder.cli.options import import_attribute
 from ponder.exceptions import UserError
+from ponder.vm import Program, compile_program
 
 __all__ = ["load_program"]
 
@@ -16,7 +18,6 @@ def load_program(target: str) -> Any:
 
 
 def _load_target(target: str) -> Any:
-    from ponder.agent.run.workflows import WORKFLOWS
 
     if target in WORKFLOWS:
         return WORKFLOWS[target][0]
@@ -27,7 +28,6 @@ def _load_target(target: str) -> Any:
 
 
 def _program_of(value: Any, target: str) -> Any:
-    from ponder.vm import Program, compile_program
 
     if isinstance(value, Program):
         return value

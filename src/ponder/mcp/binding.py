@@ -20,8 +20,7 @@ from typing import TYPE_CHECKING, Any, cast, get_args
 from ponder.events import Event, McpEvent, McpEventType
 
 if TYPE_CHECKING:
-    from ponder.agent.run.elicitation import InputHold
-    from ponder.mcp.elicitation import ElicitationAnswer, ElicitationRequest
+    from ponder.mcp.elicitation import ElicitationAnswer, ElicitationRequest, InputHold
     from ponder.models.base import Model, Usage
 
 __all__ = ["Bindings", "ElicitationHandler", "RunBinding", "to_mcp_event"]

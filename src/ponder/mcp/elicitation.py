@@ -31,6 +31,8 @@ if TYPE_CHECKING:
 __all__ = [
     "ElicitationAnswer",
     "ElicitationRequest",
+    "GivenAnswer",
+    "InputHold",
     "answer_elicitation",
     "check_answer",
     "same_question",
@@ -63,6 +65,22 @@ class ElicitationAnswer:
 
     action: Action
     content: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class GivenAnswer:
+    """The user's answer to one held question, for the call that asked it."""
+
+    question: ElicitationRequest
+    answer: ElicitationAnswer
+
+
+@dataclass
+class InputHold:
+    """One run's held questions and the answers it was resumed with, by call id."""
+
+    held: dict[str, ElicitationRequest] = field(default_factory=dict)
+    answers: dict[str, GivenAnswer] = field(default_factory=dict)
 
 
 def schema_problems(schema: dict[str, Any], content: dict[str, Any] | None) -> list[str]:

@@ -15,7 +15,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
 from ponder.mcp.config import MCPServerConfig
-from ponder.propagation import trace_env, trace_headers
+from ponder.observability.propagation import trace_env, trace_headers
 
 __all__ = ["ServerLog", "open_transport"]
 

@@ -17,6 +17,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
 from ponder.exceptions import UserError
+from ponder.messages import messages_to_json
 from ponder.models.base import ModelRequest, ModelResponse
 from ponder.tools.definition import ForceTool, ToolChoice, ToolDefinition
 from ponder.tools.executor import ToolStatus
@@ -145,8 +146,6 @@ def request_to_json(request: ModelRequest, *, skip: int = 0) -> dict[str, Any]:
 
     Timeouts are left out: they change how long ponder waits, not what it asks.
     """
-    from ponder.messages import messages_to_json
-
     settings = request.settings
     return {
         "messages": messages_to_json(list(request.messages)[skip:]),

@@ -11,10 +11,10 @@ import os
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
-from ponder.agent.run.tap import RunTap
 from ponder.events import Event, RunStarted
 from ponder.messages import Message, ToolCallPart, messages_to_json
 from ponder.models.base import Model, ModelRequest, ModelResponse, StreamEvent
+from ponder.observability.tap import RunTap
 from ponder.replay.cassette import (
     SECRET_KEYS,
     Cassette,
@@ -29,7 +29,7 @@ from ponder.tools.executor import ToolRun, ToolStatus
 from ponder.tools.tool import Tool, ToolResult
 
 if TYPE_CHECKING:
-    from ponder.agent.run.context import RunContext
+    from ponder.observability.tap import TappedRun
     from ponder.vm import Interpreter
 
 __all__ = ["Recorder", "RecordingModel"]
@@ -85,10 +85,10 @@ class Recorder(RunTap):
     def __init__(self, path: str | os.PathLike[str], *, tools_spec: str | None = None) -> None:
         self.path = path
         self.cassette = Cassette(tools_spec=tools_spec)
-        self._ctx: RunContext | None = None
+        self._ctx: TappedRun | None = None
         self._sent: tuple[Message, ...] = ()
 
-    def attach(self, ctx: RunContext) -> None:
+    def attach(self, ctx: TappedRun) -> None:
         """Wrap the run's model so each exchange is recorded."""
         self._ctx = ctx
         ctx.model = RecordingModel(ctx.model, self)
@@ -134,7 +134,7 @@ class Recorder(RunTap):
         found = vm.program.node_at(pc)
         self.cassette.trace.append(NodeVisit(pc=pc, node=None if found is None else found.name))
 
-    def finish(self, ctx: RunContext, error: BaseException | None) -> None:
+    def finish(self, ctx: TappedRun, error: BaseException | None) -> None:
         """Write the cassette."""
         cassette, state = self.cassette, ctx.state
         config = ctx.config.model_dump(mode="json")

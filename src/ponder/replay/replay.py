@@ -15,7 +15,6 @@ import os
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
-from ponder.agent.run.tap import RunTap
 from ponder.exceptions import ModelError, ReplayDivergence
 from ponder.messages import ReasoningPart, TextPart, ToolCallPart
 from ponder.models.base import (
@@ -25,13 +24,14 @@ from ponder.models.base import (
     StreamEvent,
     TextDelta,
 )
+from ponder.observability.tap import RunTap
 from ponder.replay.cassette import Cassette, Exchange, load_cassette, request_to_json
 from ponder.replay.diff import diff_lines, path_lines, request_lines
 from ponder.tools.executor import ToolRun, ToolStatus
 from ponder.tools.tool import Tool, ToolResult
 
 if TYPE_CHECKING:
-    from ponder.agent.run.context import RunContext
+    from ponder.observability.tap import TappedRun
     from ponder.vm import Interpreter
 
 __all__ = ["ReplayModel", "ReplayTap"]
@@ -166,7 +166,7 @@ class ReplayTap(RunTap):
         recorded = [(v.pc, v.node) for v in self.cassette.trace[start : index + 1]]
         return diff_lines(path_lines(recorded), path_lines(self.visits[start:]))
 
-    def finish(self, ctx: RunContext, error: BaseException | None) -> None:
+    def finish(self, ctx: TappedRun, error: BaseException | None) -> None:
         """Check the run ended where and as the recording did."""
         if error is not None:
             return

@@ -29,11 +29,11 @@ with workflow.unsafe.imports_passed_through():
     from ponder.agent.hooks import Hooks
     from ponder.agent.run.approval import accept_decision, check_decision
     from ponder.agent.run.context import RunContext
-    from ponder.agent.run.nodes import RunDeps
+    from ponder.agent.run.deps import RunDeps
     from ponder.agent.run.state import RunState
-    from ponder.agent.run.workflows import program_for
     from ponder.agent.strategies.base import AgentStrategy
     from ponder.agent.strategies.rag import RagStrategy
+    from ponder.agent.strategies.workflows import program_for
     from ponder.config import AgentConfig
     from ponder.events import (
         Event,

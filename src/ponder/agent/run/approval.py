@@ -18,6 +18,7 @@ import json
 from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from ponder.agent.run.elicitation import accept_answers
 from ponder.exceptions import Suspend, UserError
 from ponder.messages import AssistantMessage, ToolCallPart, ToolMessage
 from ponder.tools.external import is_external
@@ -84,8 +85,6 @@ def approval_settled(ctx: RunContext) -> None:
 def accept_decision(ctx: RunContext, value: Any, *, suspended: bool) -> None:
     """Check a resume value against the calls the run waits for, and keep it for them."""
     if suspended and ctx.state.awaiting_input:
-        from ponder.agent.run.elicitation import accept_answers
-
         accept_answers(ctx, value)
         ctx.decision = None
         return

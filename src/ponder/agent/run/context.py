@@ -4,7 +4,7 @@ It holds what strategies and the run machinery need besides ``RunState``: the co
 the model, the tools, the executor, the hooks and the event sink; the driver adds the
 checkpointer and, on a resume, the approval decision and the interrupted calls.
 ``request`` sends the ledger to the model (hooks, streaming, usage); ``emit`` stamps an
-event and delivers it. Nodes reach it through `RunDeps` (``ponder.agent.run.nodes``).
+event and delivers it. Nodes reach it through `RunDeps` (``ponder.agent.strategies.nodes``).
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING, Any
 
 from ponder.agent.hooks import Hooks, ModelCall
 from ponder.agent.output import OutputSpec, PartialOutput
-from ponder.agent.run.compaction import context_messages
+from ponder.agent.run.link import is_held
 from ponder.agent.run.state import RunState
-from ponder.agent.subagent import is_held
+from ponder.agent.run.window import context_messages
 from ponder.config import AgentConfig
 from ponder.cost import add_cost
 from ponder.events import (
@@ -49,12 +49,13 @@ from ponder.models.base import (
     Unanswered,
 )
 from ponder.tools.executor import ToolExecutor, ToolOutcome
+from ponder.tools.external import external_tools
 from ponder.tools.registry import ToolRegistry
 
 if TYPE_CHECKING:
     from ponder.agent.run.checkpointer import Checkpointer
-    from ponder.agent.run.elicitation import InputHold
-    from ponder.agent.run.tap import RunTap
+    from ponder.mcp.elicitation import InputHold
+    from ponder.observability.tap import RunTap
 
 __all__ = ["EventSink", "RunContext", "ToolSource"]
 
@@ -134,8 +135,6 @@ class RunContext:
         """Offer the run's external tools (``RunState.external_tools``) besides the agent's."""
         self._own_tools = self.tools
         if self.state.external_tools:
-            from ponder.tools.external import external_tools
-
             self.tools = self.tools.merged(external_tools(self.state.external_tools))
 
     def close(self) -> None:

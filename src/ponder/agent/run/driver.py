@@ -16,15 +16,14 @@ import socket
 import uuid
 from typing import Any
 
+from ponder.agent.output import restored_output
 from ponder.agent.result import RunResult
 from ponder.agent.run.approval import accept_decision, check_pending_tools
 from ponder.agent.run.checkpointer import Checkpointer
 from ponder.agent.run.context import RunContext
-from ponder.agent.run.final_output import restored_output
-from ponder.agent.run.nodes import RunDeps
+from ponder.agent.run.deps import RunDeps, Strategy, StrategyType
+from ponder.agent.run.link import CURRENT_RUN, RunLink
 from ponder.agent.run.state import RunState
-from ponder.agent.strategies.base import AgentStrategy
-from ponder.agent.subagent import CURRENT_RUN, RunLink
 from ponder.events import RunCancelled, RunFailed, RunFinished, RunResumed, RunStarted, RunSuspended
 from ponder.exceptions import RunLeaseError, StoreError, UserError, VMError
 from ponder.store.base import Store
@@ -41,7 +40,7 @@ def _owner() -> str:
 
 
 async def start_run(
-    ctx: RunContext, strategy_type: type[AgentStrategy], program: Program, store: Store | None
+    ctx: RunContext, strategy_type: StrategyType, program: Program, store: Store | None
 ) -> RunResult:
     """Run a fresh state from the program's start."""
     deps, vm, owner = await prepare_start(ctx, strategy_type, program, store)
@@ -49,8 +48,8 @@ async def start_run(
 
 
 async def prepare_start(
-    ctx: RunContext, strategy_type: type[AgentStrategy], program: Program, store: Store | None
-) -> tuple[RunDeps[AgentStrategy], Interpreter, str]:
+    ctx: RunContext, strategy_type: StrategyType, program: Program, store: Store | None
+) -> tuple[RunDeps[Strategy], Interpreter, str]:
     """What `drive` needs to run a fresh state: its deps, its VM and the lease owner.
 
     The lease is taken and `RunStarted` emitted. `start_run` is this and `drive`; a caller
@@ -80,7 +79,7 @@ async def prepare_start(
 
 async def resume_run(
     ctx: RunContext,
-    strategy_type: type[AgentStrategy],
+    strategy_type: StrategyType,
     program: Program,
     store: Store,
     run_id: str,
@@ -107,12 +106,12 @@ async def resume_run(
 
 async def _restore(
     ctx: RunContext,
-    strategy_type: type[AgentStrategy],
+    strategy_type: StrategyType,
     program: Program,
     store: Store,
     run_id: str,
     value: Any,
-) -> tuple[RunDeps[AgentStrategy], Interpreter] | None:
+) -> tuple[RunDeps[Strategy], Interpreter] | None:
     """Load the run into ``ctx``: its deps and VM, or None if it is over already."""
     stored = await store.load(run_id)
     if stored.record.status == "cancelled":
@@ -150,7 +149,7 @@ async def _restore(
 
 
 async def drive(
-    deps: RunDeps[AgentStrategy],
+    deps: RunDeps[Strategy],
     vm: Interpreter,
     store: Store | None,
     owner: str,
@@ -241,7 +240,7 @@ def _is_dead_here(holder: str) -> bool:
     return False
 
 
-async def _failed(deps: RunDeps[AgentStrategy], cause: BaseException) -> None:
+async def _failed(deps: RunDeps[Strategy], cause: BaseException) -> None:
     """Store and report a run that an error ended."""
     ctx = deps.run
     ctx.state.status = "failed"

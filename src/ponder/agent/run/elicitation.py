@@ -19,15 +19,21 @@ runs twice: a tool that changed something before asking does so twice.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from ponder.exceptions import Suspend, UserError
+from ponder.mcp.elicitation import (
+    ElicitationAnswer,
+    ElicitationRequest,
+    GivenAnswer,
+    InputHold,
+    check_answer,
+)
 from ponder.messages import ToolCallPart, ToolMessage
 
 if TYPE_CHECKING:
     from ponder.agent.run.context import RunContext
-    from ponder.mcp.elicitation import ElicitationAnswer, ElicitationRequest
 
 __all__ = [
     "GivenAnswer",
@@ -37,22 +43,6 @@ __all__ = [
     "input_payload",
     "question_of",
 ]
-
-
-@dataclass(frozen=True)
-class GivenAnswer:
-    """The user's answer to one held question, for the call that asked it."""
-
-    question: ElicitationRequest
-    answer: ElicitationAnswer
-
-
-@dataclass
-class InputHold:
-    """One run's held questions and the answers it was resumed with, by call id."""
-
-    held: dict[str, ElicitationRequest] = field(default_factory=dict)
-    answers: dict[str, GivenAnswer] = field(default_factory=dict)
 
 
 def input_payload(questions: Sequence[dict[str, Any]]) -> dict[str, Any]:
@@ -66,8 +56,6 @@ def _as_dict(call: ToolCallPart, request: ElicitationRequest) -> dict[str, Any]:
 
 def question_of(raw: dict[str, Any]) -> ElicitationRequest:
     """The request a stored question describes."""
-    from ponder.mcp.elicitation import ElicitationRequest
-
     return ElicitationRequest(
         server=str(raw.get("server", "")),
         run_id=str(raw.get("run_id", "")),
@@ -107,8 +95,6 @@ def accept_answers(ctx: RunContext, value: Any) -> None:
     question it may be that answer itself, and ``"decline"`` or ``"cancel"`` answers
     every question. A question left unanswered is asked again when its call is re-made.
     """
-    from ponder.mcp.elicitation import ElicitationAnswer, check_answer
-
     questions = {str(q.get("id")): q for q in ctx.state.awaiting_input}
     given = _by_question(value, list(questions))
     hold = ctx.inputs

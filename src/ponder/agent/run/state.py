@@ -11,7 +11,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, PlainValidator, model_validator
 
 from ponder.agent.limits import UsageLimits
-from ponder.agent.strategies.step_react.state import ContextTracking, StepRunState
+from ponder.agent.run.plan_state import ContextTracking, StepRunState
 from ponder.events import CheckType, Verdict
 from ponder.media import Attachment
 from ponder.messages import Ledger, UserMessage

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ponder.agent.run.compaction import minimal_messages
 from ponder.agent.strategies.base import AgentStrategy
+from ponder.agent.strategies.compaction import minimal_messages
 
 __all__ = ["NoActionStrategy"]
 

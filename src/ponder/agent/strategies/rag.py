@@ -18,10 +18,10 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from ponder.agent.run.acting import act, answer_open_calls
-from ponder.agent.run.compaction import context_messages
+from ponder.agent.strategies.acting import act, answer_open_calls
 from ponder.agent.strategies.base import AgentStrategy, StrategyCategory
 from ponder.agent.strategies.builtins import Builtins
+from ponder.agent.strategies.compaction import context_messages
 from ponder.agent.strategies.prompts import rag_system_prompt
 from ponder.events import Retrieval
 from ponder.exceptions import UserError

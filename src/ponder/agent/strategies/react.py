@@ -31,12 +31,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Literal
 
-from ponder.agent.run.acting import act, answer_open_calls, call_signature
-from ponder.agent.run.compaction import compact_if_needed
 from ponder.agent.strategies import prompts
+from ponder.agent.strategies.acting import act, answer_open_calls, call_signature
 from ponder.agent.strategies.answer import gathered_results, strip_markup
 from ponder.agent.strategies.base import AgentStrategy
 from ponder.agent.strategies.builtins import Builtins
+from ponder.agent.strategies.compaction import compact_if_needed
 from ponder.agent.strategies.reflection import judge_reflection, reflect
 from ponder.events import LoopDetected, Reasoning, RoundStarted
 from ponder.messages import SystemMessage, ToolCallPart

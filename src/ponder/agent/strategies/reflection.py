@@ -20,8 +20,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ponder.agent.run.acting import act
 from ponder.agent.strategies import prompts
+from ponder.agent.strategies.acting import act
 from ponder.models.base import ForceTool, ToolChoice
 from ponder.tools.builtin import VERIFY_REASONING
 

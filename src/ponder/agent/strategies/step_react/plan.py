@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, StrictBool
 
-from ponder.agent.strategies.step_react.state import PlanStep
+from ponder.agent.run.plan_state import PlanStep
 
 __all__ = [
     "DECOMPOSITION_SCHEMA",

@@ -12,8 +12,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from ponder.agent.run.plan_state import PlanStep
 from ponder.agent.strategies.step_react.plan import StepSpec, plan_problems, steps_from_specs
-from ponder.agent.strategies.step_react.state import PlanStep
 from ponder.tools.arguments import ArgumentError, ArgumentIssue
 
 __all__ = ["ACTIONS", "PlanChange", "apply_update"]

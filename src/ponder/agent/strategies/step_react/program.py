@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import TypeAlias
 
-from ponder.agent.run.nodes import RunDeps, agent_entry, agent_post_process, strategy_init
 from ponder.agent.run.state import RunState
+from ponder.agent.strategies.nodes import RunDeps, agent_entry, agent_post_process, strategy_init
 from ponder.agent.strategies.step_react.strategy import StepReActStrategy
 from ponder.vm import DO, WHILE, NodeContext, Program, compile_program, node
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ponder.agent.strategies.step_react.state import PlanStep
+from ponder.agent.run.plan_state import PlanStep
 
 __all__ = [
     "DECOMPOSE_INSTRUCTION",

@@ -14,8 +14,8 @@ from collections.abc import Container, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from ponder.agent.run.acting import call_signature
-from ponder.agent.strategies.step_react.state import StepRunState
+from ponder.agent.run.plan_state import StepRunState
+from ponder.agent.strategies.acting import call_signature
 from ponder.messages import Message, ToolCallPart, ToolMessage
 
 __all__ = ["Stall", "display_signature", "record_round", "round_signatures"]

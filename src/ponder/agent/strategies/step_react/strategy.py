@@ -19,10 +19,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from ponder.agent.run.compaction import compact_steps, context_messages, is_over_window
+from ponder.agent.run.plan_state import PlanStep, StepRunState
 from ponder.agent.strategies.answer import strip_markup
 from ponder.agent.strategies.base import StrategyCategory
 from ponder.agent.strategies.builtins import Builtins
+from ponder.agent.strategies.compaction import compact_steps, context_messages, is_over_window
 from ponder.agent.strategies.react import ReActStrategy
 from ponder.agent.strategies.step_react import prompts as step_prompts
 from ponder.agent.strategies.step_react.plan import (
@@ -41,7 +42,6 @@ from ponder.agent.strategies.step_react.stall import (
     record_round,
     round_signatures,
 )
-from ponder.agent.strategies.step_react.state import PlanStep, StepRunState
 from ponder.agent.strategies.step_react.summary import summarise_step
 from ponder.agent.strategies.structured_ask import request_structured
 from ponder.events import (

@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
-from ponder.agent.run.compaction import context_messages
+from ponder.agent.run.plan_state import PlanStep
+from ponder.agent.strategies.compaction import context_messages
 from ponder.agent.strategies.step_react.prompts import step_summary_instruction
-from ponder.agent.strategies.step_react.state import PlanStep
 from ponder.agent.strategies.structured_ask import request_structured
 from ponder.messages import AssistantMessage, UserMessage
 

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from ponder.agent.run.approval import approval_decision, approval_settled, hold_for_approval
 from ponder.agent.run.elicitation import hold_for_input
-from ponder.agent.subagent import is_held
+from ponder.agent.run.link import is_held
 from ponder.events import ToolCallStarted
 from ponder.exceptions import LedgerError
 from ponder.jsontext import json_encoder

@@ -14,7 +14,6 @@ from collections.abc import MutableMapping
 from contextvars import ContextVar, Token
 from typing import TYPE_CHECKING, Any
 
-from ponder.agent.run.tap import RunTap
 from ponder.events import (
     Event,
     LimitReached,
@@ -34,9 +33,11 @@ from ponder.events import (
     ToolCallFinished,
     Usage,
 )
+from ponder.exceptions import UserError
+from ponder.observability.tap import RunTap
 
 if TYPE_CHECKING:
-    from ponder.agent.run.context import RunContext
+    from ponder.observability.tap import TappedRun
     from ponder.vm import Interpreter
 
 __all__ = [
@@ -87,8 +88,6 @@ def configure_logging(level: str | int, stream: Any = None) -> logging.Handler:
     """Show ponder's records of ``level`` and above on ``stream`` (stderr by default)."""
     chosen = logging.getLevelName(level.upper()) if isinstance(level, str) else level
     if not isinstance(chosen, int):
-        from ponder.exceptions import UserError
-
         raise UserError(f"unknown log level {level!r}: use DEBUG, INFO, WARNING or ERROR")
     handler = logging.StreamHandler(stream)
     handler.setFormatter(logging.Formatter(LOG_FORMAT))
@@ -131,7 +130,7 @@ class LogTap(RunTap):
         """The record fields for now: run id, pc and node."""
         return {"run_id": self.run_id, "pc": self.pc, "node": self.node_name}
 
-    def attach(self, ctx: RunContext) -> None:
+    def attach(self, ctx: TappedRun) -> None:
         """Make this run's fields those of every ponder record logged while it runs."""
         self.run_id = ctx.state.run_id
         self._token = _current.set(self)
@@ -183,7 +182,7 @@ class LogTap(RunTap):
             case _:
                 pass
 
-    def finish(self, ctx: RunContext, error: BaseException | None) -> None:
+    def finish(self, ctx: TappedRun, error: BaseException | None) -> None:
         """Stop giving this run's fields to records."""
         if self._token is not None:
             try:

@@ -1,7 +1,7 @@
 """OpenTelemetry tracing of runs, following the OpenTelemetry GenAI semantic conventions.
 
 Turned on per agent (``Agent(instrument=True)``) or for every agent
-(``ponder.instrument()``, see ``ponder.instrumentation``);
+(``ponder.instrument()``, see ``ponder.observability.instrumentation``);
 ``opentelemetry-api`` is imported only then (``pip install 'ponder[otel]'``). Each run
 is an ``invoke_agent`` span; rounds, plan steps and reflection are spans inside it; each
 model request is a ``chat {model}`` client span and each tool call an
@@ -11,7 +11,7 @@ arguments and tool results are recorded only with ``capture_content=True``.
 
 While a tool runs its span is the current one, so the tool's own spans nest under it;
 MCP HTTP requests carry it as a W3C ``traceparent`` header and MCP stdio servers get it
-as ``TRACEPARENT`` when they start (see ``ponder.propagation``). Spans go to the
+as ``TRACEPARENT`` when they start (see ``ponder.observability.propagation``). Spans go to the
 tracer provider given, else the global one: configure an OTLP exporter there.
 """
 
@@ -25,7 +25,7 @@ from opentelemetry import context as otel_context
 from opentelemetry import propagate, trace
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 
-from ponder.agent.run.tap import RunTap
+from ponder._version import __version__
 from ponder.events import (
     Event,
     Reflection,
@@ -35,15 +35,16 @@ from ponder.events import (
     StepFinished,
     StepStarted,
 )
-from ponder.instrumentation import Instrumentation
 from ponder.messages import ToolCallPart, messages_to_json
 from ponder.models.base import Model, ModelRequest, ModelResponse, StreamEvent
-from ponder.propagation import set_header_source
+from ponder.observability.instrumentation import Instrumentation
+from ponder.observability.propagation import set_header_source
+from ponder.observability.tap import RunTap
 from ponder.tools.executor import ToolRun, ToolStatus
 from ponder.tools.tool import Tool, ToolResult
 
 if TYPE_CHECKING:
-    from ponder.agent.run.context import RunContext
+    from ponder.observability.tap import TappedRun
 
 __all__ = ["OtelTap", "TracedModel"]
 
@@ -74,7 +75,6 @@ class OtelTap(RunTap):
     wants_nodes = False
 
     def __init__(self, settings: Instrumentation) -> None:
-        from ponder import __version__
 
         self.settings = settings
         self.tracer = trace.get_tracer(
@@ -84,10 +84,10 @@ class OtelTap(RunTap):
         self.step: Span | None = None
         self.round: Span | None = None
         self.reflection: Span | None = None
-        self.ctx: RunContext | None = None
+        self.ctx: TappedRun | None = None
         set_header_source(_headers)
 
-    def attach(self, ctx: RunContext) -> None:
+    def attach(self, ctx: TappedRun) -> None:
         """Start the run's span and trace the run's model."""
         self.ctx = ctx
         provider, model = _split(ctx.model.name)
@@ -195,7 +195,7 @@ class OtelTap(RunTap):
                 span.set_attribute("gen_ai.tool.call.result", result.output)
         return result, status
 
-    def finish(self, ctx: RunContext, error: BaseException | None) -> None:
+    def finish(self, ctx: TappedRun, error: BaseException | None) -> None:
         """End every open span; the run's carries the usage and how it ended."""
         self._end_step()
         if self.run is None:

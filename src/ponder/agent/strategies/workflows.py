@@ -15,7 +15,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ponder.agent.run.nodes import (
+from ponder.agent.strategies.base import AgentStrategy
+from ponder.agent.strategies.nodes import (
     agent_entry,
     agent_post_process,
     react_counter,
@@ -23,7 +24,8 @@ from ponder.agent.run.nodes import (
     strategy_init,
     strategy_run,
 )
-from ponder.agent.strategies.base import AgentStrategy
+from ponder.agent.strategies.step_react.program import STEP_REACT_BLOCK
+from ponder.agent.strategies.step_react.strategy import StepReActStrategy
 from ponder.exceptions import UserError
 from ponder.vm import WHILE, Program, compile_program
 
@@ -47,7 +49,6 @@ RUN_BLOCK: Program = compile_program(
 
 
 def _step_react_block() -> Program:
-    from ponder.agent.strategies.step_react.program import STEP_REACT_BLOCK
 
     return STEP_REACT_BLOCK
 
@@ -80,7 +81,6 @@ def program_for(strategy: type[AgentStrategy]) -> Program:
         return REACT_BLOCK
     if category != "step":
         return RUN_BLOCK
-    from ponder.agent.strategies.step_react.strategy import StepReActStrategy
 
     if not issubclass(strategy, StepReActStrategy):
         raise UserError(

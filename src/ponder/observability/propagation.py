@@ -1,7 +1,7 @@
 """Trace context for what ponder starts outside the process: W3C ``traceparent`` values.
 
 Without tracing this is empty and costs nothing. With instrumentation on (see
-``ponder.otel``), `trace_headers` gives the headers of the span in progress — the tool
+``ponder.observability.otel``), `trace_headers` gives the headers of the span in progress — the tool
 call's while a tool runs — for MCP HTTP requests, and `trace_env` the same as
 ``TRACEPARENT``/``TRACESTATE`` environment variables for MCP stdio servers.
 """

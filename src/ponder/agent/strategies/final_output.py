@@ -14,12 +14,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ponder.agent.output import OutputSpec
 from ponder.agent.run.context import RunContext
 from ponder.agent.strategies import prompts
 from ponder.events import OutputRejected
 
-__all__ = ["NO_ANSWER_STOPS", "restored_output", "settle_output"]
+__all__ = ["NO_ANSWER_STOPS", "settle_output"]
 
 NO_ANSWER_STOPS = frozenset({"reported", "content_filter"})
 """Stop reasons after which no structured answer is asked for."""
@@ -67,13 +66,3 @@ def _accept(ctx: RunContext, value: Any) -> None:
     state = ctx.state
     state.structured = value
     state.output = json.dumps(value, ensure_ascii=False)
-
-
-def restored_output(given: OutputSpec | None, schema: dict[str, Any] | None) -> OutputSpec | None:
-    """The output type of a restored run: the caller's, else the one stored with the run.
-
-    A run that began with a plain answer stays plain whatever type the caller has now.
-    """
-    if schema is None:
-        return None
-    return given if given is not None else OutputSpec.from_stored(schema)

@@ -8,14 +8,13 @@ response with tool calls, and every tool result) are checkpointed.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Generic, TypeAlias, TypeVar
+from typing import TypeAlias
 
-from ponder.agent.run.compaction import compact_if_needed
-from ponder.agent.run.context import RunContext
-from ponder.agent.run.final_output import settle_output
+from ponder.agent.run.deps import RunDeps
 from ponder.agent.run.state import RunState
 from ponder.agent.strategies.base import AgentStrategy
+from ponder.agent.strategies.compaction import compact_if_needed
+from ponder.agent.strategies.final_output import settle_output
 from ponder.agent.strategies.report import check_report
 from ponder.vm import NodeContext, node
 
@@ -29,17 +28,6 @@ __all__ = [
     "strategy_init",
     "strategy_run",
 ]
-
-S = TypeVar("S", bound=AgentStrategy)
-
-
-@dataclass(frozen=True, slots=True, eq=False)
-class RunDeps(Generic[S]):
-    """The VM's ``deps`` for one run: the run's live side and its strategy."""
-
-    run: RunContext
-    strategy: S
-
 
 RunNode: TypeAlias = NodeContext[RunState, RunDeps[AgentStrategy]]
 

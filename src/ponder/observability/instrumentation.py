@@ -1,6 +1,6 @@
 """Switching tracing on: `instrument` for every agent, ``Agent(instrument=...)`` for one.
 
-This module never imports OpenTelemetry; ``ponder.otel`` does, and only once a run is
+This module never imports OpenTelemetry; ``ponder.observability.otel`` does, and only once a run is
 traced. Without instrumentation a run has no tracing code in its path at all.
 """
 

@@ -1,27 +1,57 @@
-"""Taps: what watches one run from outside its strategy — recording, replay, tracing.
+"""Taps: what watches one run from outside its strategy — logging, recording, replay, tracing.
 
-A `RunTap` is attached to a run's `RunContext` before it starts (it may wrap the model),
-sees every event the moment it is emitted, runs around each tool call (and may answer a
-call itself), sees each VM node before it runs, and is told when the run is over. The
-agent builds the taps of a run from its ``record``/``instrument`` options and its model;
-a run without any pays nothing for them.
+A `RunTap` is attached to a run (a `TappedRun`: the run's context) before it starts (it
+may wrap the model), sees every event the moment it is emitted, runs around each tool
+call (and may answer a call itself), sees each VM node before it runs, and is told when
+the run is over. `ponder.observability.run_taps` builds a run's taps from the agent's
+``record``/``instrument`` options and its model; a run without any pays nothing for them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
+from ponder.config import AgentConfig
 from ponder.events import Event
 from ponder.messages import ToolCallPart
+from ponder.models.base import Model
 from ponder.tools.executor import ToolRun, ToolStatus
+from ponder.tools.registry import ToolRegistry
 from ponder.tools.tool import Tool, ToolResult
+from ponder.vm import Interpreter
 
-if TYPE_CHECKING:
-    from ponder.agent.run.context import RunContext
-    from ponder.vm import Interpreter
+__all__ = ["RunTap", "TappedRun", "Taps", "combine_taps"]
 
-__all__ = ["RunTap", "Taps", "combine_taps"]
+
+class TappedRun(Protocol):
+    """What a tap sees of the run it watches (the run's ``RunContext`` is one).
+
+    Taps depend on this view, not on the run machinery: observers sit below the agent.
+    """
+
+    model: Model
+    """The run's model; a tap may wrap it in `attach`."""
+
+    @property
+    def config(self) -> AgentConfig:
+        """The run's configuration."""
+
+    @property
+    def state(self) -> Any:
+        """The run's ``RunState`` (``run_id``, ``session_id``, ``ledger``, ``usage``, ...)."""
+
+    @property
+    def instructions(self) -> str:
+        """The agent's instructions (its system prompt's text)."""
+
+    @property
+    def tools(self) -> ToolRegistry:
+        """The tools the run offers."""
+
+    @property
+    def purpose(self) -> str:
+        """The purpose of the latest model request."""
 
 
 class RunTap:
@@ -32,7 +62,7 @@ class RunTap:
 
     wants_nodes = True
 
-    def attach(self, ctx: RunContext) -> None:
+    def attach(self, ctx: TappedRun) -> None:
         """The run is about to start on ``ctx`` (a tap may wrap ``ctx.model`` here)."""
 
     def event(self, event: Event) -> None:
@@ -47,7 +77,7 @@ class RunTap:
     def node(self, vm: Interpreter, pc: int) -> None:
         """The VM is about to run the node at ``pc``."""
 
-    def finish(self, ctx: RunContext, error: BaseException | None) -> None:
+    def finish(self, ctx: TappedRun, error: BaseException | None) -> None:
         """The run is over (``error`` says how it failed, if it did)."""
 
 
@@ -58,7 +88,7 @@ class Taps(RunTap):
         self.taps = tuple(taps)
         self.wants_nodes = any(t.wants_nodes for t in self.taps)
 
-    def attach(self, ctx: RunContext) -> None:
+    def attach(self, ctx: TappedRun) -> None:
         """Attach every tap."""
         for tap in self.taps:
             tap.attach(ctx)
@@ -82,7 +112,7 @@ class Taps(RunTap):
             if tap.wants_nodes:
                 tap.node(vm, pc)
 
-    def finish(self, ctx: RunContext, error: BaseException | None) -> None:
+    def finish(self, ctx: TappedRun, error: BaseException | None) -> None:
         """Finish every tap; the first complaint is raised."""
         raised: BaseException | None = None
         for tap in self.taps:

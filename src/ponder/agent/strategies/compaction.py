@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Literal
 
 from ponder.agent.run.state import RunState
+from ponder.agent.run.window import context_messages, minimal_messages, prompt_index
 from ponder.agent.strategies.prompts import STEP_SUMMARY_HEADER, compaction_instruction
 from ponder.config import AgentConfig
 from ponder.events import Compaction
@@ -77,39 +78,6 @@ async def compact_if_needed(ctx: RunContext) -> bool:
     return await compact(ctx, config.context_strategy)
 
 
-def minimal_messages(state: RunState) -> list[Message]:
-    """The system prompt (if any) and the turn's user message: ``use_minimal_context``."""
-    messages = state.ledger.messages
-    system = [m for m in messages[:1] if isinstance(m, SystemMessage)]
-    return [*system, state.prompt_message()]
-
-
-def context_messages(state: RunState, minimal: bool) -> list[Message]:
-    """What a request sends: the whole ledger, or (``minimal``) the current turn only.
-
-    The current turn is the system prompt, then everything from the turn's user message
-    on (the turn's calls, results and injected instructions); earlier turns stay in the
-    ledger, and in the store, but are not sent.
-    """
-    messages = list(state.ledger.messages)
-    if not minimal:
-        return messages
-    start = _prompt_index(messages, state.prompt)
-    if start < 0:
-        return messages
-    # the leading system prompt only: later system messages (reasoning) belong to their turn
-    head = next((i for i, m in enumerate(messages) if not isinstance(m, SystemMessage)), start)
-    return [*messages[: min(head, start)], *messages[start:]]
-
-
-def _prompt_index(messages: Sequence[Message], prompt: str) -> int:
-    for index in range(len(messages) - 1, -1, -1):
-        message = messages[index]
-        if isinstance(message, UserMessage) and message.content == prompt:
-            return index
-    return -1
-
-
 def _cut_index(ctx: RunContext, messages: Sequence[Message]) -> int:
     """Where the kept tail begins: about half the trigger, never inside a call's results."""
     config = ctx.config
@@ -140,7 +108,7 @@ async def compact(ctx: RunContext, mode: Literal["compact", "slide"]) -> bool:
     while head < len(messages) and isinstance(messages[head], SystemMessage):
         head += 1
     cut = _cut_index(ctx, messages)
-    prompt = _prompt_index(messages, state.prompt)
+    prompt = prompt_index(messages, state.prompt)
     kept_prompt = [messages[prompt]] if head <= prompt < cut else []
     dropped = [m for i, m in enumerate(messages[head:cut], head) if i != prompt]
     if cut <= head or not dropped:
