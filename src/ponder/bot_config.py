@@ -16,6 +16,8 @@ import difflib
 from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any
 
+from ponder.models.providers import KNOWN_PREFIXES
+
 __all__ = ["BOT_ONLY", "RENAMED", "SECTIONS", "closest_key", "flatten_document"]
 
 SECTIONS: tuple[tuple[str, ...], ...] = (
@@ -110,8 +112,6 @@ def _preset_model(value: Any, protocol: Any) -> Any:
         return value
     if value.strip() in ("", "auto"):
         return None
-    from ponder.models.registry import KNOWN_PREFIXES
-
     if value.partition(":")[0] in KNOWN_PREFIXES:
         return value
     provider = "anthropic" if protocol == "anthropic" else "openai"

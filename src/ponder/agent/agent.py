@@ -13,18 +13,10 @@ from collections.abc import Callable, Iterator, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 
-from ponder.agent.defaults import output_spec
 from ponder.agent.hooks import Hooks
-from ponder.agent.launch import Prompt, RunRequest, launch, new_state, run_context
-from ponder.agent.limits import UsageLimits
 from ponder.agent.result import OutputT, RunResult
-from ponder.agent.run.driver import resume_run
-from ponder.agent.strategies.workflows import program_for
-from ponder.agent.stream import RunStream
-from ponder.agent.subagent import agent_tool
 from ponder.agent.sync import close_at_exit, iterate_sync, run_coroutine_sync
 from ponder.exceptions import UserError
-from ponder.models.base import Model
 from ponder.observability.instrumentation import Instrumentation, resolve_instrumentation
 
 if TYPE_CHECKING:
@@ -51,6 +43,8 @@ T = TypeVar("T")
 
 def __getattr__(name: str) -> Any:
     if name == "Prompt":
+        from ponder.agent.launch import Prompt
+
         return Prompt
     raise AttributeError(f"module 'ponder.agent.agent' has no attribute {name!r}")
 
@@ -145,6 +139,9 @@ class Agent(Generic[OutputT]):
         limits: UsageLimits | None = None,
     ) -> Tool:
         """The agent as a tool of another: each call runs it on a ``task`` (see `subagent`)."""
+        from ponder.agent.limits import UsageLimits
+        from ponder.agent.subagent import agent_tool
+
         chosen = name or "sub_agent"  # stable across processes: a resumed ledger names it
         about = description or self.instructions or f"Hand a task to the {chosen} agent."
         return agent_tool(self, chosen, about, limits=UsageLimits.of(limits))
@@ -157,6 +154,8 @@ class Agent(Generic[OutputT]):
     @property
     def program(self) -> Program:
         """The VM program this agent's workflow runs."""
+        from ponder.agent.strategies.workflows import program_for
+
         return program_for(self._strategy)
 
     def tool_registry(self) -> ToolRegistry:
@@ -167,6 +166,7 @@ class Agent(Generic[OutputT]):
         """A run's output spec: the agent's unless the run gives its own type."""
         if output_type is None:
             return self._output
+        from ponder.agent.defaults import output_spec
 
         return output_spec(output_type)
 
@@ -179,6 +179,8 @@ class Agent(Generic[OutputT]):
         session_id: str | None = None,
     ) -> RunState:
         """A fresh run state for ``prompt`` after ``message_history``."""
+        from ponder.agent.launch import new_state
+
         return new_state(
             self, prompt, message_history=message_history, run_id=run_id, session_id=session_id
         )
@@ -233,6 +235,8 @@ class Agent(Generic[OutputT]):
         ``external_tools`` are offered too; a call to one suspends the run until the
         caller resumes it with the result (see ``ponder.tools.external``).
         """
+        from ponder.agent.launch import RunRequest, launch
+
         request = RunRequest(
             prompt,
             self._spec(output_type),
@@ -282,6 +286,9 @@ class Agent(Generic[OutputT]):
         """
         import uuid
 
+        from ponder.agent.launch import RunRequest, launch
+        from ponder.agent.stream import RunStream
+
         run_id = run_id or uuid.uuid4().hex
         request = RunRequest(
             prompt,
@@ -310,6 +317,9 @@ class Agent(Generic[OutputT]):
         A typed run keeps its type: ``output_type`` (else the agent's) validates the answer,
         and without either the answer is the JSON the run's stored schema describes.
         """
+        from ponder.agent.launch import run_context
+        from ponder.agent.run.driver import resume_run
+
         chosen = store or self.store
         if chosen is None:
             raise UserError("resume needs the store the run was checkpointed to")
@@ -325,6 +335,8 @@ class Agent(Generic[OutputT]):
 
     async def _close_owned(self) -> None:
         """Close the toolbox and the model this agent built from its model string."""
+        from ponder.models.base import Model
+
         await self.aclose()
         close = getattr(self._model, "aclose", None)
         if not isinstance(self._model_spec, Model) and close is not None:

@@ -14,10 +14,7 @@ from typing import TYPE_CHECKING, Any
 from ponder.agent.output import OutputSpec
 from ponder.agent.strategies.base import AgentStrategy
 from ponder.agent.strategies.chat import NoActionStrategy
-from ponder.agent.strategies.rag import RagStrategy
 from ponder.agent.strategies.react import ReActStrategy
-from ponder.agent.strategies.step_react.strategy import StepReActStrategy
-from ponder.agent.strategies.workflows import program_for
 from ponder.agent.subagent import check_no_cycle
 from ponder.agent.toolbox import Toolbox
 from ponder.config import AgentConfig, ConfigWarning
@@ -73,8 +70,12 @@ def default_strategy(config: AgentConfig) -> type[AgentStrategy]:
     if config.agent_strategy == "no-action" or config.tool_calling_mode == "none":
         return NoActionStrategy
     if config.tool_calling_mode == "rag":
+        from ponder.agent.strategies.rag import RagStrategy
+
         return RagStrategy
     if config.agent_workflow == "step-react":
+        from ponder.agent.strategies.step_react.strategy import StepReActStrategy
+
         return StepReActStrategy
     return ReActStrategy
 
@@ -82,6 +83,8 @@ def default_strategy(config: AgentConfig) -> type[AgentStrategy]:
 def check_strategy(strategy: type[AgentStrategy]) -> None:
     """`UserError` for a strategy no workflow can drive (see `program_for`)."""
     if strategy.get_category() == "step":
+        from ponder.agent.strategies.workflows import program_for
+
         program_for(strategy)
 
 
@@ -91,6 +94,7 @@ def warn_unoffered_tools(
     """RAG over an index offers no tools: say so when the agent has some."""
     if strategy.get_category() != "rag":
         return
+    from ponder.agent.strategies.rag import RagStrategy
 
     if not issubclass(strategy, RagStrategy) or not strategy.has_index(config.rag_index_path):
         return

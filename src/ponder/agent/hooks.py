@@ -14,8 +14,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
-from ponder.models.base import ModelResponse
-
 if TYPE_CHECKING:
     from ponder.events import Event, EventKind
     from ponder.messages import Message
@@ -139,6 +137,8 @@ class Hooks:
 
     async def after_response(self, call: ModelCall, response: ModelResponse) -> ModelResponse:
         """Run completion handlers; each may return a replacement response."""
+        from ponder.models.base import ModelResponse
+
         for handler in self._post:
             replaced = await _maybe_await(handler.fn(call, response))
             if isinstance(replaced, ModelResponse):

@@ -18,7 +18,6 @@ from ponder.agent.run.context import EventSink, RunContext
 from ponder.agent.run.driver import drive, prepare_start
 from ponder.agent.run.sessions import session_tool_states
 from ponder.agent.run.state import RunState
-from ponder.mcp.elicitation import InputHold
 from ponder.media import File, Image, split_prompt
 from ponder.messages import Ledger, Message, messages_from_json
 from ponder.models.base import Usage
@@ -161,6 +160,8 @@ async def run_context(
 
         ctx.tool_source, binding.add_usage = source, add_usage
         if binding.elicit is None:
+            from ponder.mcp.elicitation import InputHold  # runs with MCP servers only
+
             ctx.inputs = binding.hold = InputHold()
     return ctx
 

@@ -15,7 +15,6 @@ from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from ponder.config import AgentConfig
-from ponder.mcp.binding import RunBinding
 from ponder.models import resolve_model
 from ponder.tools.decorator import tool
 from ponder.tools.executor import ToolExecutor
@@ -84,7 +83,6 @@ def _thinking_tool(max_chars: int, branch_contents: bool, branch_max_chars: int 
 
 @cache
 def _todo_tool() -> Tool:
-
     return todo_write_tool()
 
 
@@ -127,6 +125,7 @@ class Toolbox:
 
     @contextmanager
     def _bind(self, run_id: str, model: Model) -> Iterator[RunBinding | None]:
+        from ponder.mcp.binding import RunBinding  # runs with MCP servers only
 
         assert self.mcp is not None
 

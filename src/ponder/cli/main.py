@@ -17,6 +17,8 @@ from typing import IO, Annotated, Any
 import typer
 from rich.console import Console
 
+from ponder._version import __version__
+from ponder.agent.strategies.workflows import WORKFLOWS
 from ponder.cli.chat import chat
 from ponder.cli.errors import EXIT_USAGE
 from ponder.cli.options import (
@@ -60,7 +62,10 @@ from ponder.cli.temporal import (
 )
 from ponder.config import AgentConfig
 from ponder.exceptions import UserError
+from ponder.extras import require
 from ponder.messages import Message
+from ponder.observability.logs import configure_logging
+from ponder.retrieval import FolderIndex
 
 __all__ = ["app", "main"]
 
@@ -89,8 +94,6 @@ RagOption = Annotated[
 
 def _print_version(value: bool) -> None:
     if value:
-        from ponder._version import __version__
-
         typer.echo(f"ponder {__version__}")
         raise typer.Exit()
 
@@ -117,8 +120,6 @@ def _root(
 ) -> None:
     """Run ponder agents from the terminal, serve them over HTTP, and watch them think."""
     if log_level:
-        from ponder.observability.logs import configure_logging
-
         with reported():
             configure_logging(log_level, sys.stderr)
 
@@ -261,8 +262,6 @@ def dis(
     ] = False,
 ) -> None:
     """Disassemble workflow programs (default: every built-in one)."""
-    from ponder.agent.strategies.workflows import WORKFLOWS
-
     with reported([]):
         if list_only:
             for name, (program, what) in WORKFLOWS.items():
@@ -339,8 +338,6 @@ def index(
 ) -> None:
     """Index a folder for RAG mode (`ponder run --rag PATH`); re-run it to refresh."""
     with reported():
-        from ponder.retrieval import FolderIndex
-
         folder = FolderIndex(path, db)
         changed = folder.refresh()
         chunks = folder.count()
@@ -359,8 +356,6 @@ def index(
 def mcp_thinking(ctx: typer.Context) -> None:
     """The sequential_thinking MCP server over stdio, or --http HOST:PORT (options pass on)."""
     with reported([]):
-        from ponder.extras import require
-
         require("mcp", "ponder mcp thinking")
         from ponder.mcp.thinking_server import main as thinking_main
 

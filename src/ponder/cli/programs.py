@@ -18,7 +18,6 @@ def load_program(target: str) -> Any:
 
 
 def _load_target(target: str) -> Any:
-
     if target in WORKFLOWS:
         return WORKFLOWS[target][0]
     if ":" not in target:
@@ -28,7 +27,6 @@ def _load_target(target: str) -> Any:
 
 
 def _program_of(value: Any, target: str) -> Any:
-
     if isinstance(value, Program):
         return value
     try:

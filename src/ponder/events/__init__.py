@@ -8,6 +8,15 @@ ends in ``assert_never``); `EVENT_TYPES`, `EVENT_KINDS` and the `EventKind` chec
 from it. Events are slotted dataclasses (cheap to create on the hot path);
 ``event_to_dict``/``event_from_dict`` convert them for the wire, validating on the way in.
 
+Event names follow one rule: ``kind`` is the class name in snake case, and a class name is
+either ``<Subject><PastParticiple>`` for something that happened (``RunStarted``,
+``ToolCallFailed``, ``PlanUpdated``, ``StallDetected``), ``<Subject>Delta`` for a fragment
+of streamed text (``TextDelta``, ``ReasoningDelta``), or a noun for a record the run
+produced (``Usage``, ``Thinking``, ``Todo``, ``Reflection``, ``Compaction``). Event classes
+are imported from ``ponder.events``; where a name is also a ``ponder.models`` class
+(``Usage``, ``TextDelta``, ``ReasoningDelta``), import the module (``from ponder import
+events``) or alias one of them.
+
 The classes live in `base` (the shared fields and closed value sets), `run`, `rounds`,
 `steps`, `output` and `mcp`; import them from here. Six keep their older names as aliases:
 ``UsageUpdated``,

@@ -35,6 +35,7 @@ from mcp.shared.auth import (
 from pydantic import AnyUrl, BaseModel
 
 from ponder.mcp.config import MCPServerConfig, OAuthSettings
+from ponder.store import open_store
 
 __all__ = [
     "FileTokenStorage",
@@ -123,8 +124,6 @@ class StoreTokenStorage:
         self.url = url
 
     async def _read(self) -> dict[str, Any]:
-        from ponder.store import open_store
-
         store = open_store(self.store_url)
         try:
             return await store.get_secret(self.SCOPE, self.url) or {}
@@ -132,8 +131,6 @@ class StoreTokenStorage:
             await store.close()
 
     async def _write(self, key: str, value: dict[str, Any]) -> None:
-        from ponder.store import open_store
-
         store = open_store(self.store_url)
         try:
             found = await store.get_secret(self.SCOPE, self.url) or {}

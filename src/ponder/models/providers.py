@@ -19,7 +19,14 @@ from dataclasses import dataclass, field
 from ponder.exceptions import UserError
 from ponder.models.capabilities import Capabilities
 
-__all__ = ["ANTHROPIC", "LLAMACPP", "PROVIDERS", "ProviderProfile", "provider_profile"]
+__all__ = [
+    "ANTHROPIC",
+    "KNOWN_PREFIXES",
+    "LLAMACPP",
+    "PROVIDERS",
+    "ProviderProfile",
+    "provider_profile",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,6 +109,9 @@ PROVIDERS: dict[str, ProviderProfile] = {
         capabilities=LLAMACPP,
     ),
 }
+
+KNOWN_PREFIXES = (*PROVIDERS, "anthropic", "scripted")
+"""The provider prefixes a model string may start with (``openai:gpt-4o``, ...)."""
 
 ANTHROPIC = ProviderProfile(
     "anthropic",

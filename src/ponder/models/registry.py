@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from ponder.exceptions import UserError
 from ponder.messages import UserMessage
 from ponder.models.base import Model, ModelRequest, ModelSettings
-from ponder.models.providers import PROVIDERS
+from ponder.models.providers import KNOWN_PREFIXES
 from ponder.models.retry import RetryPolicy
 from ponder.models.scripted import ScriptedModel
 
@@ -19,8 +19,6 @@ if TYPE_CHECKING:
     from ponder.config import AgentConfig
 
 __all__ = ["KNOWN_PREFIXES", "resolve_configured", "resolve_model"]
-
-KNOWN_PREFIXES = (*PROVIDERS, "anthropic", "scripted")
 
 
 def resolve_model(

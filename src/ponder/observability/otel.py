@@ -75,7 +75,6 @@ class OtelTap(RunTap):
     wants_nodes = False
 
     def __init__(self, settings: Instrumentation) -> None:
-
         self.settings = settings
         self.tracer = trace.get_tracer(
             "ponder", __version__, tracer_provider=settings.tracer_provider

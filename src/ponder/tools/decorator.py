@@ -76,7 +76,14 @@ _OK_FIELDS = frozenset(("success", "output", "data"))
 
 def _ok(output: str, data: Any) -> ToolResult:
     """``ToolResult.ok(output, data=data)`` for values already of their fields' types."""
-    values = {"success": True, "output": output, "data": data, "error": None, "attachments": ()}
+    values = {
+        "success": True,
+        "output": output,
+        "data": data,
+        "error": None,
+        "attachments": (),
+        "display": None,
+    }
     return built(ToolResult, values, set(_OK_FIELDS))  # its own set: a result may be assigned to
 
 

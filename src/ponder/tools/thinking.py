@@ -173,7 +173,9 @@ def record_thought(
         return ToolResult.fail(outcome)
     commit_thought(state, config, outcome)
     return ToolResult.ok(
-        _output(outcome.entry, outcome.warnings), thinking_data(state, config, outcome)
+        _output(outcome.entry, outcome.warnings),
+        thinking_data(state, config, outcome),
+        display="thinking",
     )
 
 

@@ -187,7 +187,7 @@ def write_plan(state: TodoState, args: Any) -> ToolResult:
     }
     if warnings:
         data["warnings"] = warnings
-    return ToolResult.ok(_summary(plan, warnings), data)
+    return ToolResult.ok(_summary(plan, warnings), data, display="plan")
 
 
 def todo_write_tool() -> Tool:

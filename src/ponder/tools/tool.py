@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel
 
@@ -32,11 +32,17 @@ class ToolResult(BaseModel):
     error: str | None = None
     attachments: tuple[Image | File, ...] = ()
     """Images (or files) for the model besides ``output``: a tool returning an `Image`."""
+    display: Literal["thinking", "plan"] | None = None
+    """The event a successful result makes besides ``tool_call_finished``: ``thinking``
+    (``sequential_thinking``'s record) or ``plan`` (``todo_write``'s ``todo``); ``data`` is
+    that event's payload."""
 
     @classmethod
-    def ok(cls, output: str, data: Any = None) -> ToolResult:
-        """A successful result."""
-        return cls(success=True, output=output, data=data)
+    def ok(
+        cls, output: str, data: Any = None, *, display: Literal["thinking", "plan"] | None = None
+    ) -> ToolResult:
+        """A successful result (``display``: the event it makes, see `display`)."""
+        return cls(success=True, output=output, data=data, display=display)
 
     @classmethod
     def fail(cls, error: str, *, output: str | None = None, data: Any = None) -> ToolResult:

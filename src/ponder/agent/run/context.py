@@ -222,13 +222,11 @@ class RunContext:
                     duration=outcome.duration,
                 )
             )
-        data = result.data
-        if result.success and isinstance(data, dict):
-            display = data.get("display_type")
-            if display == "thinking":
-                self.emit_now(Thinking(call_id=call.id, data=data))
-            elif display == "plan":
-                self.emit_now(Todo(call_id=call.id, data=data))
+        if result.success and result.display is not None and isinstance(result.data, dict):
+            if result.display == "thinking":
+                self.emit_now(Thinking(call_id=call.id, data=result.data))
+            else:
+                self.emit_now(Todo(call_id=call.id, data=result.data))
         if self.checkpointer is not None:
             await self.checkpointer.record(outcome)
 

@@ -23,21 +23,13 @@ from dataclasses import asdict
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from ponder.exceptions import Suspend, UserError
-from ponder.mcp.elicitation import (
-    ElicitationAnswer,
-    ElicitationRequest,
-    GivenAnswer,
-    InputHold,
-    check_answer,
-)
 from ponder.messages import ToolCallPart, ToolMessage
 
 if TYPE_CHECKING:
     from ponder.agent.run.context import RunContext
+    from ponder.mcp.elicitation import ElicitationRequest
 
 __all__ = [
-    "GivenAnswer",
-    "InputHold",
     "accept_answers",
     "hold_for_input",
     "input_payload",
@@ -56,6 +48,9 @@ def _as_dict(call: ToolCallPart, request: ElicitationRequest) -> dict[str, Any]:
 
 def question_of(raw: dict[str, Any]) -> ElicitationRequest:
     """The request a stored question describes."""
+    # MCP's modules load only for runs that have MCP servers (see CONTRIBUTING, "Imports")
+    from ponder.mcp.elicitation import ElicitationRequest
+
     return ElicitationRequest(
         server=str(raw.get("server", "")),
         run_id=str(raw.get("run_id", "")),
@@ -95,6 +90,8 @@ def accept_answers(ctx: RunContext, value: Any) -> None:
     question it may be that answer itself, and ``"decline"`` or ``"cancel"`` answers
     every question. A question left unanswered is asked again when its call is re-made.
     """
+    from ponder.mcp.elicitation import ElicitationAnswer, GivenAnswer, check_answer
+
     questions = {str(q.get("id")): q for q in ctx.state.awaiting_input}
     given = _by_question(value, list(questions))
     hold = ctx.inputs

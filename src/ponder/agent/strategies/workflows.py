@@ -24,8 +24,6 @@ from ponder.agent.strategies.nodes import (
     strategy_init,
     strategy_run,
 )
-from ponder.agent.strategies.step_react.program import STEP_REACT_BLOCK
-from ponder.agent.strategies.step_react.strategy import StepReActStrategy
 from ponder.exceptions import UserError
 from ponder.vm import WHILE, Program, compile_program
 
@@ -49,6 +47,7 @@ RUN_BLOCK: Program = compile_program(
 
 
 def _step_react_block() -> Program:
+    from ponder.agent.strategies.step_react.program import STEP_REACT_BLOCK
 
     return STEP_REACT_BLOCK
 
@@ -81,6 +80,7 @@ def program_for(strategy: type[AgentStrategy]) -> Program:
         return REACT_BLOCK
     if category != "step":
         return RUN_BLOCK
+    from ponder.agent.strategies.step_react.strategy import StepReActStrategy
 
     if not issubclass(strategy, StepReActStrategy):
         raise UserError(
