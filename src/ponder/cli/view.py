@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal, assert_never
 
+from ponder.cli.thoughts import ThoughtView, thought_from_data
 from ponder.events import (
     CheckpointWritten,
     Compaction,
@@ -60,23 +61,6 @@ _CALL_STATUSES: tuple[CallStatus, ...] = ("error", "timeout", "invalid", "cancel
 
 
 _MCP_SHOWN = {"connect_failed", "disconnected", "server_failed", "sampling", "elicitation"}
-
-
-@dataclass(slots=True)
-class ThoughtView:
-    """One recorded sequential thought and its links."""
-
-    seq: int
-    number: int
-    total: int
-    text: str
-    branch_id: str | None = None
-    branch_from: int | None = None
-    revises: int | None = None
-    revision_type: str | None = None
-    supersedes: int | None = None
-    superseded_by: int | None = None
-    warnings: list[str] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -143,9 +127,15 @@ class RunView:
             ):
                 self._progress(event)
             case (
-                MiddleMessage() | Reflection() | LimitReached() | LoopDetected() | StallDetected()
-                | ModelDegraded() | ModelUnanswered() | PlanReplanned()
-            ):  # fmt: skip
+                MiddleMessage()
+                | Reflection()
+                | LimitReached()
+                | LoopDetected()
+                | StallDetected()
+                | ModelDegraded()
+                | ModelUnanswered()
+                | PlanReplanned()
+            ):
                 self._notice(event)
             case TextDelta() | ReasoningDelta():
                 self._delta(event)
@@ -154,9 +144,15 @@ class RunView:
             case McpEvent() | OutputRejected() | ModelFallback() | SubAgentEvent():
                 self._side_notice(event)
             case (
-                StructuredReasoning() | ToolPrediction() | PlanUpdated() | Compaction()
-                | Retrieval() | ReportRaised() | CheckpointWritten() | OutputPartial()
-            ):  # fmt: skip
+                StructuredReasoning()
+                | ToolPrediction()
+                | PlanUpdated()
+                | Compaction()
+                | Retrieval()
+                | ReportRaised()
+                | CheckpointWritten()
+                | OutputPartial()
+            ):
                 pass
             case _:
                 assert_never(event)
@@ -373,28 +369,3 @@ class RunView:
     def _suspended(self, event: RunSuspended) -> None:
         self.status = "suspended"
         self.notices.append(f"suspended: {event.reason}")
-
-
-def _optional_int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def thought_from_data(data: dict[str, Any]) -> ThoughtView:
-    """A `ThoughtView` from ``sequential_thinking`` result data (``node`` when present)."""
-    node = data.get("node") if isinstance(data.get("node"), dict) else {}
-    assert isinstance(node, dict)
-    seq = _optional_int(node.get("seq")) or _optional_int(data.get("thought_history_length"))
-    branch = node.get("branch_id")
-    warnings = data.get("warnings")
-    return ThoughtView(
-        seq=seq or 0,
-        number=_optional_int(data.get("thought_number")) or 0,
-        total=_optional_int(data.get("total_thoughts")) or 0,
-        text=str(data.get("thought", "")),
-        branch_id=branch if isinstance(branch, str) and branch else None,
-        branch_from=_optional_int(node.get("branch_from_thought")),
-        revises=_optional_int(node.get("revises_thought")) if node.get("is_revision") else None,
-        revision_type=node.get("revision_type") if node.get("is_revision") else None,
-        supersedes=_optional_int(node.get("supersedes")),
-        warnings=[str(w) for w in warnings] if isinstance(warnings, list) else [],
-    )

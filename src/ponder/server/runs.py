@@ -31,8 +31,13 @@ __all__ = [
 
 RunStatus = Literal["running", "completed", "suspended", "failed", "cancelled", "interrupted"]
 RUN_STATUSES: tuple[RunStatus, ...] = (
-    "running", "completed", "suspended", "failed", "cancelled", "interrupted",
-)  # fmt: skip
+    "running",
+    "completed",
+    "suspended",
+    "failed",
+    "cancelled",
+    "interrupted",
+)
 TERMINAL_KINDS = frozenset({"run_finished", "run_failed"})
 _USAGE_KEYS = ("requests", "input_tokens", "output_tokens")
 
@@ -91,16 +96,41 @@ class RunRecord:
                 self.stop_reason = str(event.get("stop_reason") or "") or None
                 self.cost = _cost(event.get("cost"))
             case (
-                "run_started" | "run_failed" | "run_cancelled" | "round_started" | "reasoning"
-                | "structured_reasoning" | "tool_prediction" | "tool_call_started"
-                | "tool_call_finished" | "tool_call_failed" | "middle_message" | "reflection"
-                | "limit_reached" | "loop_detected" | "stall_detected" | "text_delta"
-                | "reasoning_delta" | "thinking" | "todo" | "plan_updated" | "step_started"
-                | "step_finished" | "compaction" | "retrieval" | "report_raised"
-                | "checkpoint_written" | "model_degraded" | "model_unanswered" | "plan_replanned"
-                | "mcp_event" | "output_partial" | "output_rejected" | "model_fallback"
+                "run_started"
+                | "run_failed"
+                | "run_cancelled"
+                | "round_started"
+                | "reasoning"
+                | "structured_reasoning"
+                | "tool_prediction"
+                | "tool_call_started"
+                | "tool_call_finished"
+                | "tool_call_failed"
+                | "middle_message"
+                | "reflection"
+                | "limit_reached"
+                | "loop_detected"
+                | "stall_detected"
+                | "text_delta"
+                | "reasoning_delta"
+                | "thinking"
+                | "todo"
+                | "plan_updated"
+                | "step_started"
+                | "step_finished"
+                | "compaction"
+                | "retrieval"
+                | "report_raised"
+                | "checkpoint_written"
+                | "model_degraded"
+                | "model_unanswered"
+                | "plan_replanned"
+                | "mcp_event"
+                | "output_partial"
+                | "output_rejected"
+                | "model_fallback"
                 | "sub_agent_event"
-            ):  # fmt: skip
+            ):
                 pass
             case _:
                 assert_never(kind)

@@ -269,10 +269,19 @@ class ToolExecutor:
             result = result.model_copy(update={"success": status == "ok"})
         content, cut = truncate_output(result.output, self.max_output_chars)
         data = result.output if cut and result.data is None else result.data
-        message = built(ToolMessage, {
-            "kind": "tool", "call_id": call.id, "name": call.name, "content": content,
-            "data": data, "is_error": status != "ok", "attachments": result.attachments,
-        }, _ANSWERED)  # fmt: skip
+        message = built(
+            ToolMessage,
+            {
+                "kind": "tool",
+                "call_id": call.id,
+                "name": call.name,
+                "content": content,
+                "data": data,
+                "is_error": status != "ok",
+                "attachments": result.attachments,
+            },
+            _ANSWERED,
+        )
         return ToolOutcome(call, result, status, time.perf_counter() - start, message, cut)
 
     def _unknown_tool(self, name: str) -> ToolResult:
