@@ -52,12 +52,9 @@ from ponder.events import (
     ToolPrediction,
     Usage,
 )
+from ponder.status import CallStatus, RunStatus
 
 __all__ = ["CallStatus", "RunStatus", "RunView", "StepView", "ThoughtView", "ToolCallView"]
-
-RunStatus = Literal["running", "finished", "failed", "suspended", "cancelled", "interrupted"]
-CallStatus = Literal["running", "ok", "error", "timeout", "invalid", "cancelled", "unknown"]
-_CALL_STATUSES: tuple[CallStatus, ...] = ("error", "timeout", "invalid", "cancelled")
 
 
 _MCP_SHOWN = {"connect_failed", "disconnected", "server_failed", "sampling", "elicitation"}
@@ -71,7 +68,7 @@ class ToolCallView:
     name: str
     arguments: Any
     round: int
-    status: CallStatus = "running"
+    status: CallStatus | Literal["running"] = "running"
     output: str = ""
     duration: float | None = None
 
@@ -216,7 +213,7 @@ class RunView:
                 call.status, call.output, call.duration = "ok", event.output, event.duration
             case ToolCallFailed():
                 call = self._call(event.call_id, event.name)
-                call.status = event.status if event.status in _CALL_STATUSES else "error"
+                call.status = event.status
                 call.output, call.duration = event.error, event.duration
             case _:
                 assert_never(event)
@@ -359,7 +356,7 @@ class RunView:
                 return
 
     def _finished(self, event: RunFinished) -> None:
-        self.status, self.answer = "finished", event.output
+        self.status, self.answer = "completed", event.output
         self.stop_reason, self.usage = event.stop_reason, dict(event.usage)
         self.cost = event.cost
 

@@ -39,6 +39,7 @@ from ponder.server.openai_request import (
 from ponder.server.runs import TERMINAL_KINDS, RunRecord
 from ponder.server.schemas import ChatRequest, ErrorBody
 from ponder.server.stored import pending_calls
+from ponder.status import StopReason
 
 __all__ = ["MODEL_ID", "reasoning_text", "router"]
 
@@ -47,7 +48,9 @@ MODEL_ID = "ponder"
 _WAIT_SECONDS = 10.0
 _KEYS_KEPT = 10_000
 _NO_RETRY = {"x-should-retry": "false"}
-_NO_TYPED_ANSWER = frozenset({"invalid_output", "reported", "content_filter"})
+_NO_TYPED_ANSWER: frozenset[StopReason] = frozenset(
+    {"invalid_output", "reported", "content_filter"}
+)
 """Stop reasons of a typed run that ended without a valid answer."""
 
 

@@ -15,9 +15,10 @@ import json
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, assert_never
+from typing import Any, Protocol, assert_never
 
 from ponder.events import kind_of
+from ponder.status import RUN_STATUSES, RunStatus
 
 __all__ = [
     "RUN_STATUSES",
@@ -29,15 +30,6 @@ __all__ = [
     "to_json_safe",
 ]
 
-RunStatus = Literal["running", "completed", "suspended", "failed", "cancelled", "interrupted"]
-RUN_STATUSES: tuple[RunStatus, ...] = (
-    "running",
-    "completed",
-    "suspended",
-    "failed",
-    "cancelled",
-    "interrupted",
-)
 TERMINAL_KINDS = frozenset({"run_finished", "run_failed"})
 _USAGE_KEYS = ("requests", "input_tokens", "output_tokens")
 

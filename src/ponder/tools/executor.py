@@ -18,13 +18,14 @@ import time
 import weakref
 from collections.abc import Awaitable, Callable, MutableMapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
 from ponder.exceptions import UserError
 from ponder.messages import ToolCallPart, ToolMessage
 from ponder.shared_fields import built, shared_fields_set
+from ponder.status import CallStatus
 from ponder.tools.arguments import (
     ArgumentError,
     issues_from_validation_error,
@@ -46,7 +47,8 @@ __all__ = [
     "truncate_output",
 ]
 
-ToolStatus = Literal["ok", "error", "timeout", "invalid_arguments", "unknown_tool", "cancelled"]
+ToolStatus = CallStatus
+"""How one call ended (`ponder.status.CallStatus`)."""
 StartCallback = Callable[[ToolCallPart], Any]
 FinishCallback = Callable[["ToolOutcome"], Any]
 ToolRun = Callable[[], Awaitable[tuple["ToolResult", ToolStatus]]]
