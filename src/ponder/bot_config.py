@@ -37,11 +37,20 @@ SECTIONS: tuple[tuple[str, ...], ...] = (
 
 BOT_ONLY = frozenset(
     {
-        "admin", "autoreply", "enable", "extended", "extra", "function",
-        "group_prompt_character", "parse_segments", "preset_extension",
-        "private_prompt_character", "session", "usage_limit",
+        "admin",
+        "autoreply",
+        "enable",
+        "extended",
+        "extra",
+        "function",
+        "group_prompt_character",
+        "parse_segments",
+        "preset_extension",
+        "private_prompt_character",
+        "session",
+        "usage_limit",
     }
-)  # fmt: skip
+)
 """The chat plugin's own top-level settings: messaging, not the agent."""
 
 _NO_CANARY = "ponder has no prompt-leak canary"

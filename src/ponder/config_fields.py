@@ -135,10 +135,17 @@ def config_fields() -> list[ConfigField]:
         description = " ".join((info.description or "").split())
         fields.append(
             ConfigField(
-                key, section, kind, description, default, nullable, choices, _bounds(info),
+                key,
+                section,
+                kind,
+                description,
+                default,
+                nullable,
+                choices,
+                _bounds(info),
                 secret=key in SECRET_KEYS,
             )
-        )  # fmt: skip
+        )
     return fields
 
 

@@ -44,8 +44,9 @@ def request_cost(model: str, usage: Usage, at: float | None = None) -> float | N
     priced = PriceUsage(input_tokens=usage.input_tokens, output_tokens=usage.output_tokens)
     when = datetime.fromtimestamp(at, UTC) if at is not None else None
     try:
-        price = calc_price(priced, model_ref=name, provider_id=provider,
-                           genai_request_timestamp=when)  # fmt: skip
+        price = calc_price(
+            priced, model_ref=name, provider_id=provider, genai_request_timestamp=when
+        )
     except Exception:  # unknown to the table (LookupError), or it cannot be used here
         _unknown.add(model)
         return None

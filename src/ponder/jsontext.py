@@ -33,9 +33,16 @@ def json_encoder(
         return slow.encode
     item_separator, key_separator = separators
     fast = make(
-        None, slow.default, _stdlib.encode_basestring, None,
-        key_separator, item_separator, sort_keys, False, True,
-    )  # fmt: skip
+        None,
+        slow.default,
+        _stdlib.encode_basestring,
+        None,
+        key_separator,
+        item_separator,
+        sort_keys,
+        False,
+        True,
+    )
 
     def encode(value: Any) -> str:
         try:

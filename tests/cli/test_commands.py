@@ -86,7 +86,7 @@ def test_run_shows_the_live_view_against_a_real_provider(provider: FakeOpenAISer
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     out = result.stdout
-    assert "✓ finished" in out and "model openai:fake-model" in out
+    assert "✓ completed" in out and "model openai:fake-model" in out
     assert "thinking  1/1" in out and "Only one step is needed." in out
     assert "Final answer from the provider." in out
     assert "tokens  in " in out
@@ -183,7 +183,7 @@ def test_demo_runs_offline_with_the_whole_story() -> None:
     result = ponder("demo", "--delay", "0")
     assert result.returncode == 0, result.stderr
     out = result.stdout
-    assert "✓ finished" in out and "stop: answered" in out
+    assert "✓ completed" in out and "stop: answered" in out
     assert "thinking  4/4 · 1 branch(es) · 1 revision(s)" in out
     assert "⑂ branch feels-like" in out and "(superseded)" in out and "↻ revises 2" in out
     assert out.count("✓  current_temperature") == 2
@@ -237,7 +237,7 @@ def test_chat_keeps_the_conversation(tmp_path: Path) -> None:
 def test_chat_shows_the_view_without_json() -> None:
     result = ponder("chat", "-m", "scripted", stdin="hello there\n\n")
     assert result.returncode == 0, result.stderr
-    assert "✓ finished" in result.stdout and "hello there" in result.stdout
+    assert "✓ completed" in result.stdout and "hello there" in result.stdout
 
 
 def test_dis_prints_builtin_and_user_programs() -> None:

@@ -16,7 +16,7 @@ RECORDED = Path(__file__).with_name("demo_events.json")
 
 FINAL = """\
 ponder  run 0f3c9a2b · model scripted-demo · workflow react
-✓ finished · round 5 · thought 4/4 · stop: answered
+✓ completed · round 5 · thought 4/4 · stop: answered
 task Which is warmer right now, Lisbon or Oslo, and by how much?
 ╭─ reasoning · round 4 ────────────────────────────────────────────────────────╮
 │ Everything needed is known; answer now.                                      │
@@ -125,7 +125,7 @@ def test_live_display_redraws_in_a_terminal() -> None:
             display.update(event)
     written = out.getvalue()
     # the view was redrawn as events arrived: early states appear before the final one
-    assert written.index("● running") < written.rindex("✓ finished")
+    assert written.index("● running") < written.rindex("✓ completed")
     assert written.count("thinking  ") > 3
 
 

@@ -142,10 +142,19 @@ async def run_context(
     toolbox = agent.toolbox
     registry, executor = await toolbox.current()
     ctx = RunContext(
-        config=agent.config, model=agent.model, tools=registry, executor=executor,
-        hooks=agent.hooks, state=state, instructions=agent.instructions, deps=deps,
-        sink=sink, stream_text=stream, output=output, tap=tap,
-    )  # fmt: skip
+        config=agent.config,
+        model=agent.model,
+        tools=registry,
+        executor=executor,
+        hooks=agent.hooks,
+        state=state,
+        instructions=agent.instructions,
+        deps=deps,
+        sink=sink,
+        stream_text=stream,
+        output=output,
+        tap=tap,
+    )
     if tap is not None:
         tap.attach(ctx)
     binding = toolbox.mcp.bindings.get(state.run_id) if toolbox.mcp else None

@@ -9,10 +9,11 @@ from typing import TYPE_CHECKING, Any, Generic, cast
 from typing_extensions import TypeVar
 
 from ponder.exceptions import StructuredOutputError
+from ponder.status import RunStatus
 
 if TYPE_CHECKING:
     from ponder.agent.output import OutputSpec
-    from ponder.agent.run.state import RunState, RunStatus
+    from ponder.agent.run.state import RunState
     from ponder.messages import Message
     from ponder.models.base import Usage
 

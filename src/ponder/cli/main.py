@@ -223,9 +223,15 @@ async def _run_stored(
             task = await attach_resources(agent, start.mcp_resources, task)
         console = Console(highlight=False, stderr=start.output is not None)
         return await run_with_display(
-            agent, task, console, as_json=as_json, out=out, store=store, history=history,
+            agent,
+            task,
+            console,
+            as_json=as_json,
+            out=out,
+            store=store,
+            history=history,
             output=start.output,
-        )  # fmt: skip
+        )
     finally:
         if store is not None:
             await store.close()
@@ -313,8 +319,10 @@ def serve(
         hosts = allowed_hosts(host, allowed_host)
         if temporal:
             if any((model, config, workflow, store, tools, instructions)):
-                raise UserError("with --temporal the agent lives on the workers: give "
-                                "--model, --tools, --config ... to `ponder worker`")  # fmt: skip
+                raise UserError(
+                    "with --temporal the agent lives on the workers: give "
+                    "--model, --tools, --config ... to `ponder worker`"
+                )
             launcher = serve_launcher(temporal, task_queue, namespace)
             app = create_app(launcher=launcher, token=token, allowed_hosts=hosts)
         else:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from types import TracebackType
-from typing import Any
+from typing import Any, Literal
 
 from rich.console import Console, Group, RenderableType
 from rich.live import Live
@@ -19,21 +19,22 @@ from rich.tree import Tree
 
 from ponder.cli.view import RunView, ThoughtView, ToolCallView
 from ponder.events import Event
+from ponder.status import CallStatus, RunStatus
 
 __all__ = ["LiveDisplay", "render_view"]
 
-_STATUS_MARKS = {
+_STATUS_MARKS: dict[CallStatus | Literal["running"], tuple[str, str]] = {
     "running": ("…", "yellow"),
     "ok": ("✓", "green"),
     "error": ("✗", "red"),
     "timeout": ("⏱", "red"),
-    "invalid": ("✗", "red"),
+    "invalid_arguments": ("✗", "red"),
     "cancelled": ("⊘", "red"),
-    "unknown": ("?", "red"),
+    "unknown_tool": ("?", "red"),
 }
-_RUN_MARKS = {
+_RUN_MARKS: dict[RunStatus, tuple[str, str]] = {
     "running": ("●", "yellow"),
-    "finished": ("✓", "green"),
+    "completed": ("✓", "green"),
     "failed": ("✗", "red"),
     "suspended": ("⏸", "cyan"),
     "cancelled": ("⊘", "red"),

@@ -125,9 +125,12 @@ def replay(
         if tools and not live_tools:
             raise UserError("--tools needs --live-tools (recorded tool results are replayed)")
         agent = replay_agent(
-            cassette, workflow=workflow, instructions=instructions, tools=tools,
+            cassette,
+            workflow=workflow,
+            instructions=instructions,
+            tools=tools,
             live_tools=live_tools,
-        )  # fmt: skip
+        )
         model = agent.model
         assert isinstance(model, ReplayModel)
         history = messages_from_json(cassette.history)

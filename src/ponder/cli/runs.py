@@ -53,6 +53,7 @@ from ponder.cli.transcript import (
 from ponder.config import AgentConfig
 from ponder.exceptions import UserError
 from ponder.server.stored import pending_calls, pending_questions, record_summary, suspension_of
+from ponder.status import RUN_STATUSES
 from ponder.store import Store, StoredRun
 
 __all__ = [
@@ -69,7 +70,7 @@ NO_CHECKPOINT = (
     "no checkpoint: the process stopped before the run's first one "
     "(`ponder runs resume` marks it failed; start the task again)"
 )
-STATUSES = ("running", "completed", "suspended", "failed", "cancelled", "interrupted")
+STATUSES = RUN_STATUSES
 
 runs_app = typer.Typer(
     help="Checkpointed runs: list, show, resume, cancel and prune them.", no_args_is_help=True

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal, assert_never
 
+from ponder.cli.thoughts import ThoughtView, thought_from_data
 from ponder.events import (
     CheckpointWritten,
     Compaction,
@@ -51,32 +52,12 @@ from ponder.events import (
     ToolPrediction,
     Usage,
 )
+from ponder.status import CallStatus, RunStatus
 
 __all__ = ["CallStatus", "RunStatus", "RunView", "StepView", "ThoughtView", "ToolCallView"]
 
-RunStatus = Literal["running", "finished", "failed", "suspended", "cancelled", "interrupted"]
-CallStatus = Literal["running", "ok", "error", "timeout", "invalid", "cancelled", "unknown"]
-_CALL_STATUSES: tuple[CallStatus, ...] = ("error", "timeout", "invalid", "cancelled")
-
 
 _MCP_SHOWN = {"connect_failed", "disconnected", "server_failed", "sampling", "elicitation"}
-
-
-@dataclass(slots=True)
-class ThoughtView:
-    """One recorded sequential thought and its links."""
-
-    seq: int
-    number: int
-    total: int
-    text: str
-    branch_id: str | None = None
-    branch_from: int | None = None
-    revises: int | None = None
-    revision_type: str | None = None
-    supersedes: int | None = None
-    superseded_by: int | None = None
-    warnings: list[str] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -87,7 +68,7 @@ class ToolCallView:
     name: str
     arguments: Any
     round: int
-    status: CallStatus = "running"
+    status: CallStatus | Literal["running"] = "running"
     output: str = ""
     duration: float | None = None
 
@@ -143,9 +124,15 @@ class RunView:
             ):
                 self._progress(event)
             case (
-                MiddleMessage() | Reflection() | LimitReached() | LoopDetected() | StallDetected()
-                | ModelDegraded() | ModelUnanswered() | PlanReplanned()
-            ):  # fmt: skip
+                MiddleMessage()
+                | Reflection()
+                | LimitReached()
+                | LoopDetected()
+                | StallDetected()
+                | ModelDegraded()
+                | ModelUnanswered()
+                | PlanReplanned()
+            ):
                 self._notice(event)
             case TextDelta() | ReasoningDelta():
                 self._delta(event)
@@ -154,9 +141,15 @@ class RunView:
             case McpEvent() | OutputRejected() | ModelFallback() | SubAgentEvent():
                 self._side_notice(event)
             case (
-                StructuredReasoning() | ToolPrediction() | PlanUpdated() | Compaction()
-                | Retrieval() | ReportRaised() | CheckpointWritten() | OutputPartial()
-            ):  # fmt: skip
+                StructuredReasoning()
+                | ToolPrediction()
+                | PlanUpdated()
+                | Compaction()
+                | Retrieval()
+                | ReportRaised()
+                | CheckpointWritten()
+                | OutputPartial()
+            ):
                 pass
             case _:
                 assert_never(event)
@@ -220,7 +213,7 @@ class RunView:
                 call.status, call.output, call.duration = "ok", event.output, event.duration
             case ToolCallFailed():
                 call = self._call(event.call_id, event.name)
-                call.status = event.status if event.status in _CALL_STATUSES else "error"
+                call.status = event.status
                 call.output, call.duration = event.error, event.duration
             case _:
                 assert_never(event)
@@ -363,7 +356,7 @@ class RunView:
                 return
 
     def _finished(self, event: RunFinished) -> None:
-        self.status, self.answer = "finished", event.output
+        self.status, self.answer = "completed", event.output
         self.stop_reason, self.usage = event.stop_reason, dict(event.usage)
         self.cost = event.cost
 
@@ -373,28 +366,3 @@ class RunView:
     def _suspended(self, event: RunSuspended) -> None:
         self.status = "suspended"
         self.notices.append(f"suspended: {event.reason}")
-
-
-def _optional_int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def thought_from_data(data: dict[str, Any]) -> ThoughtView:
-    """A `ThoughtView` from ``sequential_thinking`` result data (``node`` when present)."""
-    node = data.get("node") if isinstance(data.get("node"), dict) else {}
-    assert isinstance(node, dict)
-    seq = _optional_int(node.get("seq")) or _optional_int(data.get("thought_history_length"))
-    branch = node.get("branch_id")
-    warnings = data.get("warnings")
-    return ThoughtView(
-        seq=seq or 0,
-        number=_optional_int(data.get("thought_number")) or 0,
-        total=_optional_int(data.get("total_thoughts")) or 0,
-        text=str(data.get("thought", "")),
-        branch_id=branch if isinstance(branch, str) and branch else None,
-        branch_from=_optional_int(node.get("branch_from_thought")),
-        revises=_optional_int(node.get("revises_thought")) if node.get("is_revision") else None,
-        revision_type=node.get("revision_type") if node.get("is_revision") else None,
-        supersedes=_optional_int(node.get("supersedes")),
-        warnings=[str(w) for w in warnings] if isinstance(warnings, list) else [],
-    )

@@ -85,41 +85,149 @@ from ponder.events.steps import (
 )
 
 __all__ = [
-    "EVENT_KINDS", "EVENT_TYPES", "CallStatus", "CheckType", "CheckpointWritten", "Compaction",
-    "CompactionApplied", "Event", "EventBase", "EventKind", "LimitReached", "LoopDetected",
-    "McpEvent", "McpEventType", "MiddleMessage", "ModelDegraded", "ModelFallback",
-    "ModelUnanswered", "OutputPartial", "OutputRejected", "PlanReplanned", "PlanUpdated",
-    "Reasoning", "ReasoningDelta", "ReasoningPhase", "ReasoningStep", "Reflection",
-    "ReplanTrigger", "ReportRaised", "Retrieval", "RetrievalDone", "RoundStarted", "RunCancelled",
-    "RunFailed", "RunFinished", "RunResumed", "RunStarted", "RunSuspended", "StallDetected",
-    "StepEnd", "StepFinished", "StepStarted", "StructuredReasoning", "SubAgentEvent",
-    "TextDelta", "Thinking",
-    "ThinkingRecorded", "Todo", "TodoUpdated", "ToolCallFailed", "ToolCallFinished",
-    "ToolCallStarted", "ToolPrediction", "Usage", "UsageUpdated", "Verdict", "event_from_dict",
-    "event_to_dict", "kind_of",
-]  # fmt: skip
+    "EVENT_KINDS",
+    "EVENT_TYPES",
+    "CallStatus",
+    "CheckType",
+    "CheckpointWritten",
+    "Compaction",
+    "CompactionApplied",
+    "Event",
+    "EventBase",
+    "EventKind",
+    "LimitReached",
+    "LoopDetected",
+    "McpEvent",
+    "McpEventType",
+    "MiddleMessage",
+    "ModelDegraded",
+    "ModelFallback",
+    "ModelUnanswered",
+    "OutputPartial",
+    "OutputRejected",
+    "PlanReplanned",
+    "PlanUpdated",
+    "Reasoning",
+    "ReasoningDelta",
+    "ReasoningPhase",
+    "ReasoningStep",
+    "Reflection",
+    "ReplanTrigger",
+    "ReportRaised",
+    "Retrieval",
+    "RetrievalDone",
+    "RoundStarted",
+    "RunCancelled",
+    "RunFailed",
+    "RunFinished",
+    "RunResumed",
+    "RunStarted",
+    "RunSuspended",
+    "StallDetected",
+    "StepEnd",
+    "StepFinished",
+    "StepStarted",
+    "StructuredReasoning",
+    "SubAgentEvent",
+    "TextDelta",
+    "Thinking",
+    "ThinkingRecorded",
+    "Todo",
+    "TodoUpdated",
+    "ToolCallFailed",
+    "ToolCallFinished",
+    "ToolCallStarted",
+    "ToolPrediction",
+    "Usage",
+    "UsageUpdated",
+    "Verdict",
+    "event_from_dict",
+    "event_to_dict",
+    "kind_of",
+]
 
 Event: TypeAlias = Annotated[
-    RunStarted | RunFinished | RunFailed | RunCancelled | RunSuspended | RunResumed
-    | RoundStarted | Usage | Reasoning | StructuredReasoning | ToolPrediction
-    | ToolCallStarted | ToolCallFinished | ToolCallFailed | MiddleMessage | Reflection
-    | LimitReached | LoopDetected | StallDetected | TextDelta | ReasoningDelta | Thinking
-    | Todo | PlanUpdated | PlanReplanned | StepStarted | StepFinished | Compaction | Retrieval
-    | ReportRaised | CheckpointWritten | ModelDegraded | ModelUnanswered | McpEvent
-    | OutputPartial | OutputRejected | ModelFallback | SubAgentEvent,
+    RunStarted
+    | RunFinished
+    | RunFailed
+    | RunCancelled
+    | RunSuspended
+    | RunResumed
+    | RoundStarted
+    | Usage
+    | Reasoning
+    | StructuredReasoning
+    | ToolPrediction
+    | ToolCallStarted
+    | ToolCallFinished
+    | ToolCallFailed
+    | MiddleMessage
+    | Reflection
+    | LimitReached
+    | LoopDetected
+    | StallDetected
+    | TextDelta
+    | ReasoningDelta
+    | Thinking
+    | Todo
+    | PlanUpdated
+    | PlanReplanned
+    | StepStarted
+    | StepFinished
+    | Compaction
+    | Retrieval
+    | ReportRaised
+    | CheckpointWritten
+    | ModelDegraded
+    | ModelUnanswered
+    | McpEvent
+    | OutputPartial
+    | OutputRejected
+    | ModelFallback
+    | SubAgentEvent,
     Field(discriminator="kind"),
-]  # fmt: skip
+]
 
 EventKind: TypeAlias = Literal[
-    "run_started", "run_finished", "run_failed", "run_cancelled", "run_suspended",
-    "run_resumed", "round_started", "usage", "reasoning", "structured_reasoning",
-    "tool_prediction", "tool_call_started", "tool_call_finished", "tool_call_failed",
-    "middle_message", "reflection", "limit_reached", "loop_detected", "stall_detected",
-    "text_delta", "reasoning_delta", "thinking", "todo", "plan_updated", "plan_replanned",
-    "step_started", "step_finished", "compaction", "retrieval", "report_raised",
-    "checkpoint_written", "model_degraded", "model_unanswered", "mcp_event",
-    "output_partial", "output_rejected", "model_fallback", "sub_agent_event",
-]  # fmt: skip
+    "run_started",
+    "run_finished",
+    "run_failed",
+    "run_cancelled",
+    "run_suspended",
+    "run_resumed",
+    "round_started",
+    "usage",
+    "reasoning",
+    "structured_reasoning",
+    "tool_prediction",
+    "tool_call_started",
+    "tool_call_finished",
+    "tool_call_failed",
+    "middle_message",
+    "reflection",
+    "limit_reached",
+    "loop_detected",
+    "stall_detected",
+    "text_delta",
+    "reasoning_delta",
+    "thinking",
+    "todo",
+    "plan_updated",
+    "plan_replanned",
+    "step_started",
+    "step_finished",
+    "compaction",
+    "retrieval",
+    "report_raised",
+    "checkpoint_written",
+    "model_degraded",
+    "model_unanswered",
+    "mcp_event",
+    "output_partial",
+    "output_rejected",
+    "model_fallback",
+    "sub_agent_event",
+]
 
 EVENT_TYPES: dict[str, type[EventBase]] = {
     cls.__dataclass_fields__["kind"].default: cls for cls in get_args(get_args(Event)[0])

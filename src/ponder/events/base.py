@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from ponder.status import CallStatus
+
 __all__ = [
     "CallStatus",
     "CheckType",
@@ -15,7 +17,6 @@ __all__ = [
     "Verdict",
 ]
 
-CallStatus = Literal["ok", "error", "timeout", "invalid_arguments", "unknown_tool", "cancelled"]
 CheckType = Literal["self_check", "contradiction_check", "completeness_check"]
 Verdict = Literal["pass", "warning", "fail"]
 ReasoningPhase = Literal["analyze", "plan", "execute", "verify"]

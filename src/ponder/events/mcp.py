@@ -10,10 +10,21 @@ from ponder.events.base import EventBase
 __all__ = ["McpEvent", "McpEventType"]
 
 McpEventType = Literal[
-    "connected", "connect_failed", "disconnected", "server_failed", "transport_error",
-    "tools_listed", "tools_changed", "tools_renamed", "resources_changed", "prompts_changed",
-    "log", "progress", "sampling", "elicitation",
-]  # fmt: skip
+    "connected",
+    "connect_failed",
+    "disconnected",
+    "server_failed",
+    "transport_error",
+    "tools_listed",
+    "tools_changed",
+    "tools_renamed",
+    "resources_changed",
+    "prompts_changed",
+    "log",
+    "progress",
+    "sampling",
+    "elicitation",
+]
 
 
 @dataclass(slots=True, kw_only=True)

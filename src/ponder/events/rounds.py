@@ -129,9 +129,15 @@ class LimitReached(EventBase):
 
     kind: Literal["limit_reached"] = "limit_reached"
     limit: Literal[
-        "rounds", "tool_calls", "step_iterations", "token_budget",
-        "requests", "input_tokens", "output_tokens", "total_tokens",
-    ]  # fmt: skip
+        "rounds",
+        "tool_calls",
+        "step_iterations",
+        "token_budget",
+        "requests",
+        "input_tokens",
+        "output_tokens",
+        "total_tokens",
+    ]
     value: int
 
 

@@ -119,9 +119,13 @@ class OAuthSettings(BaseModel):
             "client_credentials": ("client_id", "client_secret"),
             "private_key_jwt": ("client_id",),
             "identity_assertion": (
-                "client_id", "client_secret", "issuer", "id_token", "idp_token_endpoint",
+                "client_id",
+                "client_secret",
+                "issuer",
+                "id_token",
+                "idp_token_endpoint",
             ),
-        }.get(self.flow, ())  # fmt: skip
+        }.get(self.flow, ())
         missing = [name for name in needs if not getattr(self, name)]
         if missing:
             raise ValueError(f"the {self.flow} flow needs {' and '.join(missing)}")

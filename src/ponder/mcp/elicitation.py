@@ -127,9 +127,13 @@ def _to_request(server: str, run_id: str, params: types.ElicitRequestParams) -> 
 
     if isinstance(params, types.ElicitRequestURLParams):
         return ElicitationRequest(
-            server, run_id, "url", params.message, url=params.url,
+            server,
+            run_id,
+            "url",
+            params.message,
+            url=params.url,
             elicitation_id=params.elicitation_id,
-        )  # fmt: skip
+        )
     return ElicitationRequest(server, run_id, "form", params.message, dict(params.requested_schema))
 
 
@@ -179,9 +183,15 @@ def _held(
     given = hold.answers.pop(call_id, None)
     if given is not None and same_question(given.question, request):
         replayed = ElicitationRequest(
-            server, binding.run_id, request.mode, request.message, request.schema, request.url,
-            request.elicitation_id, id=given.question.id,
-        )  # fmt: skip
+            server,
+            binding.run_id,
+            request.mode,
+            request.message,
+            request.schema,
+            request.url,
+            request.elicitation_id,
+            id=given.question.id,
+        )
         return _checked(server, replayed, given.answer, emit)
     hold.held[call_id] = request
     emit(server, _event(server, request.mode, "held", request.message, id=request.id))
@@ -191,8 +201,12 @@ def _held(
 def same_question(asked: ElicitationRequest, again: ElicitationRequest) -> bool:
     """True when ``again`` asks what ``asked`` did (a re-made call asking once more)."""
     return (asked.server, asked.mode, asked.message, asked.schema, asked.url) == (
-        again.server, again.mode, again.message, again.schema, again.url,
-    )  # fmt: skip
+        again.server,
+        again.mode,
+        again.message,
+        again.schema,
+        again.url,
+    )
 
 
 def _checked(

@@ -115,12 +115,16 @@ class Usage(CopyOnWriteFields):
 
         A run adds one per request and keeps the latest: it shares its fields set.
         """
-        return built(Usage, {
-            "requests": self.requests + other.requests,
-            "input_tokens": self.input_tokens + other.input_tokens,
-            "output_tokens": self.output_tokens + other.output_tokens,
-            "reasoning_tokens": self.reasoning_tokens + other.reasoning_tokens,
-        }, _SUMMED)  # fmt: skip
+        return built(
+            Usage,
+            {
+                "requests": self.requests + other.requests,
+                "input_tokens": self.input_tokens + other.input_tokens,
+                "output_tokens": self.output_tokens + other.output_tokens,
+                "reasoning_tokens": self.reasoning_tokens + other.reasoning_tokens,
+            },
+            _SUMMED,
+        )
 
 
 _SUMMED = shared_fields_set(Usage.model_fields)
@@ -198,10 +202,16 @@ class ModelResponse(PartsView, BaseModel):
     def to_message(self) -> AssistantMessage:
         """The assistant message to append to the ledger (its parts are validated already)."""
         extras = self.provider_extras
-        return built(AssistantMessage, {
-            "parts": self.parts, "kind": "assistant", "model_name": self.model_name,
-            "provider_extras": dict(extras) if extras else {},
-        }, _ANSWER_FIELDS)  # fmt: skip
+        return built(
+            AssistantMessage,
+            {
+                "parts": self.parts,
+                "kind": "assistant",
+                "model_name": self.model_name,
+                "provider_extras": dict(extras) if extras else {},
+            },
+            _ANSWER_FIELDS,
+        )
 
 
 _ANSWER_FIELDS = shared_fields_set(("parts", "model_name", "provider_extras"))

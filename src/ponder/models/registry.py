@@ -92,9 +92,13 @@ def resolve_configured(spec: str | Model | Sequence[str | Model], config: AgentC
     retry = RetryPolicy(max_retries=config.max_retries)
     if isinstance(spec, str | Model):
         return resolve_model(
-            spec, api_key=config.api_key, base_url=config.base_url, settings=settings,
-            retry=retry, capabilities=config.model_capabilities or None,
-        )  # fmt: skip
+            spec,
+            api_key=config.api_key,
+            base_url=config.base_url,
+            settings=settings,
+            retry=retry,
+            capabilities=config.model_capabilities or None,
+        )
     if not isinstance(spec, Sequence):
         raise UserError(f"model must be a model string, a Model or a list of them: {spec!r}")
     return FallbackModel.of(list(spec), settings=settings, retry=retry)

@@ -156,21 +156,36 @@ class LogTap(RunTap):
             case StepFinished():
                 log.info("step %s %s", event.step_id, event.status)
             case Usage():
-                log.debug("model response %d: %d tokens in, %d out so far", event.requests,
-                          event.input_tokens, event.output_tokens)  # fmt: skip
+                log.debug(
+                    "model response %d: %d tokens in, %d out so far",
+                    event.requests,
+                    event.input_tokens,
+                    event.output_tokens,
+                )
             case ToolCallFinished():
-                log.debug("tool %s (%s) finished in %.3fs", event.name, event.call_id,
-                          event.duration)  # fmt: skip
+                log.debug(
+                    "tool %s (%s) finished in %.3fs", event.name, event.call_id, event.duration
+                )
             case ToolCallFailed():
-                log.warning("tool %s (%s) %s: %s", event.name, event.call_id, event.status,
-                            event.error[:300])  # fmt: skip
+                log.warning(
+                    "tool %s (%s) %s: %s",
+                    event.name,
+                    event.call_id,
+                    event.status,
+                    event.error[:300],
+                )
             case ModelDegraded():
                 log.warning("model %s lacks %s: %s", event.model, event.feature, event.action)
             case LimitReached():
                 log.info("limit reached: %s (%d)", event.limit, event.value)
             case LoopDetected() | StallDetected():
-                log.warning("%s: %s repeated %d times, %s", event.kind, event.signature,
-                            event.repeats, event.action)  # fmt: skip
+                log.warning(
+                    "%s: %s repeated %d times, %s",
+                    event.kind,
+                    event.signature,
+                    event.repeats,
+                    event.action,
+                )
             case RunFinished():
                 log.info("run finished: %s", event.stop_reason)
             case RunSuspended():

@@ -18,8 +18,9 @@ from ponder.events import Event, RunFailed, RunFinished, event_to_dict
 from ponder.exceptions import StoreError, UserError
 from ponder.messages import Message
 from ponder.server.elicitations import PendingElicitations
-from ponder.server.runs import RUN_STATUSES, RunRecord, RunRegistry, RunStatus
+from ponder.server.runs import RunRecord, RunRegistry
 from ponder.server.stored import suspension_of
+from ponder.status import RUN_STATUSES, RunStatus
 from ponder.store.base import Store, StoredRun
 from ponder.store.memory import MemoryStore
 from ponder.tools.definition import ToolDefinition

@@ -19,15 +19,15 @@ import json
 import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator
-from typing import Annotated, Any, assert_never
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Header, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 
-from ponder.events import kind_of
 from ponder.server.launcher import RunLauncher
 from ponder.server.launchers import Launcher
 from ponder.server.openai_format import output_spec_of
+from ponder.server.openai_pieces import delta_for, reasoning_text
 from ponder.server.openai_request import (
     RequestError,
     check_options,
@@ -39,6 +39,7 @@ from ponder.server.openai_request import (
 from ponder.server.runs import TERMINAL_KINDS, RunRecord
 from ponder.server.schemas import ChatRequest, ErrorBody
 from ponder.server.stored import pending_calls
+from ponder.status import StopReason
 
 __all__ = ["MODEL_ID", "reasoning_text", "router"]
 
@@ -47,42 +48,10 @@ MODEL_ID = "ponder"
 _WAIT_SECONDS = 10.0
 _KEYS_KEPT = 10_000
 _NO_RETRY = {"x-should-retry": "false"}
-_NO_TYPED_ANSWER = frozenset({"invalid_output", "reported", "content_filter"})
+_NO_TYPED_ANSWER: frozenset[StopReason] = frozenset(
+    {"invalid_output", "reported", "content_filter"}
+)
 """Stop reasons of a typed run that ended without a valid answer."""
-
-
-def reasoning_text(event: dict[str, Any]) -> str:
-    """The part of an event that belongs in ``reasoning_content`` ("" for none)."""
-    found = _piece(event)
-    return found[1] if found is not None and found[0] == "reasoning_content" else ""
-
-
-def _piece(event: dict[str, Any]) -> tuple[str, str] | None:
-    """Where an event goes in the answer (``content`` or ``reasoning_content``), and what."""
-    match kind := kind_of(event):
-        case "text_delta":
-            return "content", str(event.get("text", ""))
-        case "reasoning":
-            return "reasoning_content", f"[round {event.get('round')}] {event.get('summary', '')}\n"
-        case "thinking":
-            data = event.get("data") or {}
-            label = f"Thought {data.get('thought_number')}/{data.get('total_thoughts')}"
-            return "reasoning_content", f"{label}: {data.get('thought', '')}\n"
-        case "reasoning_delta":
-            return "reasoning_content", str(event.get("text", ""))
-        case (
-            "run_started" | "run_finished" | "run_failed" | "run_cancelled" | "run_suspended"
-            | "run_resumed" | "round_started" | "usage" | "structured_reasoning"
-            | "tool_prediction" | "tool_call_started" | "tool_call_finished" | "tool_call_failed"
-            | "middle_message" | "reflection" | "limit_reached" | "loop_detected"
-            | "stall_detected" | "todo" | "plan_updated" | "step_started" | "step_finished"
-            | "compaction" | "retrieval" | "report_raised" | "checkpoint_written"
-            | "model_degraded" | "model_unanswered" | "plan_replanned" | "mcp_event"
-            | "output_partial" | "output_rejected" | "model_fallback" | "sub_agent_event"
-        ):  # fmt: skip
-            return None
-        case _:
-            assert_never(kind)
 
 
 def _usage(record: RunRecord) -> dict[str, int]:
@@ -186,13 +155,6 @@ def _chunk(body: ChatRequest, record: RunRecord, delta: dict[str, Any], finish: 
     return f"data: {json.dumps(chunk, ensure_ascii=False)}\n\n"
 
 
-def _delta_for(event: dict[str, Any]) -> dict[str, Any] | None:
-    found = _piece(event)
-    if found is None or not found[1]:
-        return None
-    return {found[0]: found[1]}
-
-
 def _is_pause(event: dict[str, Any]) -> bool:
     """True for the event after which this request's stream has nothing more to send."""
     return event["kind"] in TERMINAL_KINDS or event["kind"] == "run_suspended"
@@ -208,7 +170,7 @@ async def _stream(
         while not ended:
             for event in registry.events_after(record.run_id, seq):
                 seq, ended = int(event["seq"]), ended or _is_pause(event)
-                delta = _delta_for(event)
+                delta = delta_for(event)
                 if delta is not None and not (record.is_typed and "content" in delta):
                     answered = answered or "content" in delta
                     yield _chunk(body, record, delta, None)

@@ -15,9 +15,10 @@ import json
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, assert_never
+from typing import Any, Protocol, assert_never
 
 from ponder.events import kind_of
+from ponder.status import RUN_STATUSES, RunStatus
 
 __all__ = [
     "RUN_STATUSES",
@@ -29,10 +30,6 @@ __all__ = [
     "to_json_safe",
 ]
 
-RunStatus = Literal["running", "completed", "suspended", "failed", "cancelled", "interrupted"]
-RUN_STATUSES: tuple[RunStatus, ...] = (
-    "running", "completed", "suspended", "failed", "cancelled", "interrupted",
-)  # fmt: skip
 TERMINAL_KINDS = frozenset({"run_finished", "run_failed"})
 _USAGE_KEYS = ("requests", "input_tokens", "output_tokens")
 
@@ -91,16 +88,41 @@ class RunRecord:
                 self.stop_reason = str(event.get("stop_reason") or "") or None
                 self.cost = _cost(event.get("cost"))
             case (
-                "run_started" | "run_failed" | "run_cancelled" | "round_started" | "reasoning"
-                | "structured_reasoning" | "tool_prediction" | "tool_call_started"
-                | "tool_call_finished" | "tool_call_failed" | "middle_message" | "reflection"
-                | "limit_reached" | "loop_detected" | "stall_detected" | "text_delta"
-                | "reasoning_delta" | "thinking" | "todo" | "plan_updated" | "step_started"
-                | "step_finished" | "compaction" | "retrieval" | "report_raised"
-                | "checkpoint_written" | "model_degraded" | "model_unanswered" | "plan_replanned"
-                | "mcp_event" | "output_partial" | "output_rejected" | "model_fallback"
+                "run_started"
+                | "run_failed"
+                | "run_cancelled"
+                | "round_started"
+                | "reasoning"
+                | "structured_reasoning"
+                | "tool_prediction"
+                | "tool_call_started"
+                | "tool_call_finished"
+                | "tool_call_failed"
+                | "middle_message"
+                | "reflection"
+                | "limit_reached"
+                | "loop_detected"
+                | "stall_detected"
+                | "text_delta"
+                | "reasoning_delta"
+                | "thinking"
+                | "todo"
+                | "plan_updated"
+                | "step_started"
+                | "step_finished"
+                | "compaction"
+                | "retrieval"
+                | "report_raised"
+                | "checkpoint_written"
+                | "model_degraded"
+                | "model_unanswered"
+                | "plan_replanned"
+                | "mcp_event"
+                | "output_partial"
+                | "output_rejected"
+                | "model_fallback"
                 | "sub_agent_event"
-            ):  # fmt: skip
+            ):
                 pass
             case _:
                 assert_never(kind)

@@ -6,6 +6,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ponder.status import RunStatus
+
 __all__ = [
     "MAX_MESSAGES",
     "MAX_TEXT_CHARS",
@@ -62,7 +64,7 @@ class RunSummary(BaseModel):
     id: str
     prompt: str
     created: float
-    status: Literal["running", "completed", "suspended", "failed", "cancelled", "interrupted"]
+    status: RunStatus
     output: str | None
     error: str | None
     usage: dict[str, int]

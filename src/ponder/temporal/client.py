@@ -234,13 +234,22 @@ class TemporalAgent:
             return dict(found)
         if kind == WorkflowExecutionStatus.COMPLETED:
             data = await handle.result()
-            return {"run_id": run_id, "status": data["status"], "output": data["output"],
-                    "stop_reason": data["stop_reason"], "usage": data["usage"]}  # fmt: skip
+            return {
+                "run_id": run_id,
+                "status": data["status"],
+                "output": data["output"],
+                "stop_reason": data["stop_reason"],
+                "usage": data["usage"],
+            }
         try:
             await handle.result()
         except WorkflowFailureError as error:
-            return {"run_id": run_id, "status": _status_of(error), "output": None,
-                    "error": str(error.cause)}  # fmt: skip
+            return {
+                "run_id": run_id,
+                "status": _status_of(error),
+                "output": None,
+                "error": str(error.cause),
+            }
         name = kind.name.lower() if kind is not None else "unknown"
         return {"run_id": run_id, "status": name, "output": None}
 

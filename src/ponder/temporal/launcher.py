@@ -27,7 +27,8 @@ from ponder.exceptions import PonderError, UserError
 from ponder.messages import Message
 from ponder.server.elicitations import PendingElicitations
 from ponder.server.launcher import RunConflict
-from ponder.server.runs import MemoryRunRegistry, RunRecord, RunRegistry, RunStatus
+from ponder.server.runs import MemoryRunRegistry, RunRecord, RunRegistry
+from ponder.status import RunStatus
 from ponder.temporal.client import MEMO_PROMPT, TemporalAgent, connect
 from ponder.temporal.workflow import MEMO_STATUS, WORKFLOW_NAME
 

@@ -98,18 +98,27 @@ class PonderWorkflow:
         the run, rather than failing the SDK's decoding (which retries the task forever).
         """
         if not isinstance(data, dict) or not isinstance(data.get("prompt"), str):
-            raise ApplicationError("bad run input: give a JSON object with a 'prompt' string",
-                                   type="UserError", non_retryable=True)  # fmt: skip
+            raise ApplicationError(
+                "bad run input: give a JSON object with a 'prompt' string",
+                type="UserError",
+                non_retryable=True,
+            )
         spec = await self._prepare(data)
         try:
             deps, vm = self._setup(data, spec)
         except (PonderError, ValidationError, LookupError, TypeError, ValueError) as error:
             self._status = "failed"
-            raise ApplicationError(f"bad run input: {type(error).__name__}: {error}",
-                                   type="UserError", non_retryable=True) from None  # fmt: skip
+            raise ApplicationError(
+                f"bad run input: {type(error).__name__}: {error}",
+                type="UserError",
+                non_retryable=True,
+            ) from None
         ctx = deps.run
-        await ctx.emit(RunStarted(prompt=ctx.state.prompt, workflow=ctx.config.agent_workflow,
-                                  model=ctx.model.name))  # fmt: skip
+        await ctx.emit(
+            RunStarted(
+                prompt=ctx.state.prompt, workflow=ctx.config.agent_workflow, model=ctx.model.name
+            )
+        )
         try:
             await self._drive(deps, vm)
         finally:
@@ -162,11 +171,17 @@ class PonderWorkflow:
             ledger=Ledger(messages_from_json(data.get("message_history") or [])),
         )
         return RunContext(
-            config=config, model=ActivityModel(spec["model"], options, self._channel),
-            tools=registry, stream_text=True,
-            executor=ActivityToolExecutor(registry, options), hooks=Hooks(), state=state,
-            instructions=spec.get("instructions", ""), sink=self._record, clock=workflow.time,
-        )  # fmt: skip
+            config=config,
+            model=ActivityModel(spec["model"], options, self._channel),
+            tools=registry,
+            stream_text=True,
+            executor=ActivityToolExecutor(registry, options),
+            hooks=Hooks(),
+            state=state,
+            instructions=spec.get("instructions", ""),
+            sink=self._record,
+            clock=workflow.time,
+        )
 
     def _record(self, event: Event) -> None:
         self._events.append(event_to_dict(event))
@@ -196,8 +211,13 @@ class PonderWorkflow:
             raise
         assert isinstance(outcome, Finished)
         self._status = state.status = "completed"
-        await ctx.emit(RunFinished(output=state.output or "", stop_reason=state.stop_reason or "",
-                                   usage=state.usage.model_dump()))  # fmt: skip
+        await ctx.emit(
+            RunFinished(
+                output=state.output or "",
+                stop_reason=state.stop_reason or "",
+                usage=state.usage.model_dump(),
+            )
+        )
 
     async def _suspend(self, ctx: RunContext, suspended: Suspended) -> Any:
         """Wait for the ``decide`` Update; returns the decision."""

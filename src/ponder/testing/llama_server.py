@@ -62,10 +62,22 @@ class LlamaServer:
         model = find_model_file(self.python)
         self.port = _free_port()
         command = [
-            self.python, "-m", "llama_cpp.server", "--model", str(model),
-            "--chat_format", "chatml-function-calling", "--host", "127.0.0.1",
-            "--port", str(self.port), "--n_ctx", str(self.n_ctx), "--model_alias", "smollm2",
-        ]  # fmt: skip
+            self.python,
+            "-m",
+            "llama_cpp.server",
+            "--model",
+            str(model),
+            "--chat_format",
+            "chatml-function-calling",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+            "--n_ctx",
+            str(self.n_ctx),
+            "--model_alias",
+            "smollm2",
+        ]
         log = self.log_path.open("wb")
         self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + timeout

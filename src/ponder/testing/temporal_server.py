@@ -60,10 +60,19 @@ class TemporalDevServer:
     def start(self) -> None:
         """Start the server and wait until its port accepts connections."""
         command = [
-            self.cli, "server", "start-dev", "--headless", "--port", str(self.port),
-            "--ui-port", str(self.ui_port), "--db-filename", str(self.db_path),
-            "--log-level", "error",
-        ]  # fmt: skip
+            self.cli,
+            "server",
+            "start-dev",
+            "--headless",
+            "--port",
+            str(self.port),
+            "--ui-port",
+            str(self.ui_port),
+            "--db-filename",
+            str(self.db_path),
+            "--log-level",
+            "error",
+        ]
         self._process = subprocess.Popen(
             command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
         )

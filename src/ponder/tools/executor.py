@@ -18,13 +18,14 @@ import time
 import weakref
 from collections.abc import Awaitable, Callable, MutableMapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
 from ponder.exceptions import UserError
 from ponder.messages import ToolCallPart, ToolMessage
 from ponder.shared_fields import built, shared_fields_set
+from ponder.status import CallStatus
 from ponder.tools.arguments import (
     ArgumentError,
     issues_from_validation_error,
@@ -46,7 +47,8 @@ __all__ = [
     "truncate_output",
 ]
 
-ToolStatus = Literal["ok", "error", "timeout", "invalid_arguments", "unknown_tool", "cancelled"]
+ToolStatus = CallStatus
+"""How one call ended (`ponder.status.CallStatus`)."""
 StartCallback = Callable[[ToolCallPart], Any]
 FinishCallback = Callable[["ToolOutcome"], Any]
 ToolRun = Callable[[], Awaitable[tuple["ToolResult", ToolStatus]]]
@@ -269,10 +271,19 @@ class ToolExecutor:
             result = result.model_copy(update={"success": status == "ok"})
         content, cut = truncate_output(result.output, self.max_output_chars)
         data = result.output if cut and result.data is None else result.data
-        message = built(ToolMessage, {
-            "kind": "tool", "call_id": call.id, "name": call.name, "content": content,
-            "data": data, "is_error": status != "ok", "attachments": result.attachments,
-        }, _ANSWERED)  # fmt: skip
+        message = built(
+            ToolMessage,
+            {
+                "kind": "tool",
+                "call_id": call.id,
+                "name": call.name,
+                "content": content,
+                "data": data,
+                "is_error": status != "ok",
+                "attachments": result.attachments,
+            },
+            _ANSWERED,
+        )
         return ToolOutcome(call, result, status, time.perf_counter() - start, message, cut)
 
     def _unknown_tool(self, name: str) -> ToolResult:

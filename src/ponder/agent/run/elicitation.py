@@ -128,8 +128,10 @@ def _by_question(value: Any, ids: list[str]) -> dict[str, dict[str, Any]]:
         raise UserError(f"no question {unknown[0]!r} waits in this run (waiting: {ids})")
     for key, answer in value.items():
         if not isinstance(answer, dict) or answer.get("action") not in (
-            "accept", "decline", "cancel",
-        ):  # fmt: skip
+            "accept",
+            "decline",
+            "cancel",
+        ):
             raise UserError(
                 f"the answer to question {key!r} must be an object with action accept, "
                 f"decline or cancel; got {answer!r}"

@@ -17,10 +17,10 @@ from ponder.media import Attachment
 from ponder.messages import Ledger, UserMessage
 from ponder.models.base import Usage
 from ponder.shared_fields import share_fields_set
+from ponder.status import RunStatus, StopReason
 
 __all__ = ["LedgerField", "RoundPhase", "RunState", "RunStatus"]
 
-RunStatus = Literal["running", "completed", "suspended", "failed", "cancelled", "interrupted"]
 RoundPhase = Literal["", "reasoning", "action", "reflection"]
 _EXTRA_KEYS = ("phase", "round_signature", "stop_result", "reflection_detail", "awaiting_approval")
 
@@ -96,7 +96,7 @@ class RunState(BaseModel):
     """The tool loop is over; the next step is the final answer (or none is needed)."""
 
     output: str | None = None
-    stop_reason: str | None = None
+    stop_reason: StopReason | None = None
     limits: UsageLimits | None = None
     """The run's own bounds on requests, tokens and tool calls (``run(limits=...)``)."""
     output_schema: dict[str, Any] | None = None

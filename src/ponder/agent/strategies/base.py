@@ -16,6 +16,7 @@ from ponder.agent.strategies import prompts
 from ponder.agent.strategies.answer import answer_problem, gathered_results, strip_markup
 from ponder.events import LimitReached, TextDelta
 from ponder.messages import SystemMessage, ToolCallPart
+from ponder.status import LIMIT_STOP_REASONS, LoopLimit, StopReason
 from ponder.tools.tool import ToolResult
 
 if TYPE_CHECKING:
@@ -24,10 +25,6 @@ if TYPE_CHECKING:
 __all__ = ["REFUSALS_EXHAUSTED", "AgentStrategy", "StrategyCategory"]
 
 StrategyCategory = Literal["agent", "step", "rag", "chat", "workflow"]
-LoopLimit = Literal[
-    "rounds", "tool_calls", "requests", "input_tokens", "output_tokens", "total_tokens"
-]
-_STOP_REASONS = {"rounds": "round_limit", "tool_calls": "call_limit"}
 
 REFUSALS_EXHAUSTED = (
     "[ponder] The model kept calling tools after the tool budget was spent; the turn was "
@@ -98,7 +95,7 @@ class AgentStrategy:
     async def on_limited(self, limit: LoopLimit, value: int) -> None:
         """A limit ended the tool loop: by default, answer without tools."""
         await self.ctx.emit(LimitReached(limit=limit, value=value))
-        stop_reason = _STOP_REASONS.get(limit) or f"{limit}_limit"
+        stop_reason = LIMIT_STOP_REASONS[limit]
         gathered = gathered_results(self.state.ledger.messages)
         await self.final_answer(prompts.limit_instruction(limit, value, gathered), stop_reason)
 
@@ -110,7 +107,7 @@ class AgentStrategy:
         if self.state.output is None:
             await self.final_answer(None, self.state.stop_reason or "answered")
 
-    async def final_answer(self, instruction: str | None, stop_reason: str) -> None:
+    async def final_answer(self, instruction: str | None, stop_reason: StopReason) -> None:
         """Ask for the answer with tools off (after an optional instruction) and keep it.
 
         An answer that still calls tools gets refusals and is asked again, at most
@@ -130,7 +127,7 @@ class AgentStrategy:
                 return
         self.finish(REFUSALS_EXHAUSTED, stop_reason)
 
-    async def settle_answer(self, text: str, stop_reason: str) -> None:
+    async def settle_answer(self, text: str, stop_reason: StopReason) -> None:
         """Keep ``text`` as the answer; one more request first if it echoes ponder's markup.
 
         An answer that still has markup after that is cleaned of it (an empty one was
@@ -143,14 +140,14 @@ class AgentStrategy:
             return
         self.finish_cleaned(text, stop_reason)
 
-    def finish_cleaned(self, text: str, stop_reason: str) -> None:
+    def finish_cleaned(self, text: str, stop_reason: StopReason) -> None:
         """Finish with ``text`` cleaned of markup; nothing left is no answer."""
         cleaned = strip_markup(text)
         if text.strip() and not cleaned:
             stop_reason = "empty_answer"
         self.finish(cleaned, stop_reason)
 
-    def finish(self, output: str, stop_reason: str) -> None:
+    def finish(self, output: str, stop_reason: StopReason) -> None:
         """Record the turn's answer and end the loop.
 
         An empty "answer" after the model gave no answer twice (empty, or withheld by a

@@ -40,9 +40,12 @@ _PREDICTION = re.compile(r"\[TOOL_PREDICTION\]\s*(.*)", re.IGNORECASE | re.DOTAL
 CHECK_TYPES: tuple[CheckType, ...] = get_args(CheckType)
 VERDICTS: tuple[Verdict, ...] = get_args(Verdict)
 _PHASES: dict[str, ReasoningPhase] = {
-    "analyze": "analyze", "analyse": "analyze", "plan": "plan", "execute": "execute",
+    "analyze": "analyze",
+    "analyse": "analyze",
+    "plan": "plan",
+    "execute": "execute",
     "verify": "verify",
-}  # fmt: skip
+}
 C = TypeVar("C", bound=str)
 
 

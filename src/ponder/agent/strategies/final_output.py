@@ -17,10 +17,11 @@ from typing import Any
 from ponder.agent.run.context import RunContext
 from ponder.agent.strategies import prompts
 from ponder.events import OutputRejected
+from ponder.status import StopReason
 
 __all__ = ["NO_ANSWER_STOPS", "settle_output"]
 
-NO_ANSWER_STOPS = frozenset({"reported", "content_filter"})
+NO_ANSWER_STOPS: frozenset[StopReason] = frozenset({"reported", "content_filter"})
 """Stop reasons after which no structured answer is asked for."""
 
 

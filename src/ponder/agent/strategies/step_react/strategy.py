@@ -144,9 +144,14 @@ class StepReActStrategy(ReActStrategy):
             trigger, before = replanned
             replaced = sorted(before - self._unfinished())
             await self.ctx.emit(
-                PlanReplanned(revision=self.step.revision, trigger=trigger, reason=reason,
-                              replaced=replaced, steps=steps)
-            )  # fmt: skip
+                PlanReplanned(
+                    revision=self.step.revision,
+                    trigger=trigger,
+                    reason=reason,
+                    replaced=replaced,
+                    steps=steps,
+                )
+            )
         await self.ctx.emit(PlanUpdated(revision=self.step.revision, steps=steps, reason=reason))
 
     def _unfinished(self) -> set[str]:
