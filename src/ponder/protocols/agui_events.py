@@ -78,6 +78,8 @@ class AguiTranslator:
         self._reasoning: str | None = None
         self._state: dict[str, Any] | None = None
         self._count = 0
+        self._said = False
+        """Whether the answer's text went out (a resumed run's comes whole, at its end)."""
 
     def _new_id(self, kind: str, seq: Any) -> str:
         self._count += 1
@@ -99,6 +101,7 @@ class AguiTranslator:
         out: list[BaseEvent] = []
         if self._reasoning is not None:
             out += self.close_messages()
+        self._said = True
         if self._text is None:
             self._text = self._new_id("msg", seq)
             out.append(TextMessageStartEvent(message_id=self._text, role="assistant"))
@@ -178,6 +181,8 @@ class AguiTranslator:
         out = self.close_messages()
         ids = {"thread_id": self.thread_id, "run_id": self.run_id}
         if record.status == "completed":
+            if record.output and not self._said and not record.is_typed:
+                out += [*self._text_piece(record.output, "end"), *self.close_messages()]
             result = record.output
             if record.is_typed and result:
                 try:
