@@ -18,7 +18,7 @@ from ponder.models import ModelRequest, ModelResponse, ScriptedModel, call_tools
 from ponder.protocols.a2a_client import A2AAgent
 from ponder.server.app import create_app
 from ponder.store.sqlite import SQLiteStore
-from ponder.tools.tool import ToolContext
+from ponder.tools.tool import Tool, ToolContext, ToolResult
 from tests.server.live import LiveServer, live_server
 from tests.server.test_resume import PUBLISHED, approval_agent
 
@@ -34,7 +34,9 @@ def asking_agent(tool: Any) -> Agent:
             return call_tools((tool.name, {"task": "What is the capital of France?"}, "c1"))
         return reply(f"Remote said: {results[-1].content}")
 
-    return Agent(ScriptedModel(script), tools=[tool], agent_thought_mode="chat", enable_thinking_tool=False)
+    return Agent(
+        ScriptedModel(script), tools=[tool], agent_thought_mode="chat", enable_thinking_tool=False
+    )
 
 
 @pytest.fixture
@@ -80,7 +82,10 @@ def test_a_wrong_token_a_missing_card_and_a_timeout_are_clear_errors(
     cases = [
         (A2AAgent(remote.url, name="capitals"), "refused the task"),
         (A2AAgent(nowhere, name="capitals"), f"no usable A2A agent card at {nowhere}"),
-        (A2AAgent(remote.url, name="capitals", card_path="/missing.json"), "no usable A2A agent card"),
+        (
+            A2AAgent(remote.url, name="capitals", card_path="/missing.json"),
+            "no usable A2A agent card",
+        ),
         (A2AAgent(remote.url, name="capitals", timeout=0.001), "did not finish in 0.001s"),
     ]
     for tool, says in cases:
@@ -100,10 +105,11 @@ def test_a_remote_approval_comes_back_as_input_and_the_task_id_answers_it(tmp_pa
         task_id = asked.data["task_id"]
         assert asked.data["state"] == "input-required"
         assert asked.data["asks"][0]["reason"] == "approval"
-        answered = asyncio.run(tool.function(_context(), {"task": "approve", "task_id": task_id}))
+        answered = asyncio.run(call(tool, {"task": "approve", "task_id": task_id}))
     assert answered.success and answered.output == "Done: published 'report'"
     assert PUBLISHED == ["report"]
 
 
-def _context() -> Any:
-    return ToolContext(run_id="r", call_id="c", tool_name="publisher")
+async def call(tool: Tool, args: dict[str, Any]) -> ToolResult:
+    """Call ``tool`` directly, as a run would."""
+    return await tool.function(ToolContext(run_id="r", call_id="c", tool_name=tool.name), args)

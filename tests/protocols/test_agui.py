@@ -22,8 +22,11 @@ from .agui_agents import WEATHER_TOOL, showcase_agent
 EVENT: TypeAdapter[Any] = TypeAdapter(Event)
 
 
-def run_input(thread: str, run: str, messages: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
-    body = {"threadId": thread, "runId": run, "messages": messages, "tools": [], "context": []}
+def run_input(
+    thread: str, run: str, messages: list[dict[str, Any]], **extra: Any
+) -> dict[str, Any]:
+    body: dict[str, Any] = {"threadId": thread, "runId": run, "messages": messages}
+    body.update({"tools": [], "context": []})
     body.update({"state": {}, "forwardedProps": {}, **extra})
     return body
 
@@ -95,9 +98,7 @@ def test_a_run_streams_reasoning_state_a_server_tool_and_text(server: LiveServer
 
 
 def test_a_frontend_tool_call_ends_the_run_and_its_result_resumes_it(server: LiveServer) -> None:
-    first = post(
-        server.url, run_input("t2", "r1", [user("Weather?")], tools=[WEATHER_TOOL])
-    )
+    first = post(server.url, run_input("t2", "r1", [user("Weather?")], tools=[WEATHER_TOOL]))
     outcome = first[-1]["outcome"]
     [pending] = outcome["pendingToolCallIds"]
     [start] = [e for e in first if e["type"] == "TOOL_CALL_START" and e["toolCallId"] == pending]
@@ -106,7 +107,11 @@ def test_a_frontend_tool_call_ends_the_run_and_its_result_resumes_it(server: Liv
         e["delta"] for e in first if e["type"] == "TOOL_CALL_ARGS" and e["toolCallId"] == pending
     )
     assert json.loads(arguments) == {"city": "Paris"}
-    call = {"id": pending, "type": "function", "function": {"name": "get_weather", "arguments": arguments}}
+    call = {
+        "id": pending,
+        "type": "function",
+        "function": {"name": "get_weather", "arguments": arguments},
+    }
     messages = [
         user("Weather?"),
         {"id": "a1", "role": "assistant", "toolCalls": [call]},
@@ -132,7 +137,11 @@ def test_an_approval_is_an_interrupt_and_resume_continues_the_stored_run(
         assert interrupt["metadata"] == {"name": "publish", "arguments": {"text": "report"}}
         assert PUBLISHED == []
     with live_server(create_app(approval_agent(), store=store)) as restarted:
-        answer = {"interruptId": interrupt["id"], "status": "resolved", "payload": {"approved": True}}
+        answer = {
+            "interruptId": interrupt["id"],
+            "status": "resolved",
+            "payload": {"approved": True},
+        }
         second = post(restarted.url, run_input("t3", "r2", [], resume=[answer]))
     assert text_of(second) == "Done: published 'report'"
     assert second[-1]["outcome"] == {"type": "success"}

@@ -95,13 +95,28 @@ class _Call:
         """Fold one streamed item into the task."""
         if item.HasField("task"):
             self.task.CopyFrom(item.task)
-            self.emit({"kind": "a2a_task", "task_id": item.task.id, "state": _state_name(item.task.status.state)})
+            self.emit(
+                {
+                    "kind": "a2a_task",
+                    "task_id": item.task.id,
+                    "state": _state_name(item.task.status.state),
+                }
+            )
         elif item.HasField("status_update"):
             update = item.status_update
             self.task.id = self.task.id or update.task_id
             self.task.status.CopyFrom(update.status)
-            said = get_message_text(update.status.message) if update.status.HasField("message") else ""
-            self.emit({"kind": "a2a_status", "task_id": update.task_id, "state": _state_name(update.status.state), "text": said})
+            said = (
+                get_message_text(update.status.message) if update.status.HasField("message") else ""
+            )
+            self.emit(
+                {
+                    "kind": "a2a_status",
+                    "task_id": update.task_id,
+                    "state": _state_name(update.status.state),
+                    "text": said,
+                }
+            )
         elif item.HasField("artifact_update"):
             self.task.artifacts.append(item.artifact_update.artifact)
         elif item.HasField("message"):
@@ -122,8 +137,12 @@ class _Call:
                 data={**info, "asks": get_data_parts(list(task.status.message.parts))},
             )
         if state in _ENDED:
-            return ToolResult.fail(f"the remote agent's task {task.id} {info['state']}: {said}".rstrip(": "), data=info)
-        return ToolResult.fail(f"the remote agent's stream ended with task {task.id} {info['state']}", data=info)
+            return ToolResult.fail(
+                f"the remote agent's task {task.id} {info['state']}: {said}".rstrip(": "), data=info
+            )
+        return ToolResult.fail(
+            f"the remote agent's stream ended with task {task.id} {info['state']}", data=info
+        )
 
 
 def a2a_agent(

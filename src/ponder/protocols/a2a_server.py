@@ -30,7 +30,7 @@ from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.agent_execution.simple_request_context_builder import (
     SimpleRequestContextBuilder,
 )
-from a2a.server.events.event_queue_v2 import EventQueue
+from a2a.server.events import EventQueue
 from a2a.server.id_generator import IDGenerator, IDGeneratorContext
 from a2a.server.request_handlers import DefaultRequestHandler
 from a2a.server.request_handlers.response_helpers import agent_card_to_dict
@@ -43,7 +43,6 @@ from a2a.types.a2a_pb2 import (
     AgentSkill,
     HTTPAuthSecurityScheme,
     Message,
-    Role,
     SecurityRequirement,
     SecurityScheme,
     StringList,
@@ -100,13 +99,17 @@ def agent_card(
     """
     tools = agent.toolbox.base if agent is not None else []
     skills = [
-        AgentSkill(id=t.name, name=t.name, description=t.definition.description or t.name, tags=["tool"])
+        AgentSkill(
+            id=t.name, name=t.name, description=t.definition.description or t.name, tags=["tool"]
+        )
         for t in tools
     ]
     if not skills:
         skills = [AgentSkill(id="ask", name="ask", description="Ask the agent.", tags=["chat"])]
-    about = description or (agent.instructions.strip() if agent is not None else "") or (
-        "A ponder agent: it reasons, calls its tools and answers."
+    about = (
+        description
+        or (agent.instructions.strip() if agent is not None else "")
+        or ("A ponder agent: it reasons, calls its tools and answers.")
     )
     card = AgentCard(
         name=name,
@@ -148,23 +151,30 @@ def decision_of(message: Message | None, record: RunRecord) -> Any:
     if record.status != "suspended":
         return None  # a run that crashed continues where it was
     if pending_calls(record.suspension):
-        for item in data:
-            if isinstance(item, dict) and "decision" in item:
-                return item["decision"]
-        if text in _YES:
-            return "approve"
-        if text in _NO:
-            return "reject"
-        raise UserError("answer the approval with 'approve' or 'reject' (or a decision data part)")
+        return _approval(text, data)
     questions = pending_questions(record.suspension)
     if questions:
-        question = str(questions[0].get("id"))
-        if text in ("decline", "cancel") and not data:
-            return {question: {"action": text}}
-        if data and isinstance(data[0], dict):
-            return {question: {"action": "accept", "content": data[0]}}
-        raise UserError("answer the question with a data part (or 'decline' / 'cancel')")
+        return _question_answer(str(questions[0].get("id")), text, data)
     return text or None
+
+
+def _approval(text: str, data: list[Any]) -> Any:
+    for item in data:
+        if isinstance(item, dict) and "decision" in item:
+            return item["decision"]
+    if text in _YES:
+        return "approve"
+    if text in _NO:
+        return "reject"
+    raise UserError("answer the approval with 'approve' or 'reject' (or a decision data part)")
+
+
+def _question_answer(question: str, text: str, data: list[Any]) -> Any:
+    if text in ("decline", "cancel") and not data:
+        return {question: {"action": text}}
+    if data and isinstance(data[0], dict):
+        return {question: {"action": "accept", "content": data[0]}}
+    raise UserError("answer the question with a data part (or 'decline' / 'cancel')")
 
 
 class PonderExecutor(AgentExecutor):
@@ -275,7 +285,9 @@ def a2a_routes(
 ) -> list[Route]:
     """The agent card route and the JSON-RPC route, to add to a Starlette or FastAPI app."""
     agent = launcher.agent() if isinstance(launcher, RunLauncher) else None
-    base = agent_card(agent, "http://localhost" + RPC_PATH, name=name, description=description, token=token)
+    base = agent_card(
+        agent, "http://localhost" + RPC_PATH, name=name, description=description, token=token
+    )
     builder = SimpleRequestContextBuilder(
         task_id_generator=_RunIds(), context_id_generator=_TaskContexts()
     )

@@ -91,9 +91,7 @@ def status_message(record: RunRecord, context_id: str) -> Message | None:
 def task_of(record: RunRecord, context_id: str | None = None) -> Task:
     """The A2A task of a run (its context is the run's own unless one is given)."""
     context = context_id or record.run_id
-    prompt = new_message(
-        [new_text_part(record.prompt)], context_id=context, task_id=record.run_id
-    )
+    prompt = new_message([new_text_part(record.prompt)], context_id=context, task_id=record.run_id)
     prompt.role = Role.ROLE_USER
     status = TaskStatus(state=state_of(record))
     message = status_message(record, context)

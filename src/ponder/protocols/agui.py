@@ -26,12 +26,18 @@ require("agui", "the AG-UI endpoint")
 
 from ag_ui.core import (
     AssistantMessage as AguiAssistant,
+)
+from ag_ui.core import (
     BaseEvent,
     ResumeEntry,
     RunAgentInput,
     RunErrorEvent,
     RunStartedEvent,
+)
+from ag_ui.core import (
     ToolMessage as AguiTool,
+)
+from ag_ui.core import (
     UserMessage as AguiUser,
 )
 from ag_ui.encoder import EventEncoder
@@ -54,7 +60,7 @@ from ponder.protocols.agui_events import AguiTranslator, split_interrupt_id
 from ponder.server.launcher import AgentSource, RunConflict, RunLauncher
 from ponder.server.launchers import Launcher
 from ponder.server.openai_request import split_call_id
-from ponder.server.runs import MemoryRunRegistry, RunRecord, TERMINAL_KINDS
+from ponder.server.runs import TERMINAL_KINDS, MemoryRunRegistry, RunRecord
 from ponder.store.base import Store
 from ponder.tools.definition import ToolDefinition
 
@@ -107,7 +113,9 @@ def _history(body: RunAgentInput) -> tuple[str, list[Message]]:
             history.extend(_assistant(message, names))
         elif isinstance(message, AguiTool) and message.tool_call_id in names:
             name = names.pop(message.tool_call_id)
-            history.append(ToolMessage(call_id=message.tool_call_id, name=name, content=_text(message.content)))
+            history.append(
+                ToolMessage(call_id=message.tool_call_id, name=name, content=_text(message.content))
+            )
     return prompt, history
 
 
@@ -117,8 +125,11 @@ def _assistant(message: AguiAssistant, names: dict[str, str]) -> list[Message]:
         args, error = parse_arguments(call.function.arguments)
         parts.append(
             ToolCallPart(
-                id=call.id, name=call.function.name, arguments=call.function.arguments,
-                args=args, args_error=error,
+                id=call.id,
+                name=call.function.name,
+                arguments=call.function.arguments,
+                args=args,
+                args_error=error,
             )
         )
         names[call.id] = call.function.name

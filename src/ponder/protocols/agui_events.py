@@ -79,6 +79,8 @@ class AguiTranslator:
         self._state: dict[str, Any] | None = None
         self._count = 0
         self._said = False
+        self._steps: dict[str, str] = {}
+        """The name of each step that started (its description)."""
         """Whether the answer's text went out (a resumed run's comes whole, at its end)."""
 
     def _new_id(self, kind: str, seq: Any) -> str:
@@ -134,42 +136,59 @@ class AguiTranslator:
 
     def translate(self, event: dict[str, Any]) -> list[BaseEvent]:
         """The AG-UI events for one ponder event (none for most bookkeeping events)."""
-        kind, seq = event.get("kind"), event.get("seq")
-        if kind == "text_delta" and event.get("text"):
-            return self._text_piece(str(event["text"]), seq)
-        if kind == "reasoning_delta" and event.get("text"):
-            return self._reasoning_piece(str(event["text"]), seq)
-        if kind == "reasoning":
-            return self._reasoning_piece(f"{event.get('summary', '')}\n", seq)
-        if kind == "thinking":
-            data = event.get("data") or {}
-            label = f"Thought {data.get('thought_number')}/{data.get('total_thoughts')}"
-            said = self._reasoning_piece(f"{label}: {data.get('thought', '')}\n", seq)
-            return said + self._thought(data)
+        kind = event.get("kind")
+        if kind in ("text_delta", "reasoning_delta", "reasoning", "thinking"):
+            return self._words(event)
         if kind == "todo":
-            return self._set_state("todos", (event.get("data") or {}).get("todos", event.get("data")))
+            data = event.get("data") or {}
+            return self._set_state("todos", {k: v for k, v in data.items() if k != "display_type"})
         if kind in ("plan_updated", "plan_replanned"):
             return self._set_state("plan", event.get("steps", []))
         if kind == "step_started":
-            return [*self.close_messages(), StepStartedEvent(step_name=str(event.get("description")))]
+            name = self._steps[str(event.get("step_id"))] = str(event.get("description"))
+            return [*self.close_messages(), StepStartedEvent(step_name=name)]
         if kind == "step_finished":
-            return [*self.close_messages(), StepFinishedEvent(step_name=str(event.get("step_id")))]
-        if kind == "tool_call_started" and event.get("name") not in _REASONING_TOOLS | _STATE_TOOLS:
-            return [*self.close_messages(), *self._call(event, str(event["call_id"]))]
-        if kind in ("tool_call_finished", "tool_call_failed"):
-            if event.get("name") in _REASONING_TOOLS | _STATE_TOOLS:
-                return []
-            text = event.get("output") if kind == "tool_call_finished" else f"error: {event.get('error')}"
-            call_id = str(event["call_id"])
-            result = ToolCallResultEvent(
-                message_id=f"result-{call_id}", tool_call_id=call_id, content=str(text), role="tool"
-            )
-            return [result]
+            step = str(event.get("step_id"))
+            name = self._steps.pop(step, step)
+            return [*self.close_messages(), StepFinishedEvent(step_name=name)]
+        if kind in ("tool_call_started", "tool_call_finished", "tool_call_failed"):
+            return self._tool(event)
         return []
+
+    def _words(self, event: dict[str, Any]) -> list[BaseEvent]:
+        """Text or reasoning, as pieces of the open message of its kind."""
+        kind, seq = event.get("kind"), event.get("seq")
+        if kind == "text_delta":
+            return self._text_piece(str(event.get("text", "")), seq) if event.get("text") else []
+        if kind == "reasoning_delta":
+            text = str(event.get("text", ""))
+            return self._reasoning_piece(text, seq) if text else []
+        if kind == "reasoning":
+            return self._reasoning_piece(f"{event.get('summary', '')}\n", seq)
+        data = event.get("data") or {}
+        label = f"Thought {data.get('thought_number')}/{data.get('total_thoughts')}"
+        said = self._reasoning_piece(f"{label}: {data.get('thought', '')}\n", seq)
+        return said + self._thought(data)
+
+    def _tool(self, event: dict[str, Any]) -> list[BaseEvent]:
+        """A tool call's start or result (thinking and todo calls go out as reasoning, state)."""
+        if event.get("name") in _REASONING_TOOLS | _STATE_TOOLS:
+            return []
+        call_id = str(event["call_id"])
+        if event.get("kind") == "tool_call_started":
+            return [*self.close_messages(), *self._call(event, call_id)]
+        finished = event.get("kind") == "tool_call_finished"
+        text = event.get("output") if finished else f"error: {event.get('error')}"
+        result = ToolCallResultEvent(
+            message_id=f"result-{call_id}", tool_call_id=call_id, content=str(text), role="tool"
+        )
+        return [result]
 
     def _call(self, call: dict[str, Any], call_id: str) -> list[BaseEvent]:
         arguments = call.get("arguments")
-        text = arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)
+        text = (
+            arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)
+        )
         return [
             ToolCallStartEvent(tool_call_id=call_id, tool_call_name=str(call.get("name"))),
             ToolCallArgsEvent(tool_call_id=call_id, delta=text),
@@ -189,7 +208,10 @@ class AguiTranslator:
                     result = json.loads(result)
                 except ValueError:
                     pass
-            return [*out, RunFinishedEvent(**ids, result=result, outcome=RunFinishedSuccessOutcome())]
+            return [
+                *out,
+                RunFinishedEvent(**ids, result=result, outcome=RunFinishedSuccessOutcome()),
+            ]
         if record.status == "suspended":
             calls = pending_calls(record.suspension)
             if calls and all(c.get("external") for c in calls):
@@ -199,7 +221,10 @@ class AguiTranslator:
                 outcome = RunFinishedSuccessOutcome(pending_tool_call_ids=pending)
                 return [*out, RunFinishedEvent(**ids, outcome=outcome)]
             interrupts = self._interrupts(record)
-            return [*out, RunFinishedEvent(**ids, outcome=RunFinishedInterruptOutcome(interrupts=interrupts))]
+            return [
+                *out,
+                RunFinishedEvent(**ids, outcome=RunFinishedInterruptOutcome(interrupts=interrupts)),
+            ]
         message = record.error or f"the run {record.status}"
         code = "cancelled" if record.status == "cancelled" else "run_failed"
         return [*out, RunErrorEvent(message=message, code=code)]
