@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -18,16 +19,18 @@ from a2a.types.a2a_pb2 import (
     Role,
     SendMessageRequest,
     StreamResponse,
+    SubscribeToTaskRequest,
     Task,
     TaskState,
 )
 from a2a.utils.errors import A2AError
 
 from ponder.agent import Agent
-from ponder.models import ScriptedModel, reply
+from ponder.messages import ToolMessage
+from ponder.models import ModelRequest, ModelResponse, ScriptedModel, call_tools, reply
 from ponder.server.app import create_app
 from ponder.store.sqlite import SQLiteStore
-from tests.server.live import LiveServer, live_server
+from tests.server.live import LiveServer, gated_adder, live_server
 from tests.server.test_resume import PUBLISHED, approval_agent
 
 TOKEN = "s3cret-token"
@@ -250,3 +253,63 @@ def test_the_token_guards_the_endpoint_and_the_card_says_so() -> None:
     assert card["securitySchemes"] == {"bearer": {"httpAuthSecurityScheme": {"scheme": "Bearer"}}}
     assert refused.status_code == 401
     assert task.status.state == TaskState.TASK_STATE_COMPLETED
+
+
+def gated_agent(gate: threading.Event) -> Agent:
+    """Calls ``gated_add`` (which waits for the test's gate), then answers with its sum."""
+
+    def script(request: ModelRequest) -> ModelResponse:
+        results = [m for m in request.messages if isinstance(m, ToolMessage)]
+        if not results:
+            return call_tools(("gated_add", {"a": 2, "b": 3}))
+        return reply(f"The sum is {results[-1].content}.")
+
+    return Agent(
+        ScriptedModel(script),
+        tools=[gated_adder(gate)],
+        agent_thought_mode="chat",
+        enable_thinking_tool=False,
+    )
+
+
+def test_a_second_client_resubscribes_to_a_running_task() -> None:
+    gate = threading.Event()
+
+    async def go(url: str) -> tuple[list[StreamResponse], list[StreamResponse]]:
+        first = await client_for(url, streaming=True)
+        second = await client_for(url, streaming=True)
+        sent: list[StreamResponse] = []
+        stream = first.send_message(user("Add 2 and 3."))
+        async for item in stream:  # until the run calls the gated tool
+            sent.append(item)
+            if item.HasField("status_update") and item.status_update.status.message.parts:
+                break
+        task_id = sent[-1].status_update.task_id
+        watched: list[StreamResponse] = []
+        subscribed = asyncio.Event()
+
+        async def watch() -> None:
+            async for item in second.subscribe(SubscribeToTaskRequest(id=task_id)):
+                watched.append(item)
+                subscribed.set()
+
+        watching = asyncio.create_task(watch())
+        await subscribed.wait()  # the task is still running: the gate is closed
+        gate.set()
+        sent += [i async for i in stream]
+        await watching
+        await first.close()
+        await second.close()
+        return sent, watched
+
+    with live_server(create_app(gated_agent(gate))) as running:
+        sent, watched = asyncio.run(go(running.url))
+    for items in (sent, watched):
+        final = [i.status_update.status.state for i in items if i.HasField("status_update")]
+        assert final[-1] == TaskState.TASK_STATE_COMPLETED
+    artifacts = [i.artifact_update.artifact for i in watched if i.HasField("artifact_update")]
+    tasks = [i.task for i in watched if i.HasField("task")]
+    answers = [get_artifact_text(a) for a in artifacts] + [
+        get_artifact_text(a) for t in tasks for a in t.artifacts
+    ]
+    assert "The sum is 5." in answers
