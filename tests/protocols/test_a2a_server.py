@@ -212,7 +212,7 @@ def test_a_waiting_task_survives_a_restart_and_another_server_completes_it(
 def rpc(url: str, body: Any, **headers: str) -> httpx.Response:
     content = body if isinstance(body, bytes) else None
     kwargs: dict[str, Any] = {"content": content} if content is not None else {"json": body}
-    method = body.get("method", "") if isinstance(body, dict) else ""
+    method = body.get("method", "/") if isinstance(body, dict) else "/"
     version = {} if "/" in str(method) else {"A2A-Version": "1.0"}
     return httpx.post(
         f"{url}/v1/a2a",
@@ -227,13 +227,30 @@ def test_bad_requests_get_json_rpc_errors_never_a_500(server: LiveServer) -> Non
     method = rpc(server.url, {"jsonrpc": "2.0", "id": 1, "method": "NoSuchMethod", "params": {}})
     assert method.json()["error"]["code"] == -32601
     wrong = {"jsonrpc": "2.0", "id": 2, "method": "SendMessage", "params": {"message": 42}}
-    assert rpc(server.url, wrong).json()["error"]["code"] in (-32600, -32602)
+    assert rpc(server.url, wrong).json()["error"]["code"] == -32602
+    missing = {"jsonrpc": "2.0", "id": 2, "method": "SendMessage", "params": {"message": {}}}
+    assert rpc(server.url, missing).json()["error"]["code"] == -32602
+    assert rpc(server.url, {"id": 5}).json()["error"]["code"] == -32600
+    assert rpc(server.url, [1, 2]).json()["error"]["code"] == -32600
     unknown = {"jsonrpc": "2.0", "id": 3, "method": "GetTask", "params": {"id": "f" * 32}}
     assert rpc(server.url, unknown).json()["error"]["code"] == -32001  # task not found
     legacy = {"jsonrpc": "2.0", "id": 4, "method": "tasks/get", "params": {"id": "f" * 32}}
     assert rpc(server.url, legacy).json()["error"]["code"] == -32001
     big = rpc(server.url, b"[" + b"1," * 600_000 + b"1]")
     assert big.status_code == 413
+
+
+def test_a2a_0_3_clients_are_answered_too(server: LiveServer) -> None:
+    parts = [{"kind": "text", "text": "Publish the report."}]
+    message = {"role": "user", "parts": parts, "messageId": "m1", "kind": "message"}
+    sent = rpc(
+        server.url,
+        {"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": {"message": message}},
+    )
+    task = sent.json()["result"]
+    assert task["kind"] == "task" and task["status"]["state"] == "input-required"
+    got = {"jsonrpc": "2.0", "id": 2, "method": "tasks/get", "params": {"id": task["id"]}}
+    assert rpc(server.url, got).json()["result"]["status"]["state"] == "input-required"
 
 
 def test_the_token_guards_the_endpoint_and_the_card_says_so() -> None:
