@@ -137,6 +137,9 @@ def test_an_approval_is_an_interrupt_and_resume_continues_the_stored_run(
         assert interrupt["metadata"] == {"name": "publish", "arguments": {"text": "report"}}
         assert PUBLISHED == []
     with live_server(create_app(approval_agent(), store=store)) as restarted:
+        replayed = post(restarted.url, run_input("t3", "r1", [user("Publish the report.")]))
+        assert types(replayed) == types(first)  # from the store, after the restart
+        assert replayed[-1]["outcome"] == outcome
         answer = {
             "interruptId": interrupt["id"],
             "status": "resolved",
