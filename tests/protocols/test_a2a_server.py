@@ -31,6 +31,7 @@ from ponder.models import ModelRequest, ModelResponse, ScriptedModel, call_tools
 from ponder.server.app import create_app
 from ponder.store.sqlite import SQLiteStore
 from tests.server.live import LiveServer, gated_adder, live_server
+from tests.server.openai_agents import report_agent
 from tests.server.test_resume import PUBLISHED, approval_agent
 
 TOKEN = "s3cret-token"
@@ -105,6 +106,32 @@ def test_send_returns_the_completed_task_with_its_answer(tmp_path: Path) -> None
     assert get_artifact_text(task.artifacts[0]) == "Paris is the capital of France."
     assert task.history[0].role == Role.ROLE_USER
     assert [r["id"] for r in runs] == [task.id]  # the task is a ponder run
+
+
+def test_an_output_schema_types_the_answer_as_a_data_part() -> None:
+    schema: dict[str, Any] = {
+        "type": "object",
+        "properties": {"city": {"type": "string"}, "sky": {"type": "string"}},
+        "required": ["city", "sky"],
+    }
+
+    async def go(url: str) -> tuple[Task, str]:
+        client = await client_for(url)
+        request = user("Weather in Paris?")
+        request.message.metadata.update({"output_schema": schema})
+        task = await last_task(client.send_message(request))
+        bad = user("Weather in Paris?")
+        bad.message.metadata.update({"output_schema": "a string"})
+        with pytest.raises(A2AError) as refused:
+            await last_task(client.send_message(bad))
+        await client.close()
+        return task, str(refused.value)
+
+    with live_server(create_app(report_agent())) as running:
+        task, refused = asyncio.run(go(running.url))
+    assert task.status.state == TaskState.TASK_STATE_COMPLETED
+    assert get_data_parts(list(task.artifacts[0].parts)) == [{"city": "Paris", "sky": "unknown"}]
+    assert "output_schema must be a JSON Schema object" in refused
 
 
 def test_streaming_reports_submitted_working_the_artifact_and_completion() -> None:

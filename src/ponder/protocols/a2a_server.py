@@ -49,12 +49,14 @@ from a2a.types.a2a_pb2 import (
     TaskState,
 )
 from a2a.utils.errors import InvalidParamsError, TaskNotCancelableError
+from google.protobuf.json_format import MessageToDict
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 import ponder
 from ponder.agent import Agent
+from ponder.agent.output import OutputSpec
 from ponder.exceptions import RunLeaseError, UserError
 from ponder.protocols.a2a_tasks import RunTaskStore, answer_artifact, status_message
 from ponder.server.launcher import RunConflict, RunLauncher
@@ -142,6 +144,19 @@ def _prompt_of(message: Message | None) -> str:
     return "\n".join(p for p in [text, *data] if p.strip())
 
 
+def _output_of(message: Message | None) -> OutputSpec | None:
+    """The answer's type a message asks for (``metadata.output_schema``, a JSON Schema)."""
+    if message is None or "output_schema" not in message.metadata:
+        return None
+    schema = MessageToDict(message.metadata).get("output_schema")
+    if not isinstance(schema, dict):
+        raise InvalidParamsError("metadata.output_schema must be a JSON Schema object")
+    try:
+        return OutputSpec(json_schema=schema, name="answer", argument="metadata.output_schema")
+    except UserError as error:
+        raise InvalidParamsError(str(error)) from None
+
+
 def decision_of(message: Message | None, record: RunRecord) -> Any:
     """The resume decision a reply to an input-required task gives; `UserError` if none."""
     if message is None:
@@ -192,7 +207,7 @@ class PonderExecutor(AgentExecutor):
             if not prompt.strip():
                 raise InvalidParamsError("the message has no text or data")
             self.tasks.contexts[task_id] = context_id
-            record = self._start(prompt, task_id)
+            record = self._start(prompt, task_id, _output_of(context.message))
             seq = 0
             await updater.submit()
         else:
@@ -209,9 +224,9 @@ class PonderExecutor(AgentExecutor):
         await updater.start_work()
         await self._follow(record, seq, updater, context_id)
 
-    def _start(self, prompt: str, task_id: str) -> RunRecord:
+    def _start(self, prompt: str, task_id: str, output: OutputSpec | None) -> RunRecord:
         if isinstance(self.launcher, RunLauncher):
-            return self.launcher.start(prompt, resumable=True, run_id=task_id)
+            return self.launcher.start(prompt, resumable=True, run_id=task_id, output=output)
         raise InvalidParamsError("A2A tasks need runs started by this server")
 
     async def _lookup(self, task_id: str) -> RunRecord:
