@@ -1,10 +1,14 @@
-"""Tools for a ``ponder serve --tools`` process: the A2A agent at ``$PONDER_TEST_REMOTE``."""
+"""Tools for ``ponder serve --tools`` processes: the A2A agent at ``$PONDER_TEST_REMOTE``,
+and a tool that waits for a file (a run that is mid-way when its server is killed)."""
 
 from __future__ import annotations
 
+import asyncio
 import os
+from pathlib import Path
 
 from ponder.protocols.a2a_client import A2AAgent
+from ponder.tools import tool
 
 TOOLS = [
     A2AAgent(
@@ -15,3 +19,19 @@ TOOLS = [
         timeout=60,
     )
 ]
+
+
+@tool(idempotent=True)
+async def wait_for_file(name: str) -> str:
+    """Wait until the file ``name`` exists under ``$PONDER_TEST_GATE_DIR``, then say so.
+
+    Args:
+        name: The file to wait for.
+    """
+    path = Path(os.environ["PONDER_TEST_GATE_DIR"]) / name
+    while not path.exists():
+        await asyncio.sleep(0.05)
+    return f"{name} is there"
+
+
+SLOW_TOOLS = [wait_for_file]

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import httpx
 from a2a.helpers import get_artifact_text
-from a2a.types.a2a_pb2 import Task, TaskState
+from a2a.types.a2a_pb2 import GetTaskRequest, Task, TaskState
 
 from ponder.testing import FakeOpenAIServer
 from ponder.testing.script import FakeReply, FakeToolCall
@@ -34,8 +34,10 @@ def free_port() -> int:
 
 
 @contextmanager
-def ponder_serve(*options: str, env: dict[str, str] | None = None) -> Iterator[str]:
-    """``ponder serve`` as a subprocess until the block ends; yields its base URL."""
+def ponder_serve(
+    *options: str, env: dict[str, str] | None = None, kill: bool = False
+) -> Iterator[str]:
+    """``ponder serve`` as a subprocess until the block ends (``kill``: SIGKILL); its URL."""
     port = free_port()
     command = [sys.executable, "-m", "ponder.cli.main", "serve", "--port", str(port), *options]
     server = subprocess.Popen(
@@ -53,7 +55,10 @@ def ponder_serve(*options: str, env: dict[str, str] | None = None) -> Iterator[s
                 time.sleep(0.1)
         yield url
     finally:
-        server.terminate()
+        if kill:
+            server.kill()
+        else:
+            server.terminate()
         server.wait(timeout=30)
 
 
@@ -96,3 +101,50 @@ def test_one_ponder_serve_uses_another_as_a_sub_agent(tmp_path: Path) -> None:
     nested = [e for e in events if e["kind"] == "sub_agent_event"]
     assert nested and {e["agent"] for e in nested} == {"echoer"}
     assert [r["prompt"] for r in remote_runs.json()["runs"]] == ["Echo me."]
+
+
+def test_a_task_survives_its_server_being_killed_mid_run(tmp_path: Path) -> None:
+    config = tmp_path / "ponder.toml"
+    store = f"sqlite:///{tmp_path / 'runs.sqlite3'}"
+    script = [
+        FakeReply(tool_calls=[FakeToolCall(name="wait_for_file", arguments={"name": "go"})]),
+        FakeReply(tool_calls=[FakeToolCall(name="agent_stop", arguments={"result": "done"})]),
+        FakeReply(content="The file came."),
+    ]
+    env = {"PONDER_TEST_GATE_DIR": str(tmp_path)}
+    tools = ("--tools", "tests.protocols.remote_tools:SLOW_TOOLS", "--store", store)
+
+    async def start(url: str) -> Task:
+        client = await client_for(url, streaming=True)
+        stream = client.send_message(user("Wait for the file."))
+        async for item in stream:  # until the run calls the tool, then the client goes
+            if item.HasField("status_update") and item.status_update.status.message.parts:
+                await stream.aclose()
+                break
+        found = await client.get_task(GetTaskRequest(id=item.status_update.task_id))
+        await client.close()
+        return found
+
+    async def finish(url: str, task_id: str) -> tuple[Task, Task]:
+        client = await client_for(url)
+        found = await client.get_task(GetTaskRequest(id=task_id))
+        done = await last_task(client.send_message(user("Continue.", found)))
+        await client.close()
+        return found, done
+
+    with FakeOpenAIServer(script) as provider:
+        config.write_text(
+            f'base_url = "{provider.base_url}"\napi_key = "k"\n'
+            'agent_thought_mode = "chat"\nenable_thinking_tool = false\n'
+        )
+        options = ("-m", "openai:fake-model", "-c", str(config), *tools)
+        with ponder_serve(*options, env=env, kill=True) as first:
+            running = asyncio.run(start(first))
+        (tmp_path / "go").write_text("")
+        with ponder_serve(*options, env=env) as second:
+            found, done = asyncio.run(finish(second, running.id))
+    assert running.status.state == TaskState.TASK_STATE_WORKING
+    assert found.status.state == TaskState.TASK_STATE_WORKING  # rebuilt from the stored run
+    assert done.id == running.id
+    assert done.status.state == TaskState.TASK_STATE_COMPLETED
+    assert get_artifact_text(done.artifacts[-1]) == "The file came."
