@@ -119,7 +119,6 @@ def test_a_task_survives_its_server_being_killed_mid_run(tmp_path: Path) -> None
         stream = client.send_message(user("Wait for the file."))
         async for item in stream:  # until the run calls the tool, then the client goes
             if item.HasField("status_update") and item.status_update.status.message.parts:
-                await stream.aclose()
                 break
         found = await client.get_task(GetTaskRequest(id=item.status_update.task_id))
         await client.close()
