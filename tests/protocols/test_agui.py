@@ -10,8 +10,10 @@ from typing import Any
 import httpx
 import pytest
 from ag_ui.core import Event
+from fastapi import FastAPI
 from pydantic import TypeAdapter
 
+from ponder.protocols.agui import agui_app
 from ponder.server.app import create_app
 from ponder.store.sqlite import SQLiteStore
 from tests.server.live import LiveServer, live_server
@@ -204,3 +206,18 @@ def test_the_token_guards_the_endpoint() -> None:
         events = post(running.url, body, Authorization="Bearer tok")
     assert refused.status_code == 401
     assert types(events)[-1] == "RUN_FINISHED"
+
+
+def test_the_endpoint_mounts_in_another_app() -> None:
+    outer = FastAPI()
+    outer.mount("/agent", agui_app(showcase_agent()))
+    with live_server(outer) as running:
+        events = post(f"{running.url}/agent", run_input("t", "r", [user("Add 1 and 2.")]))
+    assert text_of(events) == "1 + 2 = 3; Paris: unknown."
+
+
+def test_an_oversized_body_is_a_413(server: LiveServer) -> None:
+    body = run_input("t", "r", [user("x" * 1_100_000)])
+    got = httpx.post(f"{server.url}/v1/agui", json=body)
+    assert got.status_code == 413
+    assert got.json()["error"]["type"] == "request_too_large"

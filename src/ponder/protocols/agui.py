@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 from ponder.extras import require
@@ -284,8 +285,18 @@ async def run_agent(request: Request) -> Any:
 
 
 def agui_app(agent: AgentSource, *, store: Store | None = None) -> FastAPI:
-    """The AG-UI endpoint alone (``POST /v1/agui``), for mounting in another ASGI app."""
-    app = FastAPI(title="ponder AG-UI")
-    app.state.launcher = RunLauncher(agent, MemoryRunRegistry(), store)
+    """The AG-UI endpoint alone (``POST /v1/agui``), for mounting in another ASGI app.
+
+    With a ``store`` the runs are checkpointed there (interrupts survive a restart).
+    """
+    launcher = RunLauncher(agent, MemoryRunRegistry(), store)
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        yield
+        await launcher.shutdown()
+
+    app = FastAPI(title="ponder AG-UI", lifespan=lifespan)
+    app.state.launcher = launcher
     app.include_router(router)
     return app
