@@ -43,3 +43,12 @@ def showcase_script(request: ModelRequest) -> ModelResponse:
 
 def showcase_agent() -> Agent:
     return Agent(ScriptedModel(showcase_script), tools=[add], enable_todo_tool=True)
+
+
+def broken_script(request: ModelRequest) -> ModelResponse:
+    """A model whose provider is down."""
+    raise ConnectionError("the provider is down")
+
+
+def broken_agent() -> Agent:
+    return Agent(ScriptedModel(broken_script), agent_thought_mode="chat")

@@ -31,6 +31,7 @@ from ponder.models import ModelRequest, ModelResponse, ScriptedModel, call_tools
 from ponder.server.app import create_app
 from ponder.store.sqlite import SQLiteStore
 from tests.server.live import LiveServer, gated_adder, live_server
+from tests.protocols.agui_agents import broken_agent
 from tests.server.openai_agents import report_agent
 from tests.server.test_resume import PUBLISHED, approval_agent
 
@@ -357,3 +358,17 @@ def test_a_second_client_resubscribes_to_a_running_task() -> None:
         get_artifact_text(a) for t in tasks for a in t.artifacts
     ]
     assert "The sum is 5." in answers
+
+
+def test_a_failed_run_is_a_failed_task_that_says_why() -> None:
+    async def go(url: str) -> Task:
+        client = await client_for(url)
+        try:
+            return await last_task(client.send_message(user("Hello?")))
+        finally:
+            await client.close()
+
+    with live_server(create_app(broken_agent())) as running:
+        task = asyncio.run(go(running.url))
+    assert task.status.state == TaskState.TASK_STATE_FAILED
+    assert "the provider is down" in task.status.message.parts[0].text

@@ -19,7 +19,7 @@ from ponder.store.sqlite import SQLiteStore
 from tests.server.live import LiveServer, live_server
 from tests.server.test_resume import PUBLISHED, approval_agent
 
-from .agui_agents import WEATHER_TOOL, showcase_agent
+from .agui_agents import WEATHER_TOOL, broken_agent, showcase_agent
 
 EVENT: TypeAdapter[Any] = TypeAdapter(Event)
 
@@ -221,3 +221,12 @@ def test_an_oversized_body_is_a_413(server: LiveServer) -> None:
     got = httpx.post(f"{server.url}/v1/agui", json=body)
     assert got.status_code == 413
     assert got.json()["error"]["type"] == "request_too_large"
+
+
+def test_a_failed_run_ends_its_stream_with_run_error() -> None:
+    with live_server(create_app(broken_agent())) as running:
+        events = post(running.url, run_input("t", "r", [user("Hello?")]))
+    assert types(events)[0] == "RUN_STARTED"
+    assert events[-1]["type"] == "RUN_ERROR"
+    assert events[-1]["code"] == "run_failed"
+    assert "the provider is down" in events[-1]["message"]
