@@ -30,8 +30,8 @@ from ponder.messages import ToolMessage
 from ponder.models import ModelRequest, ModelResponse, ScriptedModel, call_tools, reply
 from ponder.server.app import create_app
 from ponder.store.sqlite import SQLiteStore
-from tests.server.live import LiveServer, gated_adder, live_server
 from tests.protocols.agui_agents import broken_agent
+from tests.server.live import LiveServer, gated_adder, live_server
 from tests.server.openai_agents import report_agent
 from tests.server.test_resume import PUBLISHED, approval_agent
 
