@@ -16,7 +16,6 @@ artifact (a typed answer as a data part).
 
 from __future__ import annotations
 
-import asyncio
 import json
 import uuid
 from typing import Any
@@ -283,11 +282,7 @@ class PonderExecutor(AgentExecutor):
             raise TaskNotCancelableError(f"task {task_id!r} has ended")
         if not self.launcher.cancel(task_id):
             await self.launcher.cancel_suspended(record)
-        await self.launcher.wait(task_id)
-        for _ in range(100):  # the run records its cancellation as its task unwinds
-            if record.is_done:
-                break
-            await asyncio.sleep(0.01)
+        await self.launcher.wait(task_id)  # the run has recorded its cancellation
         await TaskUpdater(event_queue, task_id, str(context.context_id)).cancel()
 
 
