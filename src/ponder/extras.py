@@ -3,7 +3,8 @@
 A plain ``pip install ponder`` gives the library and the ``ponder`` command with
 OpenAI-compatible models. The rest is an extra: ``server`` (``ponder serve``: FastAPI,
 uvicorn, sse-starlette), ``mcp`` (MCP servers' tools, the thinking MCP server),
-``postgres`` (the PostgreSQL store), ``anthropic`` and ``temporal``; ``all`` installs
+``postgres`` (the PostgreSQL store), ``anthropic``, ``temporal``, ``agui`` (the AG-UI
+endpoint) and ``a2a`` (the A2A server and `A2AAgent`); ``all`` installs
 every one. Using a part whose extra is missing raises `UserError` naming the extra.
 """
 
@@ -22,6 +23,8 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "postgres": ("psycopg",),
     "anthropic": ("anthropic",),
     "temporal": ("temporalio",),
+    "agui": ("ag_ui.core", "ag_ui.encoder"),
+    "a2a": ("a2a.client", "a2a.server.routes", "a2a.types"),
 }
 """Each extra and the modules it provides."""
 

@@ -38,6 +38,14 @@ EXPECTED = {
         "answer: Cache when the same reads repeat.",
     ],
     "server_openai_client.py": ["answer: Say hello.", "streamed: Stream this back."],
+    "server_protocols.py": [
+        "ag-ui: RUN_STARTED ... RUN_FINISHED",
+        "ag-ui text: Hello from a frontend.",
+        "a2a card: ponder, streaming=True",
+        "a2a task: TASK_STATE_COMPLETED",
+        "a2a answer: Hello from another agent.",
+        "sub-agent: my helper says: Answer for me.",
+    ],
 }
 
 

@@ -38,6 +38,7 @@ def test_schema_describes_every_endpoint(server: LiveServer) -> None:
         "/v1/config",
         "/v1/models",
         "/v1/models/{model_id}",
+        "/v1/agui",
     }
 
 
@@ -60,7 +61,7 @@ def test_no_generated_request_gets_a_server_error(server: LiveServer) -> None:
 
         check()
         tested.append(api_operation.label)
-    assert len(tested) == 13
+    assert len(tested) == 14
     # generated bodies really reached the agent: runs were started and answered
     runs = httpx.get(server.url + "/v1/runs").json()["runs"]
     assert runs and all(r["status"] in ("completed", "running") for r in runs)

@@ -30,6 +30,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 import ponder
 from ponder.exceptions import RunLeaseError, UserError
+from ponder.protocols import mount_protocols
 from ponder.server import elicitations, openai_compat, routes, settings
 from ponder.server.guards import BearerTokenGuard, BodySizeLimit, RequestOriginGuard
 from ponder.server.launcher import AgentSource, RunConflict, RunLauncher
@@ -148,6 +149,7 @@ def create_app(
     app.state.live_config = live_config
     _add_error_handlers(app)
     _add_routes(app)
+    mount_protocols(app, token=bool(token))
     if token:
         app.add_middleware(BearerTokenGuard, token=token)
     app.add_middleware(RequestOriginGuard, allowed_hosts=allowed_hosts or ["*"])

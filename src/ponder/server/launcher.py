@@ -112,13 +112,15 @@ class RunLauncher:
         external_tools: Sequence[ToolDefinition] = (),
         resumable: bool = False,
         output: OutputSpec | None = None,
+        run_id: str | None = None,
     ) -> RunRecord:
         """Register and start a run; its events land in the registry as they happen.
 
         A ``resumable`` run is checkpointed also when the server has no store (in memory);
-        with an ``output`` spec the answer is that type's JSON.
+        with an ``output`` spec the answer is that type's JSON. ``run_id`` names the run
+        (a new id by default).
         """
-        run_id = uuid.uuid4().hex
+        run_id = run_id or uuid.uuid4().hex
         record = self.registry.create(run_id, prompt)
         if output is not None:
             record.is_typed, self._outputs[run_id] = True, output
