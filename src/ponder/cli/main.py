@@ -32,7 +32,7 @@ from ponder.cli.options import (
 )
 from ponder.cli.programs import load_program
 from ponder.cli.replaying import replay
-from ponder.cli.reporting import fail, reported
+from ponder.cli.reporting import fail, reported, stdout_closed
 from ponder.cli.runs import (
     open_cli_store,
     print_typed_answer,
@@ -370,7 +370,10 @@ def mcp_thinking(ctx: typer.Context) -> None:
 def main() -> None:
     """Entry point of the ``ponder`` script."""
     try:
-        app()
+        try:
+            app()
+        except BrokenPipeError:
+            raise SystemExit(stdout_closed().exit_code) from None
     except SystemExit as done:
         exit_after_temporal(done.code if isinstance(done.code, int) else 1)
         raise

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import NoReturn
@@ -9,11 +11,11 @@ from typing import NoReturn
 import typer
 from rich.console import Console
 
-from ponder.cli.errors import describe_failure
+from ponder.cli.errors import EXIT_PIPE_CLOSED, describe_failure
 from ponder.cli.session import model_base_url
 from ponder.config import AgentConfig
 
-__all__ = ["fail", "plain_console", "reported"]
+__all__ = ["fail", "plain_console", "reported", "stdout_closed"]
 
 
 def plain_console(stderr: bool = False) -> Console:
@@ -27,6 +29,20 @@ def fail(line: str, code: int) -> NoReturn:
     raise typer.Exit(code)
 
 
+def stdout_closed() -> typer.Exit:
+    """The exit for a reader of stdout that went away: quiet, as the shell's own tools do.
+
+    Whatever is still buffered for stdout goes to the null device, so the interpreter's
+    last flush does not fail again.
+    """
+    null = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(null, sys.stdout.fileno())
+    finally:
+        os.close(null)
+    return typer.Exit(EXIT_PIPE_CLOSED)
+
+
 @contextmanager
 def reported(config: list[AgentConfig] | None = None) -> Iterator[None]:
     """Turn any failure inside into one line and an exit code.
@@ -37,6 +53,8 @@ def reported(config: list[AgentConfig] | None = None) -> Iterator[None]:
         yield
     except typer.Exit:
         raise
+    except BrokenPipeError:
+        raise stdout_closed() from None
     except (Exception, KeyboardInterrupt) as error:
         loaded = config[0] if config else None
         failure = describe_failure(error, base_url=model_base_url(loaded))
