@@ -151,7 +151,7 @@ class LogTap(RunTap):
             case RunResumed():
                 log.info("run resumed at pc %d", event.pc)
             case RoundStarted():
-                log.debug("round %d (tool_choice %s)", event.round, event.tool_choice)
+                log.info("round %d (tool_choice %s)", event.round, event.tool_choice)
             case StepStarted():
                 log.info("step %s started (%d/%d)", event.step_id, event.index, event.total)
             case StepFinished():
@@ -160,7 +160,7 @@ class LogTap(RunTap):
                 log.debug("model response %d: %d tokens in, %d out so far", event.requests,
                           event.input_tokens, event.output_tokens)  # fmt: skip
             case ToolCallFinished():
-                log.debug("tool %s (%s) finished in %.3fs", event.name, event.call_id,
+                log.info("tool %s (%s) finished in %.3fs", event.name, event.call_id,
                           event.duration)  # fmt: skip
             case ToolCallFailed():
                 log.warning("tool %s (%s) %s: %s", event.name, event.call_id, event.status,

@@ -20,6 +20,8 @@ from rich.console import Console
 from ponder.cli.chat import chat
 from ponder.cli.errors import EXIT_USAGE
 from ponder.cli.options import (
+    ApiKeyOption,
+    BaseUrlOption,
     ConfigOption,
     InstructionsOption,
     JsonOption,
@@ -70,8 +72,12 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,
+    # plain help: flags shown without a value type, readable when piped
+    rich_markup_mode=None,
 )
-mcp_app = typer.Typer(help="MCP servers that ship with ponder.", no_args_is_help=True)
+mcp_app = typer.Typer(
+    help="MCP servers that ship with ponder.", no_args_is_help=True, rich_markup_mode=None
+)
 app.add_typer(mcp_app, name="mcp")
 app.add_typer(runs_app, name="runs")
 app.command()(chat)
@@ -164,6 +170,8 @@ def run(
     instructions: InstructionsOption = None,
     output_schema: OutputSchemaOption = None,
     record: RecordOption = None,
+    base_url: BaseUrlOption = None,
+    api_key: ApiKeyOption = None,
 ) -> None:
     """Run an agent on TASK and show it working; with --store, checkpoint it.
 
@@ -174,7 +182,16 @@ def run(
         run_remote(task, temporal, task_queue, namespace, as_json, detach)
         return
     loaded: list[AgentConfig] = []
-    options = AgentOptions(model, config, workflow, instructions or "", tools=tools, rag=rag)
+    options = AgentOptions(
+        model,
+        config,
+        workflow,
+        instructions or "",
+        tools=tools,
+        rag=rag,
+        base_url=base_url,
+        api_key=api_key,
+    )
     with reported(loaded):
         if not task and mcp_prompt is None:
             raise UserError("give a TASK (or --mcp-prompt NAME)")
@@ -295,6 +312,8 @@ def serve(
     temporal: TemporalOption = None,
     task_queue: TaskQueueOption = None,
     namespace: NamespaceOption = "default",
+    base_url: BaseUrlOption = None,
+    api_key: ApiKeyOption = None,
 ) -> None:
     """Serve the HTTP API, the OpenAI-compatible endpoint and the viewer.
 
@@ -313,13 +332,21 @@ def serve(
 
         hosts = allowed_hosts(host, allowed_host)
         if temporal:
-            if any((model, config, workflow, store, tools, instructions)):
+            if any((model, config, workflow, store, tools, instructions, base_url, api_key)):
                 raise UserError("with --temporal the agent lives on the workers: give "
                                 "--model, --tools, --config ... to `ponder worker`")  # fmt: skip
             launcher = serve_launcher(temporal, task_queue, namespace)
             app = create_app(launcher=launcher, token=token, allowed_hosts=hosts)
         else:
-            options = AgentOptions(model, config, workflow, instructions or "", tools=tools)
+            options = AgentOptions(
+                model,
+                config,
+                workflow,
+                instructions or "",
+                tools=tools,
+                base_url=base_url,
+                api_key=api_key,
+            )
             agent, agent_config = build_agent(options)
             loaded.append(agent_config)
             chosen = open_cli_store(store) if store else None
@@ -355,16 +382,17 @@ def index(
 @mcp_app.command(
     "thinking",
     context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
+    add_help_option=False,
 )
 def mcp_thinking(ctx: typer.Context) -> None:
-    """The sequential_thinking MCP server over stdio, or --http HOST:PORT (options pass on)."""
+    """The sequential_thinking MCP server over stdio, or --http HOST:PORT (--help: options)."""
     with reported([]):
         from ponder.extras import require
 
         require("mcp", "ponder mcp thinking")
         from ponder.mcp.thinking_server import main as thinking_main
 
-        thinking_main(list(ctx.args))
+        thinking_main(list(ctx.args), prog="ponder mcp thinking")
 
 
 def main() -> None:

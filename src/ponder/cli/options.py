@@ -15,6 +15,8 @@ import typer
 from ponder.exceptions import UserError
 
 __all__ = [
+    "ApiKeyOption",
+    "BaseUrlOption",
     "ConfigOption",
     "InstructionsOption",
     "JsonOption",
@@ -33,6 +35,21 @@ __all__ = [
 
 ModelOption = Annotated[
     str | None, typer.Option("--model", "-m", help="Model string, e.g. openai:gpt-4o-mini.")
+]
+BaseUrlOption = Annotated[
+    str | None,
+    typer.Option(
+        "--base-url", help="The model server's URL, e.g. http://127.0.0.1:11434/v1 (base_url)."
+    ),
+]
+ApiKeyOption = Annotated[
+    str | None,
+    typer.Option(
+        "--api-key",
+        help="The model provider's key (api_key); the provider's variable is safer on shared "
+        "machines, since a command line is visible to other users.",
+        show_default=False,
+    ),
 ]
 ConfigOption = Annotated[
     Path | None, typer.Option("--config", "-c", help="A ponder.toml or config.toml file.")
