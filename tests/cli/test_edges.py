@@ -36,9 +36,14 @@ def test_a_reader_that_stops_early_ends_the_command_quietly() -> None:
 
 def test_a_failed_run_states_its_error_once_and_no_pending_tokens() -> None:
     done = ponder(
-        "run", "hi", "-m", "openai:gpt-4o", OPENAI_API_KEY="k",
-        OPENAI_BASE_URL="http://127.0.0.1:9/v1", PONDER_MAX_RETRIES="0",
-    )  # fmt: skip
+        "run",
+        "hi",
+        "-m",
+        "openai:gpt-4o",
+        OPENAI_API_KEY="k",
+        OPENAI_BASE_URL="http://127.0.0.1:9/v1",
+        PONDER_MAX_RETRIES="0",
+    )
     assert done.returncode == 1
     assert "cannot reach the model at http://127.0.0.1:9/v1" in one_line_error(done)
     assert "✗ failed" in done.stdout and "error" not in done.stdout
@@ -47,8 +52,11 @@ def test_a_failed_run_states_its_error_once_and_no_pending_tokens() -> None:
 
 
 def test_a_model_name_without_its_provider_gets_the_model_string_suggested() -> None:
-    for given, meant in (("gpt-4o", "openai:gpt-4o"), ("claude-3-5-haiku", "anthropic:"),
-                         ("opneai:gpt-4o", "openai:gpt-4o")):  # fmt: skip
+    for given, meant in (
+        ("gpt-4o", "openai:gpt-4o"),
+        ("claude-3-5-haiku", "anthropic:"),
+        ("opneai:gpt-4o", "openai:gpt-4o"),
+    ):
         done = ponder("run", "hi", "--model", given)
         assert done.returncode == 2
         assert f"did you mean '{meant}" in one_line_error(done)
@@ -64,9 +72,15 @@ def test_the_scripted_model_answers_with_the_task_in_every_mode() -> None:
 def test_base_url_and_api_key_reach_the_provider() -> None:
     with FakeOpenAIServer(agent_script()) as server:
         done = ponder(
-            "run", "Go", "-m", "openai:fake-model", "--base-url", server.base_url,
-            "--api-key", "sk-from-the-flag",
-        )  # fmt: skip
+            "run",
+            "Go",
+            "-m",
+            "openai:fake-model",
+            "--base-url",
+            server.base_url,
+            "--api-key",
+            "sk-from-the-flag",
+        )
     assert done.returncode == 0, done.stderr
     assert "Final answer from the provider." in done.stdout
     assert server.headers[0]["authorization"] == "Bearer sk-from-the-flag"
@@ -93,9 +107,12 @@ def test_ctrl_c_at_the_chat_prompt_ends_the_line_and_exits_130() -> None:
     leader, follower = pty.openpty()
     process = subprocess.Popen(
         [PONDER, "chat", "-m", "scripted"],
-        stdin=follower, stdout=follower, stderr=follower, cwd=ROOT,
+        stdin=follower,
+        stdout=follower,
+        stderr=follower,
+        cwd=ROOT,
         env=environment(TERM="dumb"),
-    )  # fmt: skip
+    )
     os.close(follower)
     seen = b""
     try:

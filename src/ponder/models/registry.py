@@ -105,10 +105,13 @@ def _echo(request: ModelRequest) -> ModelResponse:
     required, and otherwise replies with the latest user message the runtime did not inject.
     """
     task = next(
-        (m.content for m in reversed(request.messages)
-         if isinstance(m, UserMessage) and not m.content.startswith("<BEGIN_OF_")),
+        (
+            m.content
+            for m in reversed(request.messages)
+            if isinstance(m, UserMessage) and not m.content.startswith("<BEGIN_OF_")
+        ),
         "",
-    )  # fmt: skip
+    )
     offered = {tool.name for tool in request.tools}
     called = {c.name for m in request.messages for c in getattr(m, "tool_calls", ())}
     choice = request.tool_choice
