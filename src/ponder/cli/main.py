@@ -34,7 +34,7 @@ from ponder.cli.options import (
 )
 from ponder.cli.programs import load_program
 from ponder.cli.replaying import replay
-from ponder.cli.reporting import fail, reported, stdout_closed
+from ponder.cli.reporting import fail, reported, show_warnings_plainly, stdout_closed
 from ponder.cli.runs import (
     open_cli_store,
     print_typed_answer,
@@ -122,6 +122,7 @@ def _root(
     ] = None,
 ) -> None:
     """Run ponder agents from the terminal, serve them over HTTP, and watch them think."""
+    show_warnings_plainly()
     if log_level:
         from ponder.logs import configure_logging
 

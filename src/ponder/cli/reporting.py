@@ -4,23 +4,46 @@ from __future__ import annotations
 
 import os
 import sys
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import NoReturn
+from typing import NoReturn, TextIO
 
 import typer
 from rich.console import Console
 
 from ponder.cli.errors import EXIT_PIPE_CLOSED, describe_failure
 from ponder.cli.session import model_base_url
-from ponder.config import AgentConfig
+from ponder.config import AgentConfig, ConfigWarning
 
-__all__ = ["fail", "plain_console", "reported", "stdout_closed"]
+__all__ = ["fail", "plain_console", "reported", "show_warnings_plainly", "stdout_closed"]
+
+_SHOW_WARNING = warnings.showwarning
 
 
 def plain_console(stderr: bool = False) -> Console:
     """A console for the commands' plain output: no highlighting, long lines kept whole."""
     return Console(highlight=False, stderr=stderr, soft_wrap=True)
+
+
+def _show_warning(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: TextIO | None = None,
+    line: str | None = None,
+) -> None:
+    """A configuration warning as one line that names the user's file (in its message)."""
+    if issubclass(category, ConfigWarning):
+        plain_console(stderr=True).print(f"warning: {message}", markup=False)
+    else:
+        _SHOW_WARNING(message, category, filename, lineno, file, line)
+
+
+def show_warnings_plainly() -> None:
+    """Print configuration warnings as ``warning: ...`` lines, without ponder's source."""
+    warnings.showwarning = _show_warning
 
 
 def fail(line: str, code: int) -> NoReturn:

@@ -13,9 +13,11 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ponder.agent import Agent
+from ponder.agent.launch import Prompt
 from ponder.agent.output import OutputSpec
 from ponder.events import Event, RunFailed, RunFinished, event_to_dict
 from ponder.exceptions import StoreError, UserError
+from ponder.media import Image
 from ponder.messages import Message
 from ponder.server.elicitations import PendingElicitations
 from ponder.server.runs import RUN_STATUSES, RunRecord, RunRegistry, RunStatus
@@ -111,11 +113,12 @@ class RunLauncher:
         external_tools: Sequence[ToolDefinition] = (),
         resumable: bool = False,
         output: OutputSpec | None = None,
+        images: Sequence[Image] = (),
     ) -> RunRecord:
         """Register and start a run; its events land in the registry as they happen.
 
         A ``resumable`` run is checkpointed also when the server has no store (in memory);
-        with an ``output`` spec the answer is that type's JSON.
+        with an ``output`` spec the answer is that type's JSON; ``images`` go with the prompt.
         """
         run_id = uuid.uuid4().hex
         record = self.registry.create(run_id, prompt)
@@ -124,7 +127,8 @@ class RunLauncher:
         store = self.store or (self.scratch if resumable else None)
         if store is not None:
             self._stores[run_id] = store
-        work = self._drive(record, list(history), store, list(external_tools))
+        given: Prompt = [prompt, *images] if images else prompt
+        work = self._drive(record, given, list(history), store, list(external_tools))
         self._spawn(run_id, work)
         return record
 
@@ -245,6 +249,7 @@ class RunLauncher:
     async def _drive(
         self,
         record: RunRecord,
+        prompt: Prompt,
         history: list[Message],
         store: Store | None,
         external_tools: list[ToolDefinition],
@@ -254,7 +259,7 @@ class RunLauncher:
         try:
             agent = self._agents[run_id] = self.agent()
             stream = agent.stream(
-                record.prompt,
+                prompt,
                 message_history=history,
                 run_id=run_id,
                 store=store,

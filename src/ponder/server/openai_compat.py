@@ -16,7 +16,6 @@ header makes a retried request return the first one's run instead of starting an
 from __future__ import annotations
 
 import json
-import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator
 from typing import Annotated, Any, assert_never
@@ -25,14 +24,17 @@ from fastapi import APIRouter, Header, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 
 from ponder.events import kind_of
+from ponder.messages import UserMessage
 from ponder.server.launcher import RunLauncher
 from ponder.server.launchers import Launcher
 from ponder.server.openai_format import output_spec_of
+from ponder.server.openai_media import images_of
 from ponder.server.openai_request import (
     RequestError,
     check_options,
     client_call_id,
     client_tools,
+    ignored_options,
     to_history,
     tool_results,
 )
@@ -135,7 +137,7 @@ def _approval_text(record: RunRecord) -> str:
 
 def _message(request: Request, record: RunRecord, events: list[dict[str, Any]]) -> dict[str, Any]:
     """The assistant message of a finished or suspended run, and its finish reason."""
-    message: dict[str, Any] = {"role": "assistant", "content": record.output or ""}
+    message: dict[str, Any] = {"role": "assistant", "content": record.output or "", "refusal": None}
     reasoning = "".join(reasoning_text(e) for e in events)
     if reasoning:
         message["reasoning_content"] = reasoning
@@ -175,14 +177,20 @@ def _completion(
     return completion
 
 
+def _with_usage(body: ChatRequest) -> bool:
+    return body.stream_options is not None and bool(body.stream_options.include_usage)
+
+
 def _chunk(body: ChatRequest, record: RunRecord, delta: dict[str, Any], finish: str | None) -> str:
-    chunk = {
+    chunk: dict[str, Any] = {
         "id": f"chatcmpl-{record.run_id}",
         "object": "chat.completion.chunk",
         "created": int(record.created),
         "model": body.model,
         "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
     }
+    if _with_usage(body):
+        chunk["usage"] = None  # only the last chunk, with no choices, carries it
     return f"data: {json.dumps(chunk, ensure_ascii=False)}\n\n"
 
 
@@ -256,11 +264,11 @@ def _final(
     elif record.status == "suspended":
         text += _chunk(body, record, {"content": _approval_text(record)}, None)
     text += _chunk(body, record, {}, _finish_reason(record))
-    if body.stream_options is not None and body.stream_options.include_usage:
+    if _with_usage(body):
         usage_chunk = {
             "id": f"chatcmpl-{record.run_id}",
             "object": "chat.completion.chunk",
-            "created": int(time.time()),
+            "created": int(record.created),
             "model": body.model,
             "choices": [],
             "usage": _usage(record),
@@ -329,13 +337,16 @@ async def _begin(launcher: Launcher, body: ChatRequest) -> tuple[RunRecord, int]
     prompt = body.text_of(last)
     if not prompt.strip():
         raise RequestError("the last user message has no text", "messages")
+    images = images_of(last, len(earlier))
     tools = client_tools(body)
     history = to_history(body, earlier)
     if isinstance(launcher, RunLauncher):
         record = launcher.start(
-            prompt, history, external_tools=tools, resumable=True, output=output
+            prompt, history, external_tools=tools, resumable=True, output=output, images=images
         )
         return record, 0
+    if images or any(isinstance(m, UserMessage) and m.attachments for m in history):
+        raise RequestError("images need runs started by this server", "messages")
     if tools:  # a run on Temporal cannot hand its calls back to this client
         raise RequestError("client-side tools need runs started by this server", "tools")
     if output is not None:
@@ -372,14 +383,16 @@ async def chat_completions(
     else:
         record, seq = await _begin(launcher, body)
         keys.put(idempotency_key, record.run_id, seq)
+    ignored = ignored_options(body)
+    headers = {"x-ponder-ignored": ", ".join(ignored)} if ignored else {}
     if body.stream:
         stream = _stream(request, body, record, launcher, seq)
-        return StreamingResponse(stream, media_type="text/event-stream")
+        return StreamingResponse(stream, media_type="text/event-stream", headers=headers)
     await launcher.wait(record.run_id)
     failure = _failure(record)
     if failure is not None:
-        return JSONResponse({"error": failure}, status_code=502, headers=_NO_RETRY)
-    return _completion(request, body, record, seq)
+        return JSONResponse({"error": failure}, status_code=502, headers=_NO_RETRY | headers)
+    return JSONResponse(_completion(request, body, record, seq), headers=headers)
 
 
 def _model_entry() -> dict[str, Any]:
