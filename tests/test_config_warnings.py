@@ -43,9 +43,7 @@ def test_a_misspelt_ponder_variable_is_named_with_the_right_one() -> None:
 def test_the_cli_prints_config_warnings_as_lines_naming_the_users_file(tmp_path: Path) -> None:
     path = tmp_path / "ponder.toml"
     path.write_text("agent_thought_mode = 'chat'\nreflection_dept = 2\n")
-    done = ponder(
-        "run", "hi", "-m", "scripted", "-c", str(path), PONDER_ENABLE_REFLECTON="true"
-    )
+    done = ponder("run", "hi", "-m", "scripted", "-c", str(path), PONDER_ENABLE_REFLECTON="true")
     assert done.returncode == 0, done.stderr
     assert done.stderr.splitlines() == [
         f"warning: {path}:2: unknown configuration key 'reflection_dept' ignored "
