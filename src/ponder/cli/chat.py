@@ -85,7 +85,8 @@ def chat(
         )
         if session is not None:
             # a stored session goes on with the agent its turns were made with
-            recipe = with_store(store, lambda chosen: _session_recipe(chosen, session))
+            name = session
+            recipe = with_store(store, lambda chosen: _session_recipe(chosen, name))
             options = AgentOptions.from_recipe(recipe, options)
         agent, agent_config = build_agent(options)
         loaded.append(agent_config)
