@@ -147,3 +147,19 @@ def test_help_shows_flags_without_a_value_type_and_the_mcp_servers_options() -> 
     assert thinking.stdout.startswith("usage: ponder mcp thinking")
     for option in ("--http", "--token", "--max-history", "--allow-host", "--strict"):
         assert option in thinking.stdout
+
+
+def test_a_run_that_ends_without_an_answer_exits_1() -> None:
+    with FakeOpenAIServer(["", "", "", "", "", "", "", ""]) as server:
+        done = ponder(
+            "run",
+            "hi",
+            "-m",
+            "openai:fake-model",
+            OPENAI_API_KEY="k",
+            OPENAI_BASE_URL=server.base_url,
+            PONDER_AGENT_THOUGHT_MODE="chat",
+        )
+    assert done.returncode == 1, done.stdout
+    assert "stop: empty_answer" in done.stdout
+    assert "the run ended without an answer" in one_line_error(done)

@@ -18,7 +18,7 @@ import typer
 from rich.console import Console
 
 from ponder.cli.chat import chat
-from ponder.cli.errors import EXIT_USAGE
+from ponder.cli.errors import EXIT_RUN_FAILED, EXIT_USAGE
 from ponder.cli.options import (
     ApiKeyOption,
     BaseUrlOption,
@@ -206,6 +206,9 @@ def run(
     report_outcome(outcome, store_label(store) if store else None, options, as_json=as_json)
     if output is not None and not as_json:
         print_typed_answer(outcome)
+    if outcome.status == "completed" and not outcome.output.strip():
+        hint = "the model gave only empty replies; try another model or run with --json"
+        fail(f"error: the run ended without an answer (hint: {hint})", EXIT_RUN_FAILED)
 
 
 @dataclass(frozen=True)
