@@ -98,3 +98,22 @@ def test_the_first_three_commands_work_on_a_fresh_copy(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr[-2000:]
     assert "Lisbon is warmer" in done.stdout
     assert "9 request(s)" in done.stdout
+
+
+def test_make_demo_installs_the_plain_package_and_make_test_the_test_tools(
+    tmp_path: Path,
+) -> None:
+    shutil.copy(ROOT / "Makefile", tmp_path / "Makefile")
+    (tmp_path / "pyproject.toml").write_text("")
+
+    def planned(target: str) -> list[str]:
+        done = subprocess.run(
+            ["make", "-n", target], cwd=tmp_path, capture_output=True, text=True, timeout=60
+        )
+        assert done.returncode == 0, done.stderr
+        return [line for line in done.stdout.splitlines() if "pip install" in line]
+
+    demo = planned("demo")
+    assert demo and all("[" not in line for line in demo), demo
+    assert any(line.endswith("pip install --quiet -e .") for line in demo)
+    assert any("-e '.[dev,compat]'" in line for line in planned("test"))

@@ -144,10 +144,13 @@ McpPromptOption = Annotated[
 ]
 McpResourceOption = Annotated[
     list[str] | None,
-    typer.Option("--mcp-resource", help="Attach an MCP resource to the task: SERVER=URI."),
+    typer.Option(
+        "--mcp-resource", metavar="SERVER=URI", help="Attach an MCP resource to the task."
+    ),
 ]
 McpArgOption = Annotated[
-    list[str] | None, typer.Option("--mcp-arg", help="An argument of the MCP prompt: key=value.")
+    list[str] | None,
+    typer.Option("--mcp-arg", metavar="KEY=VALUE", help="An argument of the MCP prompt."),
 ]
 
 

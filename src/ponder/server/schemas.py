@@ -60,6 +60,8 @@ class RunSummary(BaseModel):
     """A run without its events."""
 
     id: str
+    run_id: str
+    """The same as ``id``, under the name events and errors use."""
     prompt: str
     created: float
     status: Literal["running", "completed", "suspended", "failed", "cancelled", "interrupted"]
