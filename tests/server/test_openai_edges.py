@@ -170,7 +170,7 @@ def test_a_bad_content_part_is_refused_and_starts_no_run(
 
 def test_a_started_run_is_named_by_run_id_as_its_events_are(server: LiveServer) -> None:
     started = httpx.post(f"{server.url}/v1/runs", json={"prompt": "hi"}, timeout=60)
-    assert started.status_code == 200, started.text
+    assert started.status_code == 201, started.text
     summary = started.json()
     assert summary["run_id"] == summary["id"]
     listed = httpx.get(f"{server.url}/v1/runs", timeout=60).json()["runs"]
