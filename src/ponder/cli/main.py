@@ -25,8 +25,13 @@ from ponder.cli.options import (
     ConfigOption,
     InstructionsOption,
     JsonOption,
+    McpArgOption,
+    McpPromptOption,
+    McpResourceOption,
     ModelOption,
     OutputSchemaOption,
+    RagOption,
+    RecordOption,
     StoreOption,
     ToolsOption,
     WorkflowOption,
@@ -83,14 +88,6 @@ app.add_typer(runs_app, name="runs")
 app.command()(chat)
 app.command()(worker)
 app.command()(replay)
-RecordOption = Annotated[
-    Path | None,
-    typer.Option("--record", help="Write the run to this cassette (replay: `ponder replay`)."),
-]
-RagOption = Annotated[
-    Path | None,
-    typer.Option("--rag", help="Answer from this folder of documents (RAG mode, no tools)."),
-]
 
 
 def _print_version(value: bool) -> None:
@@ -136,22 +133,6 @@ def _run_async(make: Callable[[], Coroutine[Any, Any, Any]]) -> Any:
 
 def _console() -> Console:
     return Console(highlight=False)
-
-
-McpPromptOption = Annotated[
-    str | None,
-    typer.Option("--mcp-prompt", help="Start from an MCP server's prompt: server/name or name."),
-]
-McpResourceOption = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--mcp-resource", metavar="SERVER=URI", help="Attach an MCP resource to the task."
-    ),
-]
-McpArgOption = Annotated[
-    list[str] | None,
-    typer.Option("--mcp-arg", metavar="KEY=VALUE", help="An argument of the MCP prompt."),
-]
 
 
 @app.command()

@@ -20,8 +20,13 @@ __all__ = [
     "ConfigOption",
     "InstructionsOption",
     "JsonOption",
+    "McpArgOption",
+    "McpPromptOption",
+    "McpResourceOption",
     "ModelOption",
     "OutputSchemaOption",
+    "RagOption",
+    "RecordOption",
     "StoreOption",
     "ToolsOption",
     "WorkflowOption",
@@ -85,6 +90,29 @@ OutputSchemaOption = Annotated[
     typer.Option(
         "--output-schema", help="A JSON Schema file: the answer is validated JSON, printed alone."
     ),
+]
+
+RecordOption = Annotated[
+    Path | None,
+    typer.Option("--record", help="Write the run to this cassette (replay: `ponder replay`)."),
+]
+RagOption = Annotated[
+    Path | None,
+    typer.Option("--rag", help="Answer from this folder of documents (RAG mode, no tools)."),
+]
+McpPromptOption = Annotated[
+    str | None,
+    typer.Option("--mcp-prompt", help="Start from an MCP server's prompt: server/name or name."),
+]
+McpResourceOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--mcp-resource", metavar="SERVER=URI", help="Attach an MCP resource to the task."
+    ),
+]
+McpArgOption = Annotated[
+    list[str] | None,
+    typer.Option("--mcp-arg", metavar="KEY=VALUE", help="An argument of the MCP prompt."),
 ]
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$")

@@ -16,7 +16,6 @@ header makes a retried request return the first one's run instead of starting an
 from __future__ import annotations
 
 import json
-from collections import OrderedDict
 from collections.abc import AsyncIterator
 from typing import Annotated, Any, assert_never
 
@@ -25,6 +24,7 @@ from fastapi.responses import JSONResponse, StreamingResponse
 
 from ponder.events import kind_of
 from ponder.messages import UserMessage
+from ponder.server.idempotency import keys_of
 from ponder.server.launcher import RunLauncher
 from ponder.server.launchers import Launcher
 from ponder.server.openai_format import output_spec_of
@@ -34,7 +34,8 @@ from ponder.server.openai_request import (
     check_options,
     client_call_id,
     client_tools,
-    ignored_options,
+    ignored_header,
+    include_usage,
     to_history,
     tool_results,
 )
@@ -47,7 +48,6 @@ __all__ = ["MODEL_ID", "reasoning_text", "router"]
 router = APIRouter(tags=["openai"])
 MODEL_ID = "ponder"
 _WAIT_SECONDS = 10.0
-_KEYS_KEPT = 10_000
 _NO_RETRY = {"x-should-retry": "false"}
 _NO_TYPED_ANSWER = frozenset({"invalid_output", "reported", "content_filter"})
 """Stop reasons of a typed run that ended without a valid answer."""
@@ -177,20 +177,20 @@ def _completion(
     return completion
 
 
-def _with_usage(body: ChatRequest) -> bool:
-    return body.stream_options is not None and bool(body.stream_options.include_usage)
-
-
-def _chunk(body: ChatRequest, record: RunRecord, delta: dict[str, Any], finish: str | None) -> str:
-    chunk: dict[str, Any] = {
+def _chunk_of(body: ChatRequest, record: RunRecord, choices: list[Any]) -> dict[str, Any]:
+    chunk = {
         "id": f"chatcmpl-{record.run_id}",
         "object": "chat.completion.chunk",
         "created": int(record.created),
         "model": body.model,
-        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+        "choices": choices,
     }
-    if _with_usage(body):
-        chunk["usage"] = None  # only the last chunk, with no choices, carries it
+    # with include_usage, only the last chunk (with no choices) carries the usage
+    return chunk | {"usage": None} if include_usage(body) else chunk
+
+
+def _chunk(body: ChatRequest, record: RunRecord, delta: dict[str, Any], finish: str | None) -> str:
+    chunk = _chunk_of(body, record, [{"index": 0, "delta": delta, "finish_reason": finish}])
     return f"data: {json.dumps(chunk, ensure_ascii=False)}\n\n"
 
 
@@ -264,45 +264,10 @@ def _final(
     elif record.status == "suspended":
         text += _chunk(body, record, {"content": _approval_text(record)}, None)
     text += _chunk(body, record, {}, _finish_reason(record))
-    if _with_usage(body):
-        usage_chunk = {
-            "id": f"chatcmpl-{record.run_id}",
-            "object": "chat.completion.chunk",
-            "created": int(record.created),
-            "model": body.model,
-            "choices": [],
-            "usage": _usage(record),
-        }
+    if include_usage(body):
+        usage_chunk = {**_chunk_of(body, record, []), "usage": _usage(record)}
         text += f"data: {json.dumps(usage_chunk)}\n\n"
     return text + "data: [DONE]\n\n"
-
-
-class IdempotencyKeys:
-    """The run each ``Idempotency-Key`` started (the newest keys are kept)."""
-
-    def __init__(self, size: int = _KEYS_KEPT) -> None:
-        self.size = size
-        self._runs: OrderedDict[str, tuple[str, int]] = OrderedDict()
-
-    def get(self, key: str | None) -> tuple[str, int] | None:
-        """The run id and first event seq of the request made with ``key``."""
-        return None if key is None else self._runs.get(key)
-
-    def put(self, key: str | None, run_id: str, seq: int) -> None:
-        """Remember the run ``key`` started."""
-        if key is None:
-            return
-        self._runs[key] = (run_id, seq)
-        while len(self._runs) > self.size:
-            self._runs.popitem(last=False)
-
-
-def _keys(request: Request) -> IdempotencyKeys:
-    state = request.app.state
-    if not hasattr(state, "idempotency_keys"):
-        state.idempotency_keys = IdempotencyKeys()
-    found: IdempotencyKeys = state.idempotency_keys
-    return found
 
 
 def _resumed_at(record: RunRecord) -> int:
@@ -375,7 +340,7 @@ async def chat_completions(
 ) -> Any:
     """An OpenAI chat completion answered by the agent (``stream: true`` for SSE chunks)."""
     launcher: Launcher = request.app.state.launcher
-    keys = _keys(request)
+    keys = keys_of(request)
     known = keys.get(idempotency_key)
     record = launcher.registry.get(known[0]) if known is not None else None
     if known is not None and record is not None:
@@ -383,8 +348,7 @@ async def chat_completions(
     else:
         record, seq = await _begin(launcher, body)
         keys.put(idempotency_key, record.run_id, seq)
-    ignored = ignored_options(body)
-    headers = {"x-ponder-ignored": ", ".join(ignored)} if ignored else {}
+    headers = ignored_header(body)
     if body.stream:
         stream = _stream(request, body, record, launcher, seq)
         return StreamingResponse(stream, media_type="text/event-stream", headers=headers)

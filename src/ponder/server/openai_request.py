@@ -40,7 +40,8 @@ __all__ = [
     "check_options",
     "client_call_id",
     "client_tools",
-    "ignored_options",
+    "ignored_header",
+    "include_usage",
     "split_call_id",
     "to_history",
     "tool_results",
@@ -93,9 +94,15 @@ def check_options(body: ChatRequest) -> None:
     _check_tool_choice(body.tool_choice, body)
 
 
-def ignored_options(body: ChatRequest) -> list[str]:
-    """The options the request gives that the agent's configuration overrides."""
-    return [name for name in IGNORED if getattr(body, name) is not None]
+def ignored_header(body: ChatRequest) -> dict[str, str]:
+    """``X-Ponder-Ignored`` naming the options given that the agent's configuration sets."""
+    ignored = [name for name in IGNORED if getattr(body, name) is not None]
+    return {"x-ponder-ignored": ", ".join(ignored)} if ignored else {}
+
+
+def include_usage(body: ChatRequest) -> bool:
+    """Whether a stream ends with a usage chunk (``stream_options.include_usage``)."""
+    return body.stream_options is not None and bool(body.stream_options.include_usage)
 
 
 def _check_tool_choice(choice: Any, body: ChatRequest) -> None:
