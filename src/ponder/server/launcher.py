@@ -22,6 +22,7 @@ from ponder.messages import Message
 from ponder.server.elicitations import PendingElicitations
 from ponder.server.runs import RUN_STATUSES, RunRecord, RunRegistry, RunStatus
 from ponder.server.stored import suspension_of
+from ponder.store.base import RunRecord as StoredRecord
 from ponder.store.base import Store, StoredRun
 from ponder.store.memory import MemoryStore
 from ponder.tools.definition import ToolDefinition
@@ -88,6 +89,8 @@ class RunLauncher:
         self._outputs: dict[str, OutputSpec] = {}
         """The output type each typed run started with, while it may continue."""
         self.elicitations = PendingElicitations()
+        self._listed: dict[str, tuple[float, RunRecord]] = {}
+        """Stored runs' listing records, by run id, with the update time they were read at."""
         self._tasks: dict[str, asyncio.Task[None]] = {}
         self.scratch = MemoryStore()
         """Where runs that must be resumable go when the server has no store."""
@@ -208,15 +211,42 @@ class RunLauncher:
         return found.pop() if found else prefix
 
     async def stored_records(self, limit: int) -> list[RunRecord]:
-        """The store's newest runs that this server has no record of (not adopted)."""
+        """The store's newest runs that this server has no record of (not adopted).
+
+        Each carries its outcome (output, stop reason, usage, error), read once per update.
+        """
         if self.store is None:
             return []
         found = await self.store.list_runs(limit=limit)
-        return [
-            RunRecord(run_id=r.run_id, prompt=r.prompt, created=r.created, status=_status(r.status))
-            for r in found
-            if self.registry.get(r.run_id) is None
-        ]
+        listed: dict[str, tuple[float, RunRecord]] = {}
+        for entry in found:
+            if self.registry.get(entry.run_id) is not None:
+                continue
+            known = self._listed.get(entry.run_id)
+            if known is None or known[0] != entry.updated:
+                known = (entry.updated, await self._listing(entry))
+            listed[entry.run_id] = known
+        self._listed = listed
+        return [record for _, record in listed.values()]
+
+    async def _listing(self, entry: StoredRecord) -> RunRecord:
+        """A stored run's record for the list: the checkpoint's outcome, no event log."""
+        assert self.store is not None
+        basic = RunRecord(
+            run_id=entry.run_id,
+            prompt=entry.prompt,
+            created=entry.created,
+            status=_status(entry.status),
+        )
+        try:
+            stored = await self.store.load(entry.run_id)
+            failed = entry.status in ("failed", "cancelled")
+            events = await self.store.load_events(entry.run_id) if failed else []
+        except StoreError:
+            return basic
+        record = _record_of(stored, events)
+        record.events = []  # the list shows no events; opening the run adopts its log
+        return record
 
     def cancel(self, run_id: str) -> bool:
         """Ask a running run to stop; False when it is not running here."""
