@@ -6,13 +6,21 @@ STAMP := $(VENV)/.installed
 
 .PHONY: demo test test-models lint typecheck format bench docs clean
 
+# The demo needs the plain install only; the tests need the dev and compat extras too.
+DEMO_STAMP := $(VENV)/.demo-installed
+
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[dev,compat]'
-	touch $(STAMP)
+	touch $(STAMP) $(DEMO_STAMP)
 
-demo: $(STAMP)
+$(DEMO_STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet -e .
+	touch $(DEMO_STAMP)
+
+demo: $(DEMO_STAMP)
 	$(VENV)/bin/ponder demo
 
 # Total (branch) coverage of `make test` was 87% when this floor was set; a run over part of

@@ -177,7 +177,7 @@ def test_an_unknown_key_in_a_bot_table_warns_with_its_table(tmp_path: Path) -> N
     path.write_text("[core.llm]\nmax_tokenz = 3\n")
     with pytest.warns(
         ConfigWarning,
-        match=r"config\.toml: .*'max_tokenz' in \[core\.llm\] ignored "
+        match=r"config\.toml:2: .*'max_tokenz' in \[core\.llm\] ignored "
         r"\(did you mean 'max_tokens'\?\)",
     ):
         load_config(path, environ={})

@@ -80,9 +80,9 @@ def test_unknown_keys_warn_by_name_with_the_file_and_the_closest_key(tmp_path: P
         load_config(path, environ={})
     messages = [str(w.message) for w in caught if issubclass(w.category, ConfigWarning)]
     assert messages == [
-        f"{path}: unknown configuration key 'agent_tool_call_limt' ignored "
+        f"{path}:1: unknown configuration key 'agent_tool_call_limt' ignored "
         "(did you mean 'agent_tool_call_limit'?)",
-        f"{path}: unknown configuration key 'zzz_nothing_like_it' ignored",
+        f"{path}:2: unknown configuration key 'zzz_nothing_like_it' ignored",
     ]
 
 

@@ -10,7 +10,9 @@ global config.
 
 from __future__ import annotations
 
+import difflib
 import os
+import re
 import warnings
 from collections.abc import Mapping
 from pathlib import Path
@@ -251,7 +253,24 @@ def _env_overrides(environ: Mapping[str, str]) -> dict[str, Any]:
         raw = environ.get(f"PONDER_{key.upper()}")
         if raw is not None:
             overrides[key] = _parse_env_value(raw)
+    _warn_misspelt_variables(environ)
     return overrides
+
+
+def _warn_misspelt_variables(environ: Mapping[str, str]) -> None:
+    """Warn about a ``PONDER_*`` variable that is a near miss of a configuration key's.
+
+    Other ``PONDER_*`` variables (``PONDER_STORE``, ...) are not configuration keys and
+    are left alone.
+    """
+    variables = {f"PONDER_{key.upper()}" for key in AgentConfig.model_fields}
+    for name in sorted(environ):
+        if not name.startswith("PONDER_") or name in variables:
+            continue
+        close = difflib.get_close_matches(name, variables, n=1, cutoff=0.9)
+        if close:
+            message = f"environment variable {name} ignored: did you mean {close[0]}?"
+            warnings.warn_explicit(message, ConfigWarning, name, 0, module="ponder.config")
 
 
 def _parse_env_value(raw: str) -> Any:
@@ -294,6 +313,25 @@ def _read_toml(path: Path) -> dict[str, Any]:
         del values[key]
         suggestion = closest_key(key, AgentConfig.model_fields)
         notes.append(f"unknown configuration key {key!r} ignored{suggestion}")
+    lines = text.splitlines()
     for note in notes:
-        warnings.warn(f"{path}: {note}", ConfigWarning, stacklevel=4)
+        # the warning points at the user's file and line, not at ponder's code
+        line = _line_of(lines, note)
+        where = f"{path}:{line}" if line else str(path)
+        warnings.warn_explicit(f"{where}: {note}", ConfigWarning, str(path), line or 1)
     return values
+
+
+_WORD = re.compile(r"[A-Za-z_][\w.]*")
+
+
+def _line_of(lines: list[str], note: str) -> int:
+    """The 1-based line that sets a key ``note`` names, else its table (0: none found)."""
+    keys = [re.escape(word.rsplit(".", 1)[-1]) for word in _WORD.findall(note)]
+    patterns = [rf"^\s*(['\"]?){key}\1\s*=" for key in keys]
+    patterns += [rf"^\s*\[+[^\]]*\b{key}\]" for key in keys]
+    for pattern in map(re.compile, patterns):
+        found = next((n for n, text in enumerate(lines, 1) if pattern.match(text)), 0)
+        if found:
+            return found
+    return 0

@@ -110,3 +110,23 @@ def test_an_unknown_log_level_is_one_clear_error() -> None:
     result = ponder("--log-level", "loud", "dis", "react")
     assert result.returncode == 2
     assert "unknown log level 'loud'" in one_line_error(result)
+
+
+def test_the_info_level_shows_the_runs_rounds_and_tool_calls() -> None:
+    with FakeOpenAIServer(agent_script()) as provider:
+        result = ponder(
+            "--log-level",
+            "info",
+            "run",
+            "Go",
+            "-m",
+            "openai:fake-model",
+            "--json",
+            OPENAI_API_KEY="k",
+            OPENAI_BASE_URL=provider.base_url,
+        )
+    assert result.returncode == 0, result.stderr
+    records = [line for line in result.stderr.splitlines() if " INFO " in line]
+    assert any("round 1" in line for line in records)
+    assert any(" finished in " in line and "tool " in line for line in records)
+    assert not any(" DEBUG " in line for line in result.stderr.splitlines())

@@ -161,8 +161,10 @@ def test_the_whole_history_reaches_the_agent(server: LiveServer) -> None:
             },
             "tool_choice",
         ),
-        ({"temperature": 0.2}, "temperature"),
-        ({"max_tokens": 10}, "max_tokens"),
+        ({"stop": ["\n"]}, "stop"),
+        ({"seed": 7}, "seed"),
+        ({"logprobs": True}, "logprobs"),
+        ({"top_logprobs": 2, "logprobs": True}, "logprobs"),
         ({"tools": [WEATHER_TOOL, WEATHER_TOOL]}, "tools"),
     ],
 )

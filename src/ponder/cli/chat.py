@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+import shlex
 import sys
 import uuid
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
 
 from ponder.cli.options import (
+    ApiKeyOption,
+    BaseUrlOption,
     ConfigOption,
     InstructionsOption,
     JsonOption,
@@ -20,9 +23,10 @@ from ponder.cli.options import (
     WorkflowOption,
 )
 from ponder.cli.reporting import reported
-from ponder.cli.run_store import open_cli_store, store_label
+from ponder.cli.run_store import open_cli_store, recipe_of, store_label, with_store
 from ponder.cli.session import AgentOptions, ChatSession, build_agent
 from ponder.config import AgentConfig
+from ponder.store import Store
 
 __all__ = ["chat"]
 
@@ -41,8 +45,12 @@ def _read_line(prompt: str, console: Console, interactive: bool) -> str | None:
             return console.input(prompt)
         line = sys.stdin.readline()
         return line.rstrip("\n") if line else None
-    except (EOFError, KeyboardInterrupt):
+    except EOFError:
+        console.print()
         return None
+    except KeyboardInterrupt:
+        console.print()  # the shell's prompt starts on a line of its own
+        raise
 
 
 def chat(
@@ -54,6 +62,8 @@ def chat(
     tools: ToolsOption = None,
     store: StoreOption = None,
     session: SessionOption = None,
+    base_url: BaseUrlOption = None,
+    api_key: ApiKeyOption = None,
 ) -> None:
     """Talk to an agent; each turn remembers the conversation.
 
@@ -64,7 +74,20 @@ def chat(
     loaded: list[AgentConfig] = []
     console = Console(highlight=False)
     with reported(loaded):
-        options = AgentOptions(model, config, workflow, instructions or "", tools=tools)
+        options = AgentOptions(
+            model,
+            config,
+            workflow,
+            instructions or "",
+            tools=tools,
+            base_url=base_url,
+            api_key=api_key,
+        )
+        if session is not None:
+            # a stored session goes on with the agent its turns were made with
+            name = session
+            recipe = with_store(store, lambda chosen: _session_recipe(chosen, name))
+            options = AgentOptions.from_recipe(recipe, options)
         agent, agent_config = build_agent(options)
         loaded.append(agent_config)
         chosen = open_cli_store(store) if store or session else None
@@ -87,14 +110,20 @@ def chat(
                     runner.run(chosen.close())
 
 
+async def _session_recipe(store: Store, session: str) -> dict[str, Any]:
+    """How the agent of the session's latest turn was built (``{}`` for a new session)."""
+    run_id = await store.latest_in_session(session)
+    return {} if run_id is None else recipe_of(await store.load(run_id))
+
+
 def _banner(model: str, session: str | None, store: str | None) -> str:
     lines = [
         f"ponder chat with {model}. Ctrl-C stops an answer; an empty line, /exit or Ctrl-D leaves."
     ]
     if session is not None:
+        command = ["ponder", "chat", "--session", session, *(["--store", store] if store else [])]
         lines.append(
-            f"session {session} in {store_label(store)}: "
-            f"continue it later with `ponder chat --session {session}`"
-            + (f" --store {store}" if store else "")
+            f"session {session} in {store_label(store)}: continue it later with "
+            f"`{shlex.join(command)}`"
         )
     return "\n".join(lines)

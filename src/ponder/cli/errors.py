@@ -20,6 +20,7 @@ from ponder.exceptions import (
 
 __all__ = [
     "EXIT_INTERRUPTED",
+    "EXIT_PIPE_CLOSED",
     "EXIT_RUN_FAILED",
     "EXIT_SUSPENDED",
     "EXIT_USAGE",
@@ -31,6 +32,8 @@ EXIT_RUN_FAILED = 1
 EXIT_USAGE = 2
 EXIT_SUSPENDED = 3
 EXIT_INTERRUPTED = 130
+# the reader of stdout went away (`ponder dis | head`): the status of a process that SIGPIPE ends
+EXIT_PIPE_CLOSED = 141
 _KEY_VARIABLE = re.compile(r"set the (\w+) environment variable")
 
 

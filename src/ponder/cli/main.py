@@ -20,13 +20,20 @@ from rich.console import Console
 from ponder._version import __version__
 from ponder.agent.strategies.workflows import WORKFLOWS
 from ponder.cli.chat import chat
-from ponder.cli.errors import EXIT_USAGE
+from ponder.cli.errors import EXIT_RUN_FAILED, EXIT_USAGE
 from ponder.cli.options import (
+    ApiKeyOption,
+    BaseUrlOption,
     ConfigOption,
     InstructionsOption,
     JsonOption,
+    McpArgOption,
+    McpPromptOption,
+    McpResourceOption,
     ModelOption,
     OutputSchemaOption,
+    RagOption,
+    RecordOption,
     StoreOption,
     ToolsOption,
     WorkflowOption,
@@ -34,7 +41,7 @@ from ponder.cli.options import (
 )
 from ponder.cli.programs import load_program
 from ponder.cli.replaying import replay
-from ponder.cli.reporting import fail, reported
+from ponder.cli.reporting import fail, reported, show_warnings_plainly, stdout_closed
 from ponder.cli.runs import (
     open_cli_store,
     print_typed_answer,
@@ -75,21 +82,17 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,
+    # plain help: flags shown without a value type, readable when piped
+    rich_markup_mode=None,
 )
-mcp_app = typer.Typer(help="MCP servers that ship with ponder.", no_args_is_help=True)
+mcp_app = typer.Typer(
+    help="MCP servers that ship with ponder.", no_args_is_help=True, rich_markup_mode=None
+)
 app.add_typer(mcp_app, name="mcp")
 app.add_typer(runs_app, name="runs")
 app.command()(chat)
 app.command()(worker)
 app.command()(replay)
-RecordOption = Annotated[
-    Path | None,
-    typer.Option("--record", help="Write the run to this cassette (replay: `ponder replay`)."),
-]
-RagOption = Annotated[
-    Path | None,
-    typer.Option("--rag", help="Answer from this folder of documents (RAG mode, no tools)."),
-]
 
 
 def _print_version(value: bool) -> None:
@@ -119,6 +122,7 @@ def _root(
     ] = None,
 ) -> None:
     """Run ponder agents from the terminal, serve them over HTTP, and watch them think."""
+    show_warnings_plainly()
     if log_level:
         with reported():
             configure_logging(log_level, sys.stderr)
@@ -130,19 +134,6 @@ def _run_async(make: Callable[[], Coroutine[Any, Any, Any]]) -> Any:
 
 def _console() -> Console:
     return Console(highlight=False)
-
-
-McpPromptOption = Annotated[
-    str | None,
-    typer.Option("--mcp-prompt", help="Start from an MCP server's prompt: server/name or name."),
-]
-McpResourceOption = Annotated[
-    list[str] | None,
-    typer.Option("--mcp-resource", help="Attach an MCP resource to the task: SERVER=URI."),
-]
-McpArgOption = Annotated[
-    list[str] | None, typer.Option("--mcp-arg", help="An argument of the MCP prompt: key=value.")
-]
 
 
 @app.command()
@@ -165,6 +156,8 @@ def run(
     instructions: InstructionsOption = None,
     output_schema: OutputSchemaOption = None,
     record: RecordOption = None,
+    base_url: BaseUrlOption = None,
+    api_key: ApiKeyOption = None,
 ) -> None:
     """Run an agent on TASK and show it working; with --store, checkpoint it.
 
@@ -175,7 +168,16 @@ def run(
         run_remote(task, temporal, task_queue, namespace, as_json, detach)
         return
     loaded: list[AgentConfig] = []
-    options = AgentOptions(model, config, workflow, instructions or "", tools=tools, rag=rag)
+    options = AgentOptions(
+        model,
+        config,
+        workflow,
+        instructions or "",
+        tools=tools,
+        rag=rag,
+        base_url=base_url,
+        api_key=api_key,
+    )
     with reported(loaded):
         if not task and mcp_prompt is None:
             raise UserError("give a TASK (or --mcp-prompt NAME)")
@@ -189,6 +191,9 @@ def run(
     report_outcome(outcome, store_label(store) if store else None, options, as_json=as_json)
     if output is not None and not as_json:
         print_typed_answer(outcome)
+    if outcome.status == "completed" and not outcome.output.strip():
+        hint = "the model gave only empty replies; try another model or run with --json"
+        fail(f"error: the run ended without an answer (hint: {hint})", EXIT_RUN_FAILED)
 
 
 @dataclass(frozen=True)
@@ -300,6 +305,8 @@ def serve(
     temporal: TemporalOption = None,
     task_queue: TaskQueueOption = None,
     namespace: NamespaceOption = "default",
+    base_url: BaseUrlOption = None,
+    api_key: ApiKeyOption = None,
 ) -> None:
     """Serve the HTTP API, the OpenAI-compatible endpoint and the viewer.
 
@@ -318,7 +325,7 @@ def serve(
 
         hosts = allowed_hosts(host, allowed_host)
         if temporal:
-            if any((model, config, workflow, store, tools, instructions)):
+            if any((model, config, workflow, store, tools, instructions, base_url, api_key)):
                 raise UserError(
                     "with --temporal the agent lives on the workers: give "
                     "--model, --tools, --config ... to `ponder worker`"
@@ -326,7 +333,15 @@ def serve(
             launcher = serve_launcher(temporal, task_queue, namespace)
             app = create_app(launcher=launcher, token=token, allowed_hosts=hosts)
         else:
-            options = AgentOptions(model, config, workflow, instructions or "", tools=tools)
+            options = AgentOptions(
+                model,
+                config,
+                workflow,
+                instructions or "",
+                tools=tools,
+                base_url=base_url,
+                api_key=api_key,
+            )
             agent, agent_config = build_agent(options)
             loaded.append(agent_config)
             chosen = open_cli_store(store) if store else None
@@ -360,20 +375,24 @@ def index(
 @mcp_app.command(
     "thinking",
     context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
+    add_help_option=False,
 )
 def mcp_thinking(ctx: typer.Context) -> None:
-    """The sequential_thinking MCP server over stdio, or --http HOST:PORT (options pass on)."""
+    """The sequential_thinking MCP server over stdio, or --http HOST:PORT (--help: options)."""
     with reported([]):
         require("mcp", "ponder mcp thinking")
         from ponder.mcp.thinking_server import main as thinking_main
 
-        thinking_main(list(ctx.args))
+        thinking_main(list(ctx.args), prog="ponder mcp thinking")
 
 
 def main() -> None:
     """Entry point of the ``ponder`` script."""
     try:
-        app()
+        try:
+            app()
+        except BrokenPipeError:
+            raise SystemExit(stdout_closed().exit_code) from None
     except SystemExit as done:
         exit_after_temporal(done.code if isinstance(done.code, int) else 1)
         raise

@@ -17,11 +17,18 @@ from ponder.exceptions import UserError
 from ponder.tools.tool import Tool
 
 __all__ = [
+    "ApiKeyOption",
+    "BaseUrlOption",
     "ConfigOption",
     "InstructionsOption",
     "JsonOption",
+    "McpArgOption",
+    "McpPromptOption",
+    "McpResourceOption",
     "ModelOption",
     "OutputSchemaOption",
+    "RagOption",
+    "RecordOption",
     "StoreOption",
     "ToolsOption",
     "WorkflowOption",
@@ -35,6 +42,21 @@ __all__ = [
 
 ModelOption = Annotated[
     str | None, typer.Option("--model", "-m", help="Model string, e.g. openai:gpt-4o-mini.")
+]
+BaseUrlOption = Annotated[
+    str | None,
+    typer.Option(
+        "--base-url", help="The model server's URL, e.g. http://127.0.0.1:11434/v1 (base_url)."
+    ),
+]
+ApiKeyOption = Annotated[
+    str | None,
+    typer.Option(
+        "--api-key",
+        help="The model provider's key (api_key); the provider's variable is safer on shared "
+        "machines, since a command line is visible to other users.",
+        show_default=False,
+    ),
 ]
 ConfigOption = Annotated[
     Path | None, typer.Option("--config", "-c", help="A ponder.toml or config.toml file.")
@@ -70,6 +92,29 @@ OutputSchemaOption = Annotated[
     typer.Option(
         "--output-schema", help="A JSON Schema file: the answer is validated JSON, printed alone."
     ),
+]
+
+RecordOption = Annotated[
+    Path | None,
+    typer.Option("--record", help="Write the run to this cassette (replay: `ponder replay`)."),
+]
+RagOption = Annotated[
+    Path | None,
+    typer.Option("--rag", help="Answer from this folder of documents (RAG mode, no tools)."),
+]
+McpPromptOption = Annotated[
+    str | None,
+    typer.Option("--mcp-prompt", help="Start from an MCP server's prompt: server/name or name."),
+]
+McpResourceOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--mcp-resource", metavar="SERVER=URI", help="Attach an MCP resource to the task."
+    ),
+]
+McpArgOption = Annotated[
+    list[str] | None,
+    typer.Option("--mcp-arg", metavar="KEY=VALUE", help="An argument of the MCP prompt."),
 ]
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$")

@@ -178,7 +178,9 @@ def _calls(calls: list[ToolCallView]) -> RenderableType:
 def _usage(view: RunView) -> Text:
     usage = view.usage
     if not usage:
-        return Text("tokens  — (reported when the run ends)", style="dim")
+        if view.status == "running":
+            return Text("tokens  — (reported when the run ends)", style="dim")
+        return Text("tokens  — (none reported)", style="dim")
     total = usage.get("input_tokens", 0) + usage.get("output_tokens", 0)
     cost = "" if view.cost is None else f" · ${view.cost:.4f}"
     return Text(
@@ -188,8 +190,11 @@ def _usage(view: RunView) -> Text:
     )
 
 
-def render_view(view: RunView) -> RenderableType:
-    """The whole display for ``view``."""
+def render_view(view: RunView, *, show_error: bool = True) -> RenderableType:
+    """The whole display for ``view``.
+
+    ``show_error=False`` leaves out the error line, for a failure reported on its own.
+    """
     parts: list[RenderableType] = [_header(view)]
     if view.summaries:
         parts.append(_reasoning(view))
@@ -205,7 +210,7 @@ def render_view(view: RunView) -> RenderableType:
     parts.extend(Text(n, style="cyan") for n in view.notices[-5:])
     if view.answer:
         parts.append(Panel(Text(view.answer), title="answer", title_align="left"))
-    if view.error:
+    if view.error and show_error:
         parts.append(Text(f"error: {view.error}", style="bold red"))
     parts.append(_usage(view))
     return Group(*parts)
@@ -242,8 +247,10 @@ class LiveDisplay:
         exc: BaseException | None,
         traceback: TracebackType | None,
     ) -> None:
+        # a failure that leaves the block is printed once, by the command, with its hint
+        final = render_view(self.view, show_error=exc is None)
         if self.console.is_terminal:
-            self._live.update(render_view(self.view), refresh=True)
+            self._live.update(final, refresh=True)
             self._live.stop()
         else:
-            self.console.print(render_view(self.view))
+            self.console.print(final)

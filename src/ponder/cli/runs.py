@@ -73,7 +73,9 @@ NO_CHECKPOINT = (
 STATUSES = RUN_STATUSES
 
 runs_app = typer.Typer(
-    help="Checkpointed runs: list, show, resume, cancel and prune them.", no_args_is_help=True
+    help="Checkpointed runs: list, show, resume, cancel and prune them.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
 )
 RunIdArgument = Annotated[
     str, typer.Argument(help="The run's id, or a unique prefix of it (see `ponder runs list`).")

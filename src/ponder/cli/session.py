@@ -89,8 +89,12 @@ class AgentOptions:
         *,
         tools: str | None = None,
         rag: Path | None = None,
+        base_url: str | None = None,
+        api_key: str | None = None,
     ) -> None:
         self.model = model
+        self.base_url = base_url
+        self.api_key = api_key
         self.config_path = config
         self.workflow = workflow
         self.instructions = instructions
@@ -104,6 +108,10 @@ class AgentOptions:
             overrides["model"] = self.model
         if self.workflow:
             overrides["agent_workflow"] = self.workflow
+        if self.base_url:
+            overrides["base_url"] = self.base_url
+        if self.api_key:
+            overrides["api_key"] = self.api_key
         if self.instructions:
             overrides["instructions"] = self.instructions
         if self.rag is not None:
@@ -120,6 +128,7 @@ class AgentOptions:
             "tools": [self.tools] if self.tools else [],
             "instructions": self.instructions,
             "rag": str(self.rag.resolve()) if self.rag else None,
+            **({"base_url": self.base_url} if self.base_url else {}),
         }
 
     @classmethod
@@ -139,6 +148,8 @@ class AgentOptions:
             given.instructions or text("instructions") or "",
             tools=given.tools or (",".join(tools) if isinstance(tools, list) and tools else None),
             rag=given.rag or (Path(rag) if rag else None),
+            base_url=given.base_url or text("base_url"),
+            api_key=given.api_key,
         )
 
     def as_arguments(self) -> list[str]:

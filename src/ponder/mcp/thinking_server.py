@@ -315,16 +315,23 @@ def _build(options: ThinkingServerOptions | None) -> _ThinkingServer:
     return server
 
 
-def main(argv: list[str] | None = None, *, fast_path: bool = True) -> None:
+def main(argv: list[str] | None = None, *, fast_path: bool = True, prog: str | None = None) -> None:
     """Serve over stdio until the client closes the connection, or over HTTP (``--http``).
 
     ``fast_path=False`` serves every stdio request through the SDK (tests compare the
     two); by default a 2026-07-28 connection's tool calls are answered in line.
     """
-    parser = argparse.ArgumentParser(prog="python -m ponder.mcp.thinking_server")
+    parser = argparse.ArgumentParser(
+        prog=prog or "python -m ponder.mcp.thinking_server",
+        description="The sequential_thinking MCP server, over stdio or streamable HTTP.",
+    )
     parser.add_argument("--native", action="store_true", help="serve sequential_thinking")
-    parser.add_argument("--max-thought-chars", type=int, default=100_000)
-    parser.add_argument("--max-history", type=int, default=1000)
+    parser.add_argument(
+        "--max-thought-chars", type=int, default=100_000, help="the longest thought accepted"
+    )
+    parser.add_argument(
+        "--max-history", type=int, default=1000, help="thoughts kept per session (oldest go)"
+    )
     parser.add_argument("--strict", action="store_true", help="cross-field checks are errors")
     parser.add_argument("--http", metavar="HOST:PORT", help="serve streamable HTTP at /mcp")
     parser.add_argument("--token", help="HTTP: the bearer token every request must carry")

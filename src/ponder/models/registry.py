@@ -5,15 +5,16 @@
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ponder.exceptions import UserError
 from ponder.messages import UserMessage
-from ponder.models.base import Model, ModelRequest, ModelSettings
+from ponder.models.base import ForceTool, Model, ModelRequest, ModelResponse, ModelSettings
 from ponder.models.providers import KNOWN_PREFIXES
 from ponder.models.retry import RetryPolicy
-from ponder.models.scripted import ScriptedModel
+from ponder.models.scripted import ScriptedModel, call_tools, reply
 
 if TYPE_CHECKING:
     from ponder.config import AgentConfig
@@ -64,21 +65,59 @@ def _split(spec: str) -> tuple[str, str]:
     if provider == "scripted":
         return provider, name
     if provider not in KNOWN_PREFIXES:
+        known = ", ".join(p + ":<model>" for p in KNOWN_PREFIXES if p != "scripted")
         raise UserError(
-            f"unknown model provider {provider!r} in {spec!r}; use one of "
-            f"{', '.join(p + ':<model>' for p in KNOWN_PREFIXES if p != 'scripted')} or 'scripted'"
+            f"unknown model provider {provider!r} in {spec!r}; "
+            f"{_suggestion(spec.strip())}use one of {known} or 'scripted'"
         )
     if not name:
         raise UserError(f"model string {spec!r} names no model; write '{provider}:<model name>'")
     return provider, name
 
 
-def _echo(request: ModelRequest) -> str:
-    """The ``scripted`` model string: answer by echoing the latest user message."""
-    for message in reversed(request.messages):
-        if isinstance(message, UserMessage):
-            return message.content
-    return ""
+# model names that tell their provider, for a model string given without one
+_FAMILIES = (
+    (("gpt-", "chatgpt", "o1", "o3", "o4", "text-embedding"), "openai"),
+    (("claude",), "anthropic"),
+    (("deepseek",), "deepseek"),
+)
+
+
+def _suggestion(spec: str) -> str:
+    """``did you mean '...'? `` for a bare model name or a misspelt provider, else ``""``."""
+    provider, colon, name = spec.partition(":")
+    if colon:
+        close = difflib.get_close_matches(provider.lower(), KNOWN_PREFIXES, n=1)
+        return f"did you mean '{close[0]}:{name}'? " if close and name else ""
+    lowered = spec.lower()
+    for prefixes, family in _FAMILIES:
+        if lowered.startswith(prefixes):
+            return f"did you mean '{family}:{spec}'? "
+    return f"a model string names its provider, e.g. 'openai:{spec}'; " if spec else ""
+
+
+def _echo(request: ModelRequest) -> ModelResponse:
+    """The ``scripted`` model string: a well-behaved model that answers with the task.
+
+    It fills a forced ``think_and_reason``, calls ``agent_stop`` when a tool call is
+    required, and otherwise replies with the latest user message the runtime did not inject.
+    """
+    task = next(
+        (
+            m.content
+            for m in reversed(request.messages)
+            if isinstance(m, UserMessage) and not m.content.startswith("<BEGIN_OF_")
+        ),
+        "",
+    )
+    offered = {tool.name for tool in request.tools}
+    called = {c.name for m in request.messages for c in getattr(m, "tool_calls", ())}
+    choice = request.tool_choice
+    if isinstance(choice, ForceTool) and choice.name == "think_and_reason":
+        return call_tools((choice.name, {"last_step": "", "summary": f"Echo the request: {task}"}))
+    if choice == "required" and "agent_stop" in offered and "agent_stop" not in called:
+        return call_tools(("agent_stop", {"result": task}))
+    return reply(task)
 
 
 def resolve_configured(spec: str | Model | Sequence[str | Model], config: AgentConfig) -> Model:

@@ -150,7 +150,7 @@ class LogTap(RunTap):
             case RunResumed():
                 log.info("run resumed at pc %d", event.pc)
             case RoundStarted():
-                log.debug("round %d (tool_choice %s)", event.round, event.tool_choice)
+                log.info("round %d (tool_choice %s)", event.round, event.tool_choice)
             case StepStarted():
                 log.info("step %s started (%d/%d)", event.step_id, event.index, event.total)
             case StepFinished():
@@ -163,7 +163,7 @@ class LogTap(RunTap):
                     event.output_tokens,
                 )
             case ToolCallFinished():
-                log.debug(
+                log.info(
                     "tool %s (%s) finished in %.3fs", event.name, event.call_id, event.duration
                 )
             case ToolCallFailed():

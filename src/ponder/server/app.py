@@ -70,12 +70,17 @@ async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, RequestValidationError)
     errors = exc.errors()
     first = errors[0] if errors else {"loc": (), "msg": "invalid request"}
+    status = 400 if request.url.path.startswith(_OPENAI_PATHS) else 422
+    if first.get("type") == "json_invalid":  # its loc is a position in the text, not a field
+        ctx = first.get("ctx")
+        where = ctx.get("error") if isinstance(ctx, dict) else first.get("msg")
+        message = f"the request body is not valid JSON: {where}"
+        return _error(status, message, "invalid_request_error")
     param = ".".join(str(p) for p in first.get("loc", ()) if p != "body") or None
     message = "; ".join(
         f"{'.'.join(str(p) for p in e.get('loc', ()) if p != 'body')}: {e.get('msg')}"
         for e in errors[:5]
     )
-    status = 400 if request.url.path.startswith(_OPENAI_PATHS) else 422
     return _error(status, message or "invalid request", "invalid_request_error", param)
 
 

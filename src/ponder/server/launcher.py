@@ -13,14 +13,17 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ponder.agent import Agent
+from ponder.agent.launch import Prompt
 from ponder.agent.output import OutputSpec
 from ponder.events import Event, RunFailed, RunFinished, event_to_dict
 from ponder.exceptions import StoreError, UserError
+from ponder.media import Image
 from ponder.messages import Message
 from ponder.server.elicitations import PendingElicitations
 from ponder.server.runs import RunRecord, RunRegistry
 from ponder.server.stored import suspension_of
 from ponder.status import RUN_STATUSES, RunStatus
+from ponder.store.base import RunRecord as StoredRecord
 from ponder.store.base import Store, StoredRun
 from ponder.store.memory import MemoryStore
 from ponder.tools.definition import ToolDefinition
@@ -87,6 +90,8 @@ class RunLauncher:
         self._outputs: dict[str, OutputSpec] = {}
         """The output type each typed run started with, while it may continue."""
         self.elicitations = PendingElicitations()
+        self._listed: dict[str, tuple[float, RunRecord]] = {}
+        """Stored runs' listing records, by run id, with the update time they were read at."""
         self._tasks: dict[str, asyncio.Task[None]] = {}
         self.scratch = MemoryStore()
         """Where runs that must be resumable go when the server has no store."""
@@ -113,12 +118,13 @@ class RunLauncher:
         resumable: bool = False,
         output: OutputSpec | None = None,
         run_id: str | None = None,
+        images: Sequence[Image] = (),
     ) -> RunRecord:
         """Register and start a run; its events land in the registry as they happen.
 
         A ``resumable`` run is checkpointed also when the server has no store (in memory);
-        with an ``output`` spec the answer is that type's JSON. ``run_id`` names the run
-        (a new id by default).
+        with an ``output`` spec the answer is that type's JSON; ``images`` go with the prompt.
+        ``run_id`` names the run (a new id by default).
         """
         run_id = run_id or uuid.uuid4().hex
         record = self.registry.create(run_id, prompt)
@@ -127,7 +133,8 @@ class RunLauncher:
         store = self.store or (self.scratch if resumable else None)
         if store is not None:
             self._stores[run_id] = store
-        work = self._drive(record, list(history), store, list(external_tools))
+        given: Prompt = [prompt, *images] if images else prompt
+        work = self._drive(record, given, list(history), store, list(external_tools))
         self._spawn(run_id, work)
         return record
 
@@ -207,15 +214,42 @@ class RunLauncher:
         return found.pop() if found else prefix
 
     async def stored_records(self, limit: int) -> list[RunRecord]:
-        """The store's newest runs that this server has no record of (not adopted)."""
+        """The store's newest runs that this server has no record of (not adopted).
+
+        Each carries its outcome (output, stop reason, usage, error), read once per update.
+        """
         if self.store is None:
             return []
         found = await self.store.list_runs(limit=limit)
-        return [
-            RunRecord(run_id=r.run_id, prompt=r.prompt, created=r.created, status=_status(r.status))
-            for r in found
-            if self.registry.get(r.run_id) is None
-        ]
+        listed: dict[str, tuple[float, RunRecord]] = {}
+        for entry in found:
+            if self.registry.get(entry.run_id) is not None:
+                continue
+            known = self._listed.get(entry.run_id)
+            if known is None or known[0] != entry.updated:
+                known = (entry.updated, await self._listing(entry))
+            listed[entry.run_id] = known
+        self._listed = listed
+        return [record for _, record in listed.values()]
+
+    async def _listing(self, entry: StoredRecord) -> RunRecord:
+        """A stored run's record for the list: the checkpoint's outcome, no event log."""
+        assert self.store is not None
+        basic = RunRecord(
+            run_id=entry.run_id,
+            prompt=entry.prompt,
+            created=entry.created,
+            status=_status(entry.status),
+        )
+        try:
+            stored = await self.store.load(entry.run_id)
+            failed = entry.status in ("failed", "cancelled")
+            events = await self.store.load_events(entry.run_id) if failed else []
+        except StoreError:
+            return basic
+        record = _record_of(stored, events)
+        record.events = []  # the list shows no events; opening the run adopts its log
+        return record
 
     def cancel(self, run_id: str) -> bool:
         """Ask a running run to stop; False when it is not running here."""
@@ -248,6 +282,7 @@ class RunLauncher:
     async def _drive(
         self,
         record: RunRecord,
+        prompt: Prompt,
         history: list[Message],
         store: Store | None,
         external_tools: list[ToolDefinition],
@@ -257,7 +292,7 @@ class RunLauncher:
         try:
             agent = self._agents[run_id] = self.agent()
             stream = agent.stream(
-                record.prompt,
+                prompt,
                 message_history=history,
                 run_id=run_id,
                 store=store,

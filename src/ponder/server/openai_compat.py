@@ -16,23 +16,26 @@ header makes a retried request return the first one's run instead of starting an
 from __future__ import annotations
 
 import json
-import time
-from collections import OrderedDict
 from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Header, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 
+from ponder.messages import UserMessage
+from ponder.server.idempotency import keys_of
 from ponder.server.launcher import RunLauncher
 from ponder.server.launchers import Launcher
 from ponder.server.openai_format import output_spec_of
+from ponder.server.openai_media import images_of
 from ponder.server.openai_pieces import delta_for, reasoning_text
 from ponder.server.openai_request import (
     RequestError,
     check_options,
     client_call_id,
     client_tools,
+    ignored_header,
+    include_usage,
     to_history,
     tool_results,
 )
@@ -46,7 +49,6 @@ __all__ = ["MODEL_ID", "reasoning_text", "router"]
 router = APIRouter(tags=["openai"])
 MODEL_ID = "ponder"
 _WAIT_SECONDS = 10.0
-_KEYS_KEPT = 10_000
 _NO_RETRY = {"x-should-retry": "false"}
 _NO_TYPED_ANSWER: frozenset[StopReason] = frozenset(
     {"invalid_output", "reported", "content_filter"}
@@ -104,7 +106,7 @@ def _approval_text(record: RunRecord) -> str:
 
 def _message(request: Request, record: RunRecord, events: list[dict[str, Any]]) -> dict[str, Any]:
     """The assistant message of a finished or suspended run, and its finish reason."""
-    message: dict[str, Any] = {"role": "assistant", "content": record.output or ""}
+    message: dict[str, Any] = {"role": "assistant", "content": record.output or "", "refusal": None}
     reasoning = "".join(reasoning_text(e) for e in events)
     if reasoning:
         message["reasoning_content"] = reasoning
@@ -144,14 +146,20 @@ def _completion(
     return completion
 
 
-def _chunk(body: ChatRequest, record: RunRecord, delta: dict[str, Any], finish: str | None) -> str:
+def _chunk_of(body: ChatRequest, record: RunRecord, choices: list[Any]) -> dict[str, Any]:
     chunk = {
         "id": f"chatcmpl-{record.run_id}",
         "object": "chat.completion.chunk",
         "created": int(record.created),
         "model": body.model,
-        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+        "choices": choices,
     }
+    # with include_usage, only the last chunk (with no choices) carries the usage
+    return chunk | {"usage": None} if include_usage(body) else chunk
+
+
+def _chunk(body: ChatRequest, record: RunRecord, delta: dict[str, Any], finish: str | None) -> str:
+    chunk = _chunk_of(body, record, [{"index": 0, "delta": delta, "finish_reason": finish}])
     return f"data: {json.dumps(chunk, ensure_ascii=False)}\n\n"
 
 
@@ -218,45 +226,10 @@ def _final(
     elif record.status == "suspended":
         text += _chunk(body, record, {"content": _approval_text(record)}, None)
     text += _chunk(body, record, {}, _finish_reason(record))
-    if body.stream_options is not None and body.stream_options.include_usage:
-        usage_chunk = {
-            "id": f"chatcmpl-{record.run_id}",
-            "object": "chat.completion.chunk",
-            "created": int(time.time()),
-            "model": body.model,
-            "choices": [],
-            "usage": _usage(record),
-        }
+    if include_usage(body):
+        usage_chunk = {**_chunk_of(body, record, []), "usage": _usage(record)}
         text += f"data: {json.dumps(usage_chunk)}\n\n"
     return text + "data: [DONE]\n\n"
-
-
-class IdempotencyKeys:
-    """The run each ``Idempotency-Key`` started (the newest keys are kept)."""
-
-    def __init__(self, size: int = _KEYS_KEPT) -> None:
-        self.size = size
-        self._runs: OrderedDict[str, tuple[str, int]] = OrderedDict()
-
-    def get(self, key: str | None) -> tuple[str, int] | None:
-        """The run id and first event seq of the request made with ``key``."""
-        return None if key is None else self._runs.get(key)
-
-    def put(self, key: str | None, run_id: str, seq: int) -> None:
-        """Remember the run ``key`` started."""
-        if key is None:
-            return
-        self._runs[key] = (run_id, seq)
-        while len(self._runs) > self.size:
-            self._runs.popitem(last=False)
-
-
-def _keys(request: Request) -> IdempotencyKeys:
-    state = request.app.state
-    if not hasattr(state, "idempotency_keys"):
-        state.idempotency_keys = IdempotencyKeys()
-    found: IdempotencyKeys = state.idempotency_keys
-    return found
 
 
 def _resumed_at(record: RunRecord) -> int:
@@ -291,13 +264,16 @@ async def _begin(launcher: Launcher, body: ChatRequest) -> tuple[RunRecord, int]
     prompt = body.text_of(last)
     if not prompt.strip():
         raise RequestError("the last user message has no text", "messages")
+    images = images_of(last, len(earlier))
     tools = client_tools(body)
     history = to_history(body, earlier)
     if isinstance(launcher, RunLauncher):
         record = launcher.start(
-            prompt, history, external_tools=tools, resumable=True, output=output
+            prompt, history, external_tools=tools, resumable=True, output=output, images=images
         )
         return record, 0
+    if images or any(isinstance(m, UserMessage) and m.attachments for m in history):
+        raise RequestError("images need runs started by this server", "messages")
     if tools:  # a run on Temporal cannot hand its calls back to this client
         raise RequestError("client-side tools need runs started by this server", "tools")
     if output is not None:
@@ -326,7 +302,7 @@ async def chat_completions(
 ) -> Any:
     """An OpenAI chat completion answered by the agent (``stream: true`` for SSE chunks)."""
     launcher: Launcher = request.app.state.launcher
-    keys = _keys(request)
+    keys = keys_of(request)
     known = keys.get(idempotency_key)
     record = launcher.registry.get(known[0]) if known is not None else None
     if known is not None and record is not None:
@@ -334,14 +310,15 @@ async def chat_completions(
     else:
         record, seq = await _begin(launcher, body)
         keys.put(idempotency_key, record.run_id, seq)
+    headers = ignored_header(body)
     if body.stream:
         stream = _stream(request, body, record, launcher, seq)
-        return StreamingResponse(stream, media_type="text/event-stream")
+        return StreamingResponse(stream, media_type="text/event-stream", headers=headers)
     await launcher.wait(record.run_id)
     failure = _failure(record)
     if failure is not None:
-        return JSONResponse({"error": failure}, status_code=502, headers=_NO_RETRY)
-    return _completion(request, body, record, seq)
+        return JSONResponse({"error": failure}, status_code=502, headers=_NO_RETRY | headers)
+    return JSONResponse(_completion(request, body, record, seq), headers=headers)
 
 
 def _model_entry() -> dict[str, Any]:

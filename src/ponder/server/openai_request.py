@@ -4,9 +4,12 @@
 - ``tools`` become external tools (``ponder.tools.external``); a call to one is sent back
   to the client with an id that names the run (`client_call_id`), so the request that
   carries its result resumes that run (`ToolResults`).
-- Options the agent cannot honour (``n`` > 1, a forced ``tool_choice``, ``temperature``,
-  ``max_tokens``) are refused with a 400 naming them; ``response_format`` is read by
-  ``ponder.server.openai_format``.
+- Options the agent cannot honour (``n`` > 1, a forced ``tool_choice``, ``stop``, ``seed``,
+  ``logprobs``, ...) are refused with a 400 naming them; ``temperature`` and ``max_tokens``,
+  which many clients always send, are accepted and left to the agent's configuration (the
+  response's ``X-Ponder-Ignored`` header names them); ``response_format`` is read by
+  ``ponder.server.openai_format``; images (``image_url`` parts) by
+  ``ponder.server.openai_media``.
 """
 
 from __future__ import annotations
@@ -14,8 +17,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from typing import Any
-
-from fastapi import HTTPException
 
 from ponder.messages import (
     AssistantMessage,
@@ -28,34 +29,44 @@ from ponder.messages import (
     UserMessage,
     parse_arguments,
 )
+from ponder.server.openai_media import RequestError, images_of
 from ponder.server.schemas import ChatMessageIn, ChatRequest
 from ponder.tools.definition import ToolDefinition
 
 __all__ = [
+    "IGNORED",
     "RequestError",
     "ToolResults",
     "check_options",
     "client_call_id",
     "client_tools",
+    "ignored_header",
+    "include_usage",
     "split_call_id",
     "to_history",
     "tool_results",
 ]
 
 _CALL_ID = re.compile(r"^call_([0-9a-f]{32})_(.+)$", re.DOTALL)
-_REFUSED = {
-    "temperature": "the agent's configuration sets it (`temperature`)",
-    "max_tokens": "the agent's configuration sets it (`max_tokens`)",
-    "max_completion_tokens": "the agent's configuration sets it (`max_tokens`)",
+IGNORED = ("temperature", "max_tokens", "max_completion_tokens")
+"""Options accepted and left to the agent's configuration, named in ``X-Ponder-Ignored``."""
+# options the agent cannot honour, with the values that ask for nothing (those are accepted)
+_REFUSED: dict[str, tuple[Any, ...]] = {
+    "stop": (None, [], ""),
+    "seed": (None,),
+    "logprobs": (None, False),
+    "top_logprobs": (None, 0),
+    "logit_bias": (None, {}),
+    "top_p": (None, 1, 1.0),
+    "frequency_penalty": (None, 0, 0.0),
+    "presence_penalty": (None, 0, 0.0),
+    "audio": (None,),
+    "modalities": (None, ["text"]),
+    "prediction": (None,),
+    "web_search_options": (None,),
+    "functions": (None,),
+    "function_call": (None,),
 }
-
-
-class RequestError(HTTPException):
-    """A 400 in OpenAI's shape, naming the request field at fault."""
-
-    def __init__(self, message: str, param: str | None = None, code: str | None = None) -> None:
-        super().__init__(400, message)
-        self.param, self.code = param, code
 
 
 def client_call_id(run_id: str, call_id: str) -> str:
@@ -73,10 +84,25 @@ def check_options(body: ChatRequest) -> None:
     """Refuse (`RequestError`) the options the agent cannot honour."""
     if body.n is not None and body.n != 1:
         raise RequestError(f"n={body.n} is not supported: an agent gives one answer", "n")
-    for name, why in _REFUSED.items():
-        if getattr(body, name) is not None:
-            raise RequestError(f"{name} is not supported per request: {why}", name)
+    given = body.model_extra or {}
+    for name, accepted in _REFUSED.items():
+        value = given.get(name)
+        if not any(value == ok and type(value) is type(ok) for ok in accepted):
+            raise RequestError(
+                f"{name} is not supported: the agent cannot honour it (leave it out)", name
+            )
     _check_tool_choice(body.tool_choice, body)
+
+
+def ignored_header(body: ChatRequest) -> dict[str, str]:
+    """``X-Ponder-Ignored`` naming the options given that the agent's configuration sets."""
+    ignored = [name for name in IGNORED if getattr(body, name) is not None]
+    return {"x-ponder-ignored": ", ".join(ignored)} if ignored else {}
+
+
+def include_usage(body: ChatRequest) -> bool:
+    """Whether a stream ends with a usage chunk (``stream_options.include_usage``)."""
+    return body.stream_options is not None and bool(body.stream_options.include_usage)
 
 
 def _check_tool_choice(choice: Any, body: ChatRequest) -> None:
@@ -119,7 +145,8 @@ def to_history(body: ChatRequest, messages: list[ChatMessageIn]) -> list[Message
         if message.role in ("system", "developer"):
             history.append(SystemMessage(content=text))
         elif message.role == "user":
-            history.append(UserMessage(content=text))
+            images = tuple(images_of(message, index))
+            history.append(UserMessage(content=text, attachments=images))
         elif message.role == "assistant":
             parts = _assistant_parts(text, message, names)
             if parts:

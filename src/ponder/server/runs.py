@@ -136,6 +136,7 @@ class RunRecord:
         """The record without its event log."""
         return {
             "id": self.run_id,
+            "run_id": self.run_id,
             "prompt": self.prompt,
             "created": self.created,
             "status": self.status,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
 from ponder.status import RunStatus
 
@@ -62,6 +62,8 @@ class RunSummary(BaseModel):
     """A run without its events."""
 
     id: str
+    run_id: str
+    """The same as ``id``, under the name events and errors use."""
     prompt: str
     created: float
     status: RunStatus
@@ -112,7 +114,7 @@ class ErrorBody(BaseModel):
 
 
 class ContentPart(BaseModel):
-    """One part of a multi-part message; only text parts are read."""
+    """One part of a multi-part message: text, or an ``image_url`` (http(s) or ``data:``)."""
 
     model_config = ConfigDict(extra="allow")
 
@@ -190,7 +192,7 @@ class ChatRequest(BaseModel):
 
     model: str = Field(default="ponder", max_length=256)
     messages: list[ChatMessageIn] = Field(min_length=1, max_length=MAX_MESSAGES)
-    stream: bool = False
+    stream: StrictBool = False
     stream_options: StreamOptions | None = None
     tools: list[ToolIn] | None = Field(default=None, max_length=128)
     tool_choice: Any = None

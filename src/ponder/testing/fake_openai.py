@@ -62,6 +62,8 @@ class FakeOpenAIServer:
         self.model = model
         self._http = LocalHttpServer(self._handle, port=port)
         self._call_count = 0
+        self.headers: list[dict[str, str]] = []
+        """Every request's headers (names in lower case), in order."""
 
     @property
     def base_url(self) -> str:
@@ -88,6 +90,7 @@ class FakeOpenAIServer:
         self._http.stop_thread()
 
     async def _handle(self, request: HttpRequest, reply: HttpReply) -> None:
+        self.headers.append(dict(request.headers))
         if request.method != "POST" or request.path.split("?")[0] != self.path:
             await reply.send_json(404, self.error_body(f"no route {request.method} {request.path}"))
             return
