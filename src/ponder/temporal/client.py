@@ -101,7 +101,11 @@ def result_from_data(data: dict[str, Any]) -> RunResult:
 
 
 class TemporalAgent:
-    """Runs ponder runs on the workers of one task queue."""
+    """Runs ponder runs on the workers of one task queue.
+
+    ``heartbeat_timeout`` (seconds, default 5): how soon a lost worker is noticed and a
+    cancel reaches a running tool — within about this long.
+    """
 
     def __init__(
         self,
@@ -110,7 +114,7 @@ class TemporalAgent:
         *,
         agent: str = "default",
         require_tools: Sequence[str] = (),
-        heartbeat_timeout: float = 30.0,
+        heartbeat_timeout: float | None = None,
         check_worker: bool = True,
     ) -> None:
         self.client = client

@@ -23,7 +23,17 @@ from __future__ import annotations
 
 from temporalio import workflow
 
-__all__ = ["patched"]
+__all__ = ["CANCEL_WAITS", "PONDER_PATCHES", "patched"]
+
+CANCEL_WAITS = "ponder-cancel-waits"
+"""A cancelled run says ``cancelling`` and waits until its running activities have stopped.
+
+Runs begun before this change replay as they ran: cancelled at once, their activities
+told to stop but not waited for.
+"""
+
+PONDER_PATCHES = (CANCEL_WAITS,)
+"""The patch markers of ponder's own workflow, oldest first (see docs/temporal-upgrades.md)."""
 
 
 def patched(patch_id: str) -> bool:

@@ -29,6 +29,7 @@ from typing import Any
 from pydantic import BaseModel
 from temporalio import workflow
 from temporalio.common import RetryPolicy
+from temporalio.workflow import ActivityCancellationType
 from temporalio.exceptions import ActivityError, ApplicationError
 
 from ponder.config import AgentConfig
@@ -68,11 +69,16 @@ _GRACE = 30.0
 
 @dataclass(frozen=True, slots=True)
 class ActivityOptions:
-    """What every activity of one run shares: the agent's name, its config, heartbeats."""
+    """What every activity of one run shares: the agent's name, its config, heartbeats.
+
+    ``wait_cancel``: a cancelled run waits until its activities have stopped (runs begun
+    before that change, without its patch marker, do not).
+    """
 
     agent: str
     config: AgentConfig
     heartbeat_timeout: float
+    wait_cancel: bool = False
 
     @property
     def attempts(self) -> int:
@@ -87,6 +93,9 @@ class ActivityOptions:
             start_to_close_timeout=timedelta(seconds=seconds + _GRACE),
             heartbeat_timeout=timedelta(seconds=self.heartbeat_timeout),
             retry_policy=RetryPolicy(maximum_attempts=attempts),
+            cancellation_type=ActivityCancellationType.WAIT_CANCELLATION_COMPLETED
+            if self.wait_cancel
+            else ActivityCancellationType.TRY_CANCEL,
         )
 
 

@@ -47,6 +47,7 @@ with workflow.unsafe.imports_passed_through():
     )
     from ponder.exceptions import PonderError, UserError, VMError
     from ponder.messages import Ledger, messages_from_json
+    from ponder.temporal.patching import CANCEL_WAITS
     from ponder.temporal.proxies import (
         ActivityModel,
         ActivityOptions,
@@ -60,7 +61,8 @@ with workflow.unsafe.imports_passed_through():
 __all__ = ["MEMO_STATUS", "WORKFLOW_NAME", "PonderWorkflow"]
 
 WORKFLOW_NAME = "ponder.run"
-DEFAULT_HEARTBEAT = 30.0
+DEFAULT_HEARTBEAT = 5.0
+"""Seconds: a lost worker is noticed, and a cancel reaches a running tool, within about this."""
 MEMO_STATUS = "ponder_status"
 """The memo key that says whether a running workflow waits for a decision."""
 
@@ -89,6 +91,7 @@ class PonderWorkflow:
         self._decision: Any = None
         self._status = "starting"
         self._channel = ModelChannel()
+        self._wait_cancel = False
 
     @workflow.run
     async def run(self, data: Any) -> dict[str, Any]:
@@ -111,7 +114,10 @@ class PonderWorkflow:
         await ctx.emit(RunStarted(prompt=ctx.state.prompt, workflow=ctx.config.agent_workflow,
                                   model=ctx.model.name))  # fmt: skip
         try:
-            await self._drive(deps, vm)
+            if self._wait_cancel:
+                await self._until_stopped(self._drive(deps, vm))
+            else:
+                await self._drive(deps, vm)
         finally:
             vm.close()
             ctx.close()
@@ -123,7 +129,10 @@ class PonderWorkflow:
         """The run's context, strategy and interpreter; bad input raises, before any step."""
         config = AgentConfig.model_validate(spec["config"])
         heartbeat = float(data.get("heartbeat_timeout") or DEFAULT_HEARTBEAT)
-        options = ActivityOptions(str(data.get("agent", "default")), config, heartbeat)
+        self._wait_cancel = workflow.patched(CANCEL_WAITS)
+        options = ActivityOptions(
+            str(data.get("agent", "default")), config, heartbeat, self._wait_cancel
+        )
         ctx = self._context(data, spec, config, options)
         strategy_type = _strategy(spec["strategy"], options)
         deps = RunDeps(ctx, strategy_type(ctx))
@@ -198,6 +207,24 @@ class PonderWorkflow:
         self._status = state.status = "completed"
         await ctx.emit(RunFinished(output=state.output or "", stop_reason=state.stop_reason or "",
                                    usage=state.usage.model_dump()))  # fmt: skip
+
+    async def _until_stopped(self, work: Any) -> None:
+        """Run ``work``; on cancel, say ``cancelling`` until its activities have stopped.
+
+        Each running tool or model request learns of the cancel at its next heartbeat
+        (a fraction of the heartbeat timeout); the run ends ``cancelled`` once they have
+        all stopped, so nothing it started goes on after it.
+        """
+        task = asyncio.ensure_future(work)
+        try:
+            await asyncio.shield(task)
+        except asyncio.CancelledError:
+            if task.done():
+                raise
+            self._status = "cancelling"
+            workflow.upsert_memo({MEMO_STATUS: "cancelling"})
+            task.cancel()
+            await task
 
     async def _suspend(self, ctx: RunContext, suspended: Suspended) -> Any:
         """Wait for the ``decide`` Update; returns the decision."""
