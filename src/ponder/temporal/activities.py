@@ -28,6 +28,7 @@ from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError
 
 from ponder.agent import Agent, AgentStrategy
+from ponder.cost import request_cost
 from ponder.exceptions import ModelResponseError, PonderError
 from ponder.messages import ToolCallPart
 from ponder.models.base import ModelRequest, ModelResponse
@@ -190,7 +191,9 @@ class PonderActivities:
                     response = await agent.model.request(request)
             except PonderError as error:
                 raise _fatal(error) from error
-        return response_to_data(response)
+        data = response_to_data(response)
+        data["cost"] = request_cost(agent.model.name, response.usage, time.time())
+        return data
 
     def _workflow(self) -> WorkflowHandle[Any, Any]:
         info = activity.info()

@@ -90,6 +90,7 @@ def result_from_data(data: dict[str, Any]) -> RunResult:
         stop_reason=data.get("stop_reason") or "",
         messages=messages_from_json(data.get("messages") or []),
         usage=Usage.model_validate(data.get("usage") or {}),
+        cost=data.get("cost"),
         run_id=data["run_id"],
         rounds=int(data.get("rounds", 0)),
         tool_calls=int(data.get("tool_calls", 0)),
@@ -239,7 +240,8 @@ class TemporalAgent:
         if kind == WorkflowExecutionStatus.COMPLETED:
             data = await handle.result()
             return {"run_id": run_id, "status": data["status"], "output": data["output"],
-                    "stop_reason": data["stop_reason"], "usage": data["usage"]}  # fmt: skip
+                    "stop_reason": data["stop_reason"], "usage": data["usage"],
+                    "cost": data.get("cost")}  # fmt: skip
         try:
             await handle.result()
         except WorkflowFailureError as error:

@@ -174,11 +174,27 @@ class ActivityModel:
         self._name = name
         self.options = options
         self.channel = channel
+        self._prices: dict[int, float | None] = {}
 
     @property
     def name(self) -> str:
         """The worker's model name."""
         return self._name
+
+    def price(self, response: ModelResponse) -> float | None:
+        """What the worker priced ``response`` at (None: a model without a known price).
+
+        Prices are looked up in the activity, outside the workflow's sandbox, and kept in
+        the history, so a replay shows the cost the run had.
+        """
+        return self._prices.pop(id(response), None)
+
+    def _response(self, raw: dict[str, Any]) -> ModelResponse:
+        data = dict(raw)
+        cost = data.pop("cost", None)
+        response = response_from_data(data)
+        self._prices[id(response)] = cost if isinstance(cost, int | float) else None
+        return response
 
     def _start(self, request: ModelRequest, key: int, stream: bool) -> Awaitable[Any]:
         config, options = self.options.config, self.options
@@ -199,7 +215,7 @@ class ActivityModel:
             raise ModelError(f"the model request failed: {_described(error)}") from None
         finally:
             self.channel.close(key)
-        return response_from_data(raw)
+        return self._response(raw)
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         """The text as the worker's model streams it, then the whole response."""
@@ -221,7 +237,7 @@ class ActivityModel:
             channel.close(key)
             if not task.done():
                 task.cancel()
-        yield response_from_data(raw)
+        yield self._response(raw)
 
 
 class ActivityRetriever:

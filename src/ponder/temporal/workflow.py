@@ -206,7 +206,7 @@ class PonderWorkflow:
         assert isinstance(outcome, Finished)
         self._status = state.status = "completed"
         await ctx.emit(RunFinished(output=state.output or "", stop_reason=state.stop_reason or "",
-                                   usage=state.usage.model_dump()))  # fmt: skip
+                                   usage=state.usage.model_dump(), cost=state.cost))  # fmt: skip
 
     async def _until_stopped(self, work: Any) -> None:
         """Run ``work``; on cancel, say ``cancelling`` until its activities have stopped.
@@ -245,6 +245,7 @@ class PonderWorkflow:
             "output": state.output or "",
             "stop_reason": state.stop_reason or "",
             "usage": state.usage.model_dump(mode="json"),
+            "cost": state.cost,
             "rounds": state.rounds,
             "tool_calls": state.tool_calls,
             "messages": state.ledger.to_json(),

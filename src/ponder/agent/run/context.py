@@ -21,7 +21,7 @@ from ponder.agent.run.compaction import context_messages
 from ponder.agent.run.state import RunState
 from ponder.agent.subagent import is_held
 from ponder.config import AgentConfig
-from ponder.cost import add_cost
+from ponder.cost import response_cost, sum_cost
 from ponder.events import (
     Event,
     ModelDegraded,
@@ -314,7 +314,7 @@ class RunContext:
                     )
                 )
         usage = self.state.usage = self.state.usage + response.usage
-        cost = add_cost(self.state.cost, self.model.name, response.usage, self.clock())
+        cost = sum_cost(self.state.cost, response_cost(self.model, response, self.clock()))
         if cost is not self.state.cost:  # unpriced models keep None
             self.state.cost = cost
         if not self.heard:
