@@ -16,9 +16,8 @@ async def test_a_run_on_temporal_costs_what_it_costs_locally(
     client: Client, task_queue: str
 ) -> None:
     with FakeOpenAIServer(agent_script()) as provider:
-        local = await Agent(
-            "openai:gpt-4o-mini", base_url=provider.base_url, api_key="k"
-        ).run("What is the answer?")
+        here = Agent("openai:gpt-4o-mini", base_url=provider.base_url, api_key="k")
+        local = await here.run("What is the answer?")
     with FakeOpenAIServer(agent_script()) as provider:
         agent = Agent("openai:gpt-4o-mini", base_url=provider.base_url, api_key="k")
         async with build_worker(client, task_queue, agent):

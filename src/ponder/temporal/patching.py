@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from temporalio import workflow
 
-__all__ = ["CANCEL_WAITS", "PONDER_PATCHES", "patched"]
+__all__ = ["CANCEL_WAITS", "PONDER_PATCHES", "SUSPENSION_MEMO", "patched"]
 
 CANCEL_WAITS = "ponder-cancel-waits"
 """A cancelled run says ``cancelling`` and waits until its running activities have stopped.
@@ -32,7 +32,11 @@ Runs begun before this change replay as they ran: cancelled at once, their activ
 told to stop but not waited for.
 """
 
-PONDER_PATCHES = (CANCEL_WAITS,)
+SUSPENSION_MEMO = "ponder-suspension-memo"
+"""A suspended run keeps what it waits for in its memo, so it can be shown and decided
+without a worker; runs begun before keep only their status there."""
+
+PONDER_PATCHES = (CANCEL_WAITS, SUSPENSION_MEMO)
 """The patch markers of ponder's own workflow, oldest first (see docs/temporal-upgrades.md)."""
 
 

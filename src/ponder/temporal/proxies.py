@@ -29,8 +29,8 @@ from typing import Any
 from pydantic import BaseModel
 from temporalio import workflow
 from temporalio.common import RetryPolicy
-from temporalio.workflow import ActivityCancellationType
 from temporalio.exceptions import ActivityError, ApplicationError
+from temporalio.workflow import ActivityCancellationType
 
 from ponder.config import AgentConfig
 from ponder.exceptions import ModelError, RunError, ToolError

@@ -47,7 +47,7 @@ with workflow.unsafe.imports_passed_through():
     )
     from ponder.exceptions import PonderError, UserError, VMError
     from ponder.messages import Ledger, messages_from_json
-    from ponder.temporal.patching import CANCEL_WAITS
+    from ponder.temporal.patching import CANCEL_WAITS, SUSPENSION_MEMO
     from ponder.temporal.proxies import (
         ActivityModel,
         ActivityOptions,
@@ -58,13 +58,15 @@ with workflow.unsafe.imports_passed_through():
     )
     from ponder.vm import Finished, Interpreter, Outcome, Suspended
 
-__all__ = ["MEMO_STATUS", "WORKFLOW_NAME", "PonderWorkflow"]
+__all__ = ["MEMO_STATUS", "MEMO_SUSPENSION", "WORKFLOW_NAME", "PonderWorkflow"]
 
 WORKFLOW_NAME = "ponder.run"
 DEFAULT_HEARTBEAT = 5.0
 """Seconds: a lost worker is noticed, and a cancel reaches a running tool, within about this."""
 MEMO_STATUS = "ponder_status"
 """The memo key that says whether a running workflow waits for a decision."""
+MEMO_SUSPENSION = "ponder_suspension"
+"""The memo key holding what a suspended run waits for (``reason`` and ``payload``)."""
 
 
 def _strategy(path: str, options: ActivityOptions) -> type[AgentStrategy]:
@@ -231,9 +233,15 @@ class PonderWorkflow:
         self._status = ctx.state.status = "suspended"
         self._suspension = suspended
         await ctx.emit(RunSuspended(reason=suspended.reason, payload=suspended.payload))
-        workflow.upsert_memo({MEMO_STATUS: "suspended"})  # visible without a worker
+        memo: dict[str, Any] = {MEMO_STATUS: "suspended"}  # visible without a worker
+        described = workflow.patched(SUSPENSION_MEMO)
+        if described:
+            memo[MEMO_SUSPENSION] = {"reason": suspended.reason, "payload": suspended.payload}
+        workflow.upsert_memo(memo)
         await workflow.wait_condition(lambda: self._decision is not None)
-        workflow.upsert_memo({MEMO_STATUS: "running"})
+        workflow.upsert_memo(
+            {MEMO_STATUS: "running", **({MEMO_SUSPENSION: None} if described else {})}
+        )
         value, self._decision, self._suspension = self._decision, None, None
         self._status = ctx.state.status = "running"
         return value
@@ -298,6 +306,19 @@ class PonderWorkflow:
         """Resume a suspended run with ``value`` (approval: ``"approve"``, ``"reject"``, ...)."""
         self._decision = value
         return "accepted"
+
+    @workflow.signal(name="decide_later")
+    def decide_later(self, value: Any) -> None:
+        """The ``decide`` Update's value, sent while no worker could take the Update.
+
+        A Signal waits in the history for the next worker; one that no longer fits (the
+        run was decided meanwhile) is dropped.
+        """
+        try:
+            self.check(value)
+        except ApplicationError:
+            return
+        self._decision = value
 
     @decide.validator
     def check(self, value: Any) -> None:
