@@ -41,8 +41,15 @@ from ponder.temporal.payloads import (
 )
 from ponder.tools.executor import ToolExecutor
 from ponder.tools.registry import ToolRegistry
+from ponder.tools.tool import Tool
 
-__all__ = ["TOOL_UNAVAILABLE", "UNKNOWN_AGENT", "PonderActivities", "strategy_path"]
+__all__ = [
+    "TOOL_UNAVAILABLE",
+    "UNKNOWN_AGENT",
+    "PonderActivities",
+    "strategy_path",
+    "with_sub_agents",
+]
 
 TOOL_UNAVAILABLE = "ToolUnavailable"
 """The error type of a call whose tool the run was offered but this worker lacks."""
@@ -57,6 +64,26 @@ def strategy_path(strategy: type[AgentStrategy]) -> str:
         if getattr(module, cls.__qualname__, None) is cls:
             return path
     raise PonderError(f"strategy {strategy!r} has no importable class")  # pragma: no cover
+
+
+def with_sub_agents(agents: Mapping[str, Agent]) -> dict[str, Agent]:
+    """``agents``, and each sub-agent they call (at any depth) under ``<caller>/<tool>``.
+
+    A sub-agent's calls run as a child workflow of the caller's run, on the agent of
+    that name; the names depend only on how the agents are built, so every worker of a
+    task queue agrees on them.
+    """
+    found = dict(agents)
+    pending = list(found.items())
+    while pending:
+        name, agent = pending.pop()
+        for tool in agent.toolbox.base:
+            child = tool.metadata.get("agent")
+            key = f"{name}/{tool.name}"
+            if isinstance(child, Agent) and key not in found:
+                found[key] = child
+                pending.append((key, child))
+    return found
 
 
 @contextlib.asynccontextmanager
@@ -125,7 +152,7 @@ class PonderActivities:
     def __init__(
         self, agents: Mapping[str, Agent], *, deps: Any = None, client: Client | None = None
     ) -> None:
-        self.agents = dict(agents)
+        self.agents = with_sub_agents(agents)
         self.deps = deps
         self.client = client
         self._executors: dict[tuple[str, int], ToolExecutor] = {}
@@ -175,8 +202,15 @@ class PonderActivities:
             "instructions": agent.instructions,
             "model": model_name,
             "strategy": strategy_path(strategy),
-            "tools": [tool_spec(t) for t in registry],
+            "tools": [self._spec(data["agent"], t) for t in registry],
         }
+
+    @staticmethod
+    def _spec(agent: str, tool: Tool) -> dict[str, Any]:
+        spec = tool_spec(tool)
+        if isinstance(tool.metadata.get("agent"), Agent):
+            spec["sub_agent"] = f"{agent}/{tool.name}"  # runs as a child workflow
+        return spec
 
     @activity.defn(name="ponder.model_request")
     async def model_request(self, data: dict[str, Any]) -> dict[str, Any]:

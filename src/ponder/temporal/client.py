@@ -21,7 +21,6 @@ from temporalio.api.taskqueue.v1 import TaskQueue
 from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
 from temporalio.client import (
     Client,
-    WorkflowExecutionDescription,
     WorkflowExecutionStatus,
     WorkflowFailureError,
     WorkflowHandle,
@@ -37,7 +36,8 @@ from ponder.events import Event, event_from_dict
 from ponder.exceptions import PonderError, RunError, UserError
 from ponder.messages import Message, messages_from_json, messages_to_json
 from ponder.models.base import Usage
-from ponder.temporal.workflow import MEMO_STATUS, MEMO_SUSPENSION, WORKFLOW_NAME
+from ponder.temporal.memo import status_from_memo
+from ponder.temporal.workflow import MEMO_STATUS, WORKFLOW_NAME
 
 __all__ = [
     "MEMO_PROMPT",
@@ -266,11 +266,11 @@ class TemporalAgent:
             try:
                 found = await self._query(handle, "status")
             except RPCError as error:  # say, a worker whose code cannot replay the run
-                unanswered = await _from_memo(run_id, described)
+                unanswered = await status_from_memo(run_id, described)
                 unanswered["error"] = f"the workers cannot answer for this run: {error.message}"
                 return unanswered
             if found is None:
-                return await _from_memo(run_id, described)
+                return await status_from_memo(run_id, described)
             return dict(found)
         if kind == WorkflowExecutionStatus.COMPLETED:
             data = await handle.result()
@@ -312,7 +312,7 @@ class TemporalAgent:
         return True
 
     async def _decide_later(self, handle: WorkflowHandle[Any, Any], decision: Any) -> None:
-        found = await _from_memo(handle.id, await handle.describe())
+        found = await status_from_memo(handle.id, await handle.describe())
         suspension = found.get("suspension")
         if found["status"] != "suspended" or not suspension:
             raise UserError(
@@ -382,21 +382,6 @@ async def _final(finished: asyncio.Future[Any]) -> dict[str, Any]:
         message = cause.message if isinstance(cause, ApplicationError) else str(cause)
         raise TemporalRunError(message, kind or type(cause).__name__) from None
     return data
-
-
-async def _from_memo(run_id: str, described: WorkflowExecutionDescription) -> dict[str, Any]:
-    """A running run's status as its memo has it (what it says with no worker up)."""
-    memo = await described.memo()
-    status = memo.get(MEMO_STATUS)
-    found: dict[str, Any] = {
-        "run_id": run_id,
-        "status": status if status in ("suspended", "cancelling") else "running",
-        "output": None,
-    }
-    suspension = memo.get(MEMO_SUSPENSION)
-    if status == "suspended" and isinstance(suspension, dict):
-        found["suspension"] = suspension
-    return found
 
 
 def _status_of(error: WorkflowFailureError) -> str:

@@ -23,7 +23,13 @@ from __future__ import annotations
 
 from temporalio import workflow
 
-__all__ = ["CANCEL_WAITS", "PONDER_PATCHES", "SUSPENSION_MEMO", "patched"]
+__all__ = [
+    "CANCEL_WAITS",
+    "PONDER_PATCHES",
+    "SUB_AGENT_CHILDREN",
+    "SUSPENSION_MEMO",
+    "patched",
+]
 
 CANCEL_WAITS = "ponder-cancel-waits"
 """A cancelled run says ``cancelling`` and waits until its running activities have stopped.
@@ -36,7 +42,11 @@ SUSPENSION_MEMO = "ponder-suspension-memo"
 """A suspended run keeps what it waits for in its memo, so it can be shown and decided
 without a worker; runs begun before keep only their status there."""
 
-PONDER_PATCHES = (CANCEL_WAITS, SUSPENSION_MEMO)
+SUB_AGENT_CHILDREN = "ponder-sub-agent-children"
+"""A sub-agent's call runs as a child workflow (durable, its approvals asked once, its
+usage and events rolled up); runs begun before call it as one tool activity."""
+
+PONDER_PATCHES = (CANCEL_WAITS, SUSPENSION_MEMO, SUB_AGENT_CHILDREN)
 """The patch markers of ponder's own workflow, oldest first (see docs/temporal-upgrades.md)."""
 
 

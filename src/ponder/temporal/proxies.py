@@ -45,6 +45,8 @@ from ponder.models.base import (
 )
 from ponder.retrieval import Passage
 from ponder.temporal.activities import TOOL_UNAVAILABLE
+from ponder.temporal.children import run_child
+from ponder.temporal.patching import SUB_AGENT_CHILDREN
 from ponder.temporal.payloads import outcome_from_data, request_to_data, response_from_data
 from ponder.tools.executor import ToolExecutor, ToolIntercept, ToolOutcome
 from ponder.tools.registry import ToolRegistry
@@ -286,6 +288,7 @@ def registry_from_specs(specs: Sequence[dict[str, Any]]) -> ToolRegistry:
                 state_type=_StateHolder if spec.get("stateful") else None,
                 builtin=bool(spec.get("builtin")),
                 strict=definition.strict,
+                metadata={"sub_agent": spec["sub_agent"]} if spec.get("sub_agent") else {},
             )
         )
     return ToolRegistry(tools)
@@ -297,6 +300,8 @@ class ActivityToolExecutor(ToolExecutor):
     def __init__(self, registry: ToolRegistry, options: ActivityOptions) -> None:
         super().__init__(registry, default_timeout=options.config.tool_timeout)
         self.options = options
+        self.on_child: Callable[[ToolCallPart, dict[str, Any]], None] | None = None
+        """Told of each finished sub-agent run (its result data), to roll it up."""
 
     async def run_batch(
         self,
@@ -330,6 +335,8 @@ class ActivityToolExecutor(ToolExecutor):
         tasks = [asyncio.ensure_future(one(call)) for call in calls]
         try:
             return list(await asyncio.gather(*tasks))
+        except GeneratorExit:  # the worker evicts the run from its cache: await nothing now
+            raise
         except BaseException:
             for task in tasks:
                 task.cancel()
@@ -352,6 +359,12 @@ class ActivityToolExecutor(ToolExecutor):
             "offered": tool is not None,
             "state": None if state is None else state.model_dump(mode="json"),
         }
+        if (
+            tool is not None
+            and tool.metadata.get("sub_agent")
+            and workflow.patched(SUB_AGENT_CHILDREN)
+        ):
+            return await run_child(call, tool, run_id, options.heartbeat_timeout, self.on_child)
         timeout = (tool.timeout if tool is not None else None) or options.config.tool_timeout
         attempts = options.attempts if tool is not None and tool.idempotent else 1
         try:

@@ -47,6 +47,7 @@ with workflow.unsafe.imports_passed_through():
     )
     from ponder.exceptions import PonderError, UserError, VMError
     from ponder.messages import Ledger, messages_from_json
+    from ponder.temporal.children import RUN_WORKFLOW, SubRuns
     from ponder.temporal.patching import CANCEL_WAITS, SUSPENSION_MEMO
     from ponder.temporal.proxies import (
         ActivityModel,
@@ -60,7 +61,7 @@ with workflow.unsafe.imports_passed_through():
 
 __all__ = ["MEMO_STATUS", "MEMO_SUSPENSION", "WORKFLOW_NAME", "PonderWorkflow"]
 
-WORKFLOW_NAME = "ponder.run"
+WORKFLOW_NAME = RUN_WORKFLOW
 DEFAULT_HEARTBEAT = 5.0
 """Seconds: a lost worker is noticed, and a cancel reaches a running tool, within about this."""
 MEMO_STATUS = "ponder_status"
@@ -94,6 +95,8 @@ class PonderWorkflow:
         self._status = "starting"
         self._channel = ModelChannel()
         self._wait_cancel = False
+        self._subs = SubRuns()
+        self._vm: Interpreter | None = None
 
     @workflow.run
     async def run(self, data: Any) -> dict[str, Any]:
@@ -112,7 +115,7 @@ class PonderWorkflow:
             self._status = "failed"
             raise ApplicationError(f"bad run input: {type(error).__name__}: {error}",
                                    type="UserError", non_retryable=True) from None  # fmt: skip
-        ctx = deps.run
+        ctx, self._vm = deps.run, vm
         await ctx.emit(RunStarted(prompt=ctx.state.prompt, workflow=ctx.config.agent_workflow,
                                   model=ctx.model.name))  # fmt: skip
         try:
@@ -172,12 +175,15 @@ class PonderWorkflow:
             prompt=str(data["prompt"]),
             ledger=Ledger(messages_from_json(data.get("message_history") or [])),
         )
-        return RunContext(
+        executor = ActivityToolExecutor(registry, options)
+        ctx = RunContext(
             config=config, model=ActivityModel(spec["model"], options, self._channel),
             tools=registry, stream_text=True,
-            executor=ActivityToolExecutor(registry, options), hooks=Hooks(), state=state,
+            executor=executor, hooks=Hooks(), state=state,
             instructions=spec.get("instructions", ""), sink=self._record, clock=workflow.time,
         )  # fmt: skip
+        executor.on_child, self._subs.ctx = self._subs.finished, ctx
+        return ctx
 
     def _record(self, event: Event) -> None:
         self._events.append(event_to_dict(event))
@@ -238,16 +244,45 @@ class PonderWorkflow:
         if described:
             memo[MEMO_SUSPENSION] = {"reason": suspended.reason, "payload": suspended.payload}
         workflow.upsert_memo(memo)
+        await self._subs.tell_parent(self._waiting())
         await workflow.wait_condition(lambda: self._decision is not None)
         workflow.upsert_memo(
             {MEMO_STATUS: "running", **({MEMO_SUSPENSION: None} if described else {})}
         )
         value, self._decision, self._suspension = self._decision, None, None
         self._status = ctx.state.status = "running"
+        await self._subs.tell_parent(self._waiting())
         return value
 
+    def _waiting(self) -> dict[str, Any] | None:
+        """What the run waits for: its own decision, or else a sub-agent's."""
+        own = self._suspension
+        if own is not None:
+            return {"reason": own.reason, "payload": own.payload}
+        return self._subs.first()
+
+    async def _child_changed(self) -> None:
+        """A sub-agent began or stopped waiting: show the run suspended on it, or not."""
+        ctx = self._subs.ctx
+        if (
+            self._suspension is not None
+            or ctx is None
+            or self._status not in ("running", "suspended")
+        ):
+            return
+        waiting = self._subs.first()
+        if waiting is not None:
+            self._status = "suspended"
+            ctx.emit_now(RunSuspended(reason=waiting["reason"], payload=waiting["payload"]))
+            workflow.upsert_memo({MEMO_STATUS: "suspended", MEMO_SUSPENSION: waiting})
+        elif self._status == "suspended":
+            self._status = "running"
+            ctx.emit_now(RunResumed(pc=self._vm.pc if self._vm is not None else 0))
+            workflow.upsert_memo({MEMO_STATUS: "running", MEMO_SUSPENSION: None})
+        await self._subs.tell_parent(waiting)
+
     def _result(self, state: RunState) -> dict[str, Any]:
-        return {
+        found = {
             "run_id": state.run_id,
             "status": state.status,
             "output": state.output or "",
@@ -258,6 +293,9 @@ class PonderWorkflow:
             "tool_calls": state.tool_calls,
             "messages": state.ledger.to_json(),
         }
+        if self._subs.parent_id is not None:  # a sub-agent's: its parent shows its events
+            found["events"] = self._events
+        return found
 
     @workflow.query(name="events")
     def events(self, after: int = 0) -> list[dict[str, Any]]:
@@ -267,27 +305,26 @@ class PonderWorkflow:
     @workflow.query(name="status")
     def status(self) -> dict[str, Any]:
         """Where the run is: its status, output so far and what a suspension waits for."""
-        state, suspended = self._state, self._suspension
+        state = self._state
         return {
             "run_id": None if state is None else state.run_id,
             "status": self._status,
             "output": None if state is None else state.output,
             "last_seq": self._events[-1]["seq"] if self._events else 0,
-            "suspension": None
-            if suspended is None
-            else {"reason": suspended.reason, "payload": suspended.payload},
+            "suspension": self._waiting(),
         }
 
     @workflow.query(name="result")
     def result(self) -> dict[str, Any] | None:
         """The run's result so far (with the suspension it waits on), or None before it starts."""
-        state, suspended = self._state, self._suspension
+        state, waiting = self._state, self._waiting()
         if state is None:
             return None
         found = self._result(state)
+        found.pop("events", None)
         found["status"] = self._status
-        if suspended is not None:
-            found["suspension"] = {"reason": suspended.reason, "payload": suspended.payload}
+        if waiting is not None:
+            found["suspension"] = waiting
         return found
 
     @workflow.query(name="request_messages")
@@ -303,12 +340,28 @@ class PonderWorkflow:
 
     @workflow.update(name="decide")
     async def decide(self, value: Any) -> str:
-        """Resume a suspended run with ``value`` (approval: ``"approve"``, ``"reject"``, ...)."""
-        self._decision = value
+        """Resume a suspended run with ``value`` (approval: ``"approve"``, ``"reject"``, ...).
+
+        A run that waits on a sub-agent hands the decision to that sub-agent's run.
+        """
+        await self._take(value)
         return "accepted"
 
+    async def _take(self, value: Any) -> None:
+        if self._suspension is None and self._subs.waiting:
+            await self._subs.hand_on(value)
+            await self._child_changed()
+        else:
+            self._decision = value
+
+    @workflow.signal(name="child_waits")
+    async def child_waits(self, data: Any) -> None:
+        """A sub-agent's run tells what it now waits for (see ``ponder.temporal.children``)."""
+        if self._subs.note(data):
+            await self._child_changed()
+
     @workflow.signal(name="decide_later")
-    def decide_later(self, value: Any) -> None:
+    async def decide_later(self, value: Any) -> None:
         """The ``decide`` Update's value, sent while no worker could take the Update.
 
         A Signal waits in the history for the next worker; one that no longer fits (the
@@ -318,18 +371,18 @@ class PonderWorkflow:
             self.check(value)
         except ApplicationError:
             return
-        self._decision = value
+        await self._take(value)
 
     @decide.validator
     def check(self, value: Any) -> None:
         """Refuse a decision unless the run waits for one and it decides every pending call."""
-        suspended = self._suspension
+        suspended = self._waiting()
         if suspended is None or self._decision is not None:
             raise ApplicationError(f"the run is not waiting for a decision (it is {self._status})")
         if value is None:
             raise ApplicationError("a decision cannot be empty")
-        if suspended.reason == "approval":
-            pending = [c["id"] for c in suspended.payload.get("calls", ())]
+        if suspended["reason"] == "approval":
+            pending = [c["id"] for c in suspended["payload"].get("calls", ())]
             try:
                 check_decision(value, pending)
             except PonderError as error:
