@@ -183,7 +183,8 @@ class PonderActivities:
     async def prepare(self, data: dict[str, Any]) -> dict[str, Any]:
         """The agent a run uses: config (no secrets), instructions, strategy and tools."""
         agent = self._agent(data["agent"])
-        registry = await agent.toolbox.refresh()
+        async with _heartbeating():  # a lost worker is noticed while MCP servers start
+            registry = await agent.toolbox.refresh()
         missing = [n for n in data.get("require_tools", ()) if registry.get(n) is None]
         if missing:
             raise ApplicationError(

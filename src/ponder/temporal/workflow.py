@@ -153,6 +153,9 @@ class PonderWorkflow:
                 "ponder.prepare",
                 request,
                 start_to_close_timeout=timedelta(seconds=120),
+                heartbeat_timeout=timedelta(
+                    seconds=float(data.get("heartbeat_timeout") or DEFAULT_HEARTBEAT)
+                ),
                 retry_policy=RetryPolicy(maximum_attempts=3),
             )
         except ActivityError as error:
