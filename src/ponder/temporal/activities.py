@@ -126,6 +126,7 @@ class _DeltaSender:
 
     def __init__(self, handle: WorkflowHandle[Any, Any], key: int) -> None:
         self.handle, self.key = handle, key
+        self.attempt = activity.info().attempt
         self._pending: list[list[str]] = []
         self._sent = float("-inf")
 
@@ -142,8 +143,9 @@ class _DeltaSender:
         self._sent = time.monotonic()
         if not pending:
             return
+        data = {"key": self.key, "attempt": self.attempt, "deltas": pending}
         with contextlib.suppress(RPCError):  # the text is a courtesy; the response is not lost
-            await self.handle.signal("model_deltas", {"key": self.key, "deltas": pending})
+            await self.handle.signal("model_deltas", data)
 
 
 class PonderActivities:

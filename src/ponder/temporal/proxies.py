@@ -122,13 +122,16 @@ class ModelChannel:
     same places; batching keeps them to a few per request. (Heartbeat details were the
     alternative: they stay out of the history, but the SDK throttles them to a fraction
     of the heartbeat timeout, only ``describe`` shows them, and the events Query could
-    not.) A retried request streams again from its start.
+    not.) A retried request streams again from its start; only the text that goes past
+    what an earlier attempt showed is passed on, so an observer never sees text twice.
     """
 
     def __init__(self) -> None:
         self._count = 0
         self._messages: dict[int, list[dict[str, Any]]] = {}
         self._deltas: dict[int, list[StreamEvent]] = {}
+        self._attempts: dict[int, tuple[int, dict[str, str], dict[str, str]]] = {}
+        """Per request: the attempt streaming now, the text shown, that attempt's text."""
 
     def open(self, request: ModelRequest) -> int:
         """Hold ``request``'s conversation under a new request number."""
@@ -141,21 +144,34 @@ class ModelChannel:
         """Forget request ``key`` (it has its response)."""
         self._messages.pop(key, None)
         self._deltas.pop(key, None)
+        self._attempts.pop(key, None)
 
     def messages(self, key: int) -> list[dict[str, Any]] | None:
         """Request ``key``'s conversation as JSON data; None once it is answered."""
         return self._messages.get(key)
 
-    def push(self, key: int, deltas: Any) -> None:
-        """Text an activity streamed for request ``key``: ``[["text"|"reasoning", str], ...]``."""
+    def push(self, key: int, deltas: Any, attempt: Any = 1) -> None:
+        """Text attempt ``attempt`` of request ``key`` streamed: ``[["text"|"reasoning", str]]``."""
         pending = self._deltas.get(key)
         if pending is None or not isinstance(deltas, list):
             return  # late (the request is answered) or malformed: nothing to show
+        number = attempt if isinstance(attempt, int) else 1
+        current, shown, fresh = self._attempts.get(key, (number, {}, {}))
+        if number < current:
+            return  # a late piece of an attempt given up
+        if number > current:
+            fresh = {}
+        self._attempts[key] = (number, shown, fresh)
         for item in deltas:
             if isinstance(item, list) and len(item) == 2 and isinstance(item[1], str):
-                pending.append(
-                    ReasoningDelta(item[1]) if item[0] == "reasoning" else TextDelta(item[1])
-                )
+                kind = "reasoning" if item[0] == "reasoning" else "text"
+                text = fresh[kind] = fresh.get(kind, "") + item[1]
+                before = shown.get(kind, "")
+                if len(text) <= len(before):
+                    continue  # an earlier attempt showed this much already
+                shown[kind] = text
+                new = text[len(before) :]
+                pending.append(ReasoningDelta(new) if kind == "reasoning" else TextDelta(new))
 
     def take(self, key: int) -> list[StreamEvent]:
         """The deltas that arrived for request ``key`` since the last take."""

@@ -339,7 +339,7 @@ class PonderWorkflow:
     def model_deltas(self, data: Any) -> None:
         """Text a model request streamed: ``{"key": request number, "deltas": [...]}``."""
         if isinstance(data, dict) and isinstance(data.get("key"), int):
-            self._channel.push(data["key"], data.get("deltas"))
+            self._channel.push(data["key"], data.get("deltas"), data.get("attempt", 1))
 
     @workflow.update(name="decide")
     async def decide(self, value: Any) -> str:
