@@ -189,6 +189,8 @@ def resume(
     if temporal:
         with reported():
             value = decision_flags(approve, reject, reason, decision)
+            if answer is not None:
+                value = parse_answer(answer)
         decide_remote(run_id, temporal, namespace, value, as_json)
         return
     loaded: list[AgentConfig] = []

@@ -33,6 +33,7 @@ from ponder.exceptions import ModelResponseError, PonderError
 from ponder.messages import ToolCallPart
 from ponder.models.base import ModelRequest, ModelResponse
 from ponder.retrieval import Retriever, index_folder
+from ponder.temporal.inputs import held_data, hold_from_data
 from ponder.temporal.payloads import (
     outcome_to_data,
     request_from_data,
@@ -206,6 +207,8 @@ class PonderActivities:
             "model": model_name,
             "strategy": strategy_path(strategy),
             "tools": [self._spec(data["agent"], t) for t in registry],
+            # no one answers an MCP server's question live: it suspends the run
+            "holds_input": agent.toolbox.mcp is not None and agent.toolbox.elicitation is None,
         }
 
     @staticmethod
@@ -286,7 +289,10 @@ class PonderActivities:
             states[call.name] = found.state_type.model_validate(data["state"])
         executor = self._executor(data["agent"], agent, registry)
         # an MCP server's call is bound to the run, so its sampling asks the worker's model
-        with agent.toolbox.bind(data["run_id"], agent.model):
+        hold = hold_from_data(call.id, data.get("answer"))
+        with agent.toolbox.bind(data["run_id"], agent.model) as binding:
+            if binding is not None and data.get("hold") and binding.elicit is None:
+                binding.hold = hold
             async with _heartbeating():
                 outcome = await executor.run_call(
                     call, run_id=data["run_id"], states=states, deps=self.deps
@@ -295,6 +301,7 @@ class PonderActivities:
         return {
             **outcome_to_data(outcome),
             "state": None if state is None else state.model_dump(mode="json"),
+            "held": held_data(hold, call.id),
         }
 
     @activity.defn(name="ponder.retrieve")

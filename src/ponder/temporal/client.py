@@ -36,6 +36,7 @@ from ponder.events import Event, event_from_dict
 from ponder.exceptions import PonderError, RunError, UserError
 from ponder.messages import Message, messages_from_json, messages_to_json
 from ponder.models.base import Usage
+from ponder.temporal.inputs import check_answers
 from ponder.temporal.memo import status_from_memo
 from ponder.temporal.workflow import MEMO_STATUS, WORKFLOW_NAME
 
@@ -321,6 +322,8 @@ class TemporalAgent:
             )
         if suspension.get("reason") == "approval":
             check_decision(decision, [str(c["id"]) for c in suspension["payload"]["calls"]])
+        elif suspension.get("reason") == "elicitation":
+            check_answers(suspension["payload"], decision)
         await handle.signal("decide_later", decision)
 
     async def cancel(self, run_id: str) -> str:

@@ -25,6 +25,7 @@ from temporalio import workflow
 
 __all__ = [
     "CANCEL_WAITS",
+    "ELICITATION_HOLDS",
     "PONDER_PATCHES",
     "SUB_AGENT_CHILDREN",
     "SUSPENSION_MEMO",
@@ -46,7 +47,11 @@ SUB_AGENT_CHILDREN = "ponder-sub-agent-children"
 """A sub-agent's call runs as a child workflow (durable, its approvals asked once, its
 usage and events rolled up); runs begun before call it as one tool activity."""
 
-PONDER_PATCHES = (CANCEL_WAITS, SUSPENSION_MEMO, SUB_AGENT_CHILDREN)
+ELICITATION_HOLDS = "ponder-elicitation-holds"
+"""An MCP server's question suspends the run until it is answered; runs begun before
+refuse it ("no one can answer in this run")."""
+
+PONDER_PATCHES = (CANCEL_WAITS, SUSPENSION_MEMO, SUB_AGENT_CHILDREN, ELICITATION_HOLDS)
 """The patch markers of ponder's own workflow, oldest first (see docs/temporal-upgrades.md)."""
 
 

@@ -32,20 +32,21 @@ from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError
 from temporalio.workflow import ActivityCancellationType
 
+from ponder.agent.run.elicitation import InputHold
 from ponder.config import AgentConfig
 from ponder.exceptions import ModelError, RunError, ToolError
-from ponder.messages import ToolCallPart, messages_to_json
+from ponder.messages import ToolCallPart
 from ponder.models.base import (
     ModelRequest,
     ModelResponse,
-    ReasoningDelta,
     StreamEvent,
-    TextDelta,
     ToolDefinition,
 )
 from ponder.retrieval import Passage
 from ponder.temporal.activities import TOOL_UNAVAILABLE
+from ponder.temporal.channel import ModelChannel
 from ponder.temporal.children import run_child
+from ponder.temporal.inputs import answer_data, note_held
 from ponder.temporal.patching import SUB_AGENT_CHILDREN
 from ponder.temporal.payloads import outcome_from_data, request_to_data, response_from_data
 from ponder.tools.executor import ToolExecutor, ToolIntercept, ToolOutcome
@@ -110,79 +111,6 @@ def _described(error: ActivityError) -> str:
     kind = cause.type if isinstance(cause, ApplicationError) and cause.type else type(cause)
     name = kind if isinstance(kind, str) else kind.__name__
     return f"{name}: {cause}"
-
-
-class ModelChannel:
-    """The workflow's side of its model requests: their messages, and their streamed text.
-
-    Text streams by Signal: the activity sends what the model wrote every fraction of a
-    second (``model_deltas``), the workflow turns it into ``text_delta`` events, and every
-    observer — the events Query, hence the CLI live view and ``ponder serve`` — sees the
-    answer grow. Signals are history events, so a replay emits the same events at the
-    same places; batching keeps them to a few per request. (Heartbeat details were the
-    alternative: they stay out of the history, but the SDK throttles them to a fraction
-    of the heartbeat timeout, only ``describe`` shows them, and the events Query could
-    not.) A retried request streams again from its start; only the text that goes past
-    what an earlier attempt showed is passed on, so an observer never sees text twice.
-    """
-
-    def __init__(self) -> None:
-        self._count = 0
-        self._messages: dict[int, list[dict[str, Any]]] = {}
-        self._deltas: dict[int, list[StreamEvent]] = {}
-        self._attempts: dict[int, tuple[int, dict[str, str], dict[str, str]]] = {}
-        """Per request: the attempt streaming now, the text shown, that attempt's text."""
-
-    def open(self, request: ModelRequest) -> int:
-        """Hold ``request``'s conversation under a new request number."""
-        self._count += 1
-        self._messages[self._count] = messages_to_json(request.messages)
-        self._deltas[self._count] = []
-        return self._count
-
-    def close(self, key: int) -> None:
-        """Forget request ``key`` (it has its response)."""
-        self._messages.pop(key, None)
-        self._deltas.pop(key, None)
-        self._attempts.pop(key, None)
-
-    def messages(self, key: int) -> list[dict[str, Any]] | None:
-        """Request ``key``'s conversation as JSON data; None once it is answered."""
-        return self._messages.get(key)
-
-    def push(self, key: int, deltas: Any, attempt: Any = 1) -> None:
-        """Text attempt ``attempt`` of request ``key`` streamed: ``[["text"|"reasoning", str]]``."""
-        pending = self._deltas.get(key)
-        if pending is None or not isinstance(deltas, list):
-            return  # late (the request is answered) or malformed: nothing to show
-        number = attempt if isinstance(attempt, int) else 1
-        current, shown, fresh = self._attempts.get(key, (number, {}, {}))
-        if number < current:
-            return  # a late piece of an attempt given up
-        if number > current:
-            fresh = {}
-        self._attempts[key] = (number, shown, fresh)
-        for item in deltas:
-            if isinstance(item, list) and len(item) == 2 and isinstance(item[1], str):
-                kind = "reasoning" if item[0] == "reasoning" else "text"
-                text = fresh[kind] = fresh.get(kind, "") + item[1]
-                before = shown.get(kind, "")
-                if len(text) <= len(before):
-                    continue  # an earlier attempt showed this much already
-                shown[kind] = text
-                new = text[len(before) :]
-                pending.append(ReasoningDelta(new) if kind == "reasoning" else TextDelta(new))
-
-    def take(self, key: int) -> list[StreamEvent]:
-        """The deltas that arrived for request ``key`` since the last take."""
-        found = self._deltas.get(key, [])
-        taken = list(found)
-        found.clear()
-        return taken
-
-    def has(self, key: int) -> bool:
-        """True when request ``key`` has deltas to take."""
-        return bool(self._deltas.get(key))
 
 
 class ActivityModel:
@@ -318,6 +246,8 @@ class ActivityToolExecutor(ToolExecutor):
         self.options = options
         self.on_child: Callable[[ToolCallPart, dict[str, Any]], None] | None = None
         """Told of each finished sub-agent run (its result data), to roll it up."""
+        self.inputs: InputHold | None = None
+        """The run's held MCP questions and their answers (see ``ponder.temporal.inputs``)."""
 
     async def run_batch(
         self,
@@ -375,6 +305,8 @@ class ActivityToolExecutor(ToolExecutor):
             "offered": tool is not None,
             "state": None if state is None else state.model_dump(mode="json"),
         }
+        if self.inputs is not None:
+            data["hold"], data["answer"] = True, answer_data(self.inputs, call.id)
         if (
             tool is not None
             and tool.metadata.get("sub_agent")
@@ -389,6 +321,7 @@ class ActivityToolExecutor(ToolExecutor):
             return self._lost(call, tool, error)
         if raw.get("state") is not None:
             states[call.name] = _StateHolder.model_validate(raw["state"])
+        note_held(self.inputs, call.id, raw.get("held"))
         return outcome_from_data(call, raw)
 
     def _lost(self, call: ToolCallPart, tool: Tool | None, error: ActivityError) -> ToolOutcome:

@@ -29,6 +29,7 @@ with workflow.unsafe.imports_passed_through():
     from ponder.agent.hooks import Hooks
     from ponder.agent.run.approval import accept_decision, check_decision
     from ponder.agent.run.context import RunContext
+    from ponder.agent.run.elicitation import InputHold
     from ponder.agent.run.nodes import RunDeps
     from ponder.agent.run.state import RunState
     from ponder.agent.run.workflows import program_for
@@ -48,7 +49,8 @@ with workflow.unsafe.imports_passed_through():
     from ponder.exceptions import PonderError, UserError, VMError
     from ponder.messages import Ledger, messages_from_json
     from ponder.temporal.children import RUN_WORKFLOW, SubRuns
-    from ponder.temporal.patching import CANCEL_WAITS, SUSPENSION_MEMO
+    from ponder.temporal.inputs import check_answers
+    from ponder.temporal.patching import CANCEL_WAITS, ELICITATION_HOLDS, SUSPENSION_MEMO
     from ponder.temporal.proxies import (
         ActivityModel,
         ActivityOptions,
@@ -186,6 +188,8 @@ class PonderWorkflow:
             instructions=spec.get("instructions", ""), sink=self._record, clock=workflow.time,
         )  # fmt: skip
         executor.on_child, self._subs.ctx = self._subs.finished, ctx
+        if spec.get("holds_input") and workflow.patched(ELICITATION_HOLDS):
+            ctx.inputs = executor.inputs = InputHold()
         return ctx
 
     def _record(self, event: Event) -> None:
@@ -222,9 +226,7 @@ class PonderWorkflow:
     async def _until_stopped(self, work: Any) -> None:
         """Run ``work``; on cancel, say ``cancelling`` until its activities have stopped.
 
-        Each running tool or model request learns of the cancel at its next heartbeat
-        (a fraction of the heartbeat timeout); the run ends ``cancelled`` once they have
-        all stopped, so nothing it started goes on after it.
+        Each running call learns of the cancel at its next heartbeat; nothing goes on after.
         """
         task = asyncio.ensure_future(work)
         try:
@@ -388,5 +390,10 @@ class PonderWorkflow:
             pending = [c["id"] for c in suspended["payload"].get("calls", ())]
             try:
                 check_decision(value, pending)
+            except PonderError as error:
+                raise ApplicationError(str(error), type="UserError") from None
+        if suspended["reason"] == "elicitation":
+            try:
+                check_answers(suspended["payload"], value)
             except PonderError as error:
                 raise ApplicationError(str(error), type="UserError") from None
