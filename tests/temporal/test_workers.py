@@ -43,10 +43,12 @@ def worker_env(fake_provider: FakeOpenAIServer, tmp_path: Path) -> dict[str, str
     }
 
 
-def start_worker(address: str, queue: str, env: dict[str, str]) -> subprocess.Popen[bytes]:
+def start_worker(
+    address: str, queue: str, env: dict[str, str], tools: str = "tests.temporal.worker_tools:TOOLS"
+) -> subprocess.Popen[bytes]:
     command = [
         *PONDER, "worker", "--temporal", address, "--task-queue", queue,
-        "--model", "openai:fake-model", "--tools", "tests.temporal.worker_tools:TOOLS",
+        "--model", "openai:fake-model", "--tools", tools,
         "--config", env["PONDER_CONFIG_FILE"],
     ]  # fmt: skip
     return subprocess.Popen(command, cwd=ROOT, env=env, stderr=subprocess.PIPE)
