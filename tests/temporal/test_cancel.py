@@ -45,7 +45,7 @@ async def test_a_cancel_stops_the_tool_before_the_run_says_cancelled(
             if event.kind == "tool_call_started":
                 break
         await remote.cancel(run_id)
-        seen = []
+        seen: list[str] = []
         while not seen or seen[-1] in ("running", "cancelling"):
             seen.append((await remote.status(run_id))["status"])
             await asyncio.sleep(0.2)

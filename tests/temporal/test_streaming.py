@@ -7,6 +7,7 @@ from typing import Any
 from temporalio.client import Client
 
 from ponder.agent import Agent
+from ponder.events import ReasoningDelta, TextDelta
 from ponder.temporal import TemporalAgent, build_worker
 from ponder.testing import FakeOpenAIServer, FakeReply
 from tests.temporal.test_runs import assert_replays
@@ -23,8 +24,13 @@ async def test_text_shown_before_a_lost_worker_is_not_shown_again(
     client: Client, task_queue: str
 ) -> None:
     with FakeOpenAIServer(slow_answer) as provider:
-        chat = {"agent_thought_mode": "chat", "enable_thinking_tool": False}
-        agent = Agent("openai:fake-model", base_url=provider.base_url, api_key="k", **chat)
+        agent = Agent(
+            "openai:fake-model",
+            base_url=provider.base_url,
+            api_key="k",
+            agent_thought_mode="chat",
+            enable_thinking_tool=False,
+        )
         remote = TemporalAgent(client, task_queue)
         async with build_worker(client, task_queue, agent):
             run_id = await remote.start("What is the answer?")
@@ -37,6 +43,6 @@ async def test_text_shown_before_a_lost_worker_is_not_shown_again(
             await assert_replays(client, run_id)
         attempts = len(provider.requests)
     first = [e.kind for e in events].index("usage")  # the end of the retried request
-    streamed = "".join(e.text for e in events[:first] if e.kind.endswith("_delta"))
+    streamed = "".join(e.text for e in events[:first] if isinstance(e, TextDelta | ReasoningDelta))
     assert result.text == ANSWER and attempts >= 2
     assert streamed == ANSWER

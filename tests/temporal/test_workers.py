@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from temporalio.client import Client
 
+from ponder.events import Event, SubAgentEvent
 from ponder.messages import ToolMessage
 from ponder.temporal import TemporalAgent
 from ponder.testing import FakeOpenAIServer
@@ -233,5 +234,5 @@ async def test_a_killed_worker_does_not_restart_the_sub_agent(
     assert nested and nested[-1].event["kind"] == "run_finished"
 
 
-def _helper_call(events: list[object]) -> str:
-    return next(e.call_id for e in events if getattr(e, "kind", "") == "sub_agent_event")  # type: ignore[attr-defined]
+def _helper_call(events: list[Event]) -> str:
+    return next(e.call_id for e in events if isinstance(e, SubAgentEvent))
