@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 from temporalio.client import WorkflowHistory
+from temporalio.worker import Replayer
 
-from ponder.temporal import build_replayer
+from ponder.temporal import PonderWorkflow, build_replayer
 from tests.temporal.record_histories import HISTORIES
 
 KEPT = sorted(HISTORIES.glob("*.json"))
@@ -27,4 +28,11 @@ def test_histories_are_kept_for_every_case() -> None:
 @pytest.mark.parametrize("path", KEPT, ids=[p.stem for p in KEPT])
 async def test_a_kept_history_replays(path: Path) -> None:
     replayed = await build_replayer().replay_workflow(load(path), raise_on_replay_failure=False)
+    assert replayed.replay_failure is None, f"{path.name}: {replayed.replay_failure}"
+
+
+@pytest.mark.parametrize("path", KEPT, ids=[p.stem for p in KEPT])
+async def test_a_replayer_built_the_ordinary_way_replays_too(path: Path) -> None:
+    plain = Replayer(workflows=[PonderWorkflow])
+    replayed = await plain.replay_workflow(load(path), raise_on_replay_failure=False)
     assert replayed.replay_failure is None, f"{path.name}: {replayed.replay_failure}"

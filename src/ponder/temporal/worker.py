@@ -62,6 +62,7 @@ PONDER_PASSTHROUGH = (
     "ponder.temporal.children",
     "ponder.temporal.client",
     "ponder.temporal.inputs",
+    "ponder.temporal.loading",
     "ponder.temporal.memo",
     "ponder.temporal.patching",
     "ponder.temporal.payloads",

@@ -34,7 +34,6 @@ with workflow.unsafe.imports_passed_through():
     from ponder.agent.run.state import RunState
     from ponder.agent.run.workflows import program_for
     from ponder.agent.strategies.base import AgentStrategy
-    from ponder.agent.strategies.rag import RagStrategy
     from ponder.config import AgentConfig
     from ponder.events import (
         Event,
@@ -46,15 +45,15 @@ with workflow.unsafe.imports_passed_through():
         RunSuspended,
         event_to_dict,
     )
-    from ponder.exceptions import PonderError, UserError, VMError
+    from ponder.exceptions import PonderError, VMError
     from ponder.messages import Ledger, messages_from_json
     from ponder.temporal.children import RUN_WORKFLOW, SubRuns
     from ponder.temporal.inputs import check_answers
+    from ponder.temporal.loading import strategy_at
     from ponder.temporal.patching import CANCEL_WAITS, ELICITATION_HOLDS, SUSPENSION_MEMO
     from ponder.temporal.proxies import (
         ActivityModel,
         ActivityOptions,
-        ActivityRetriever,
         ActivityToolExecutor,
         ModelChannel,
         registry_from_specs,
@@ -70,19 +69,6 @@ MEMO_STATUS = "ponder_status"
 """The memo key that says whether a running workflow waits for a decision."""
 MEMO_SUSPENSION = "ponder_suspension"
 """The memo key holding what a suspended run waits for (``reason`` and ``payload``)."""
-
-
-def _strategy(path: str, options: ActivityOptions) -> type[AgentStrategy]:
-    """The strategy class at ``path``; its module is passed through, like ponder's own."""
-    module, _, name = path.partition(":")
-    with workflow.unsafe.imports_passed_through():
-        # __import__, not importlib: the sandbox sees (and passes through) only the former
-        found = getattr(__import__(module, fromlist=[name]), name)
-    if not (isinstance(found, type) and issubclass(found, AgentStrategy)):
-        raise UserError(f"{path!r} is not an AgentStrategy")
-    if issubclass(found, RagStrategy):
-        return found.using(ActivityRetriever(options))
-    return found
 
 
 @workflow.defn(name=WORKFLOW_NAME)
@@ -141,7 +127,7 @@ class PonderWorkflow:
             str(data.get("agent", "default")), config, heartbeat, self._wait_cancel
         )
         ctx = self._context(data, spec, config, options)
-        strategy_type = _strategy(spec["strategy"], options)
+        strategy_type = strategy_at(spec["strategy"], options)
         deps = RunDeps(ctx, strategy_type(ctx))
         return deps, Interpreter(program_for(strategy_type), ctx.state, deps=deps)
 
