@@ -10,10 +10,11 @@ only. A model found unknown once is not looked up again.
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Any
 
-from ponder.models.base import Usage
+from ponder.models.base import ModelResponse, Usage
 
-__all__ = ["PRICED_PROVIDERS", "add_cost", "request_cost"]
+__all__ = ["PRICED_PROVIDERS", "add_cost", "request_cost", "response_cost", "sum_cost"]
 
 PRICED_PROVIDERS = {
     "openai": "openai",
@@ -53,11 +54,28 @@ def request_cost(model: str, usage: Usage, at: float | None = None) -> float | N
     return float(price.total_price)
 
 
+def response_cost(model: Any, response: ModelResponse, at: float | None = None) -> float | None:
+    """The price of ``response`` from ``model``: the model's own ``price`` if it has one.
+
+    A model that runs elsewhere (a Temporal activity) priced the response there and
+    reports that price; any other is priced from its name and the response's usage.
+    """
+    price = getattr(model, "price", None)
+    if callable(price):
+        known: float | None = price(response)
+        return known
+    return request_cost(model.name, response.usage, at)
+
+
 def add_cost(
     total: float | None, model: str, usage: Usage, at: float | None = None
 ) -> float | None:
     """``total`` plus the cost of ``usage``; None while no request of the run was priced."""
-    cost = request_cost(model, usage, at)
+    return sum_cost(total, request_cost(model, usage, at))
+
+
+def sum_cost(total: float | None, cost: float | None) -> float | None:
+    """``total`` plus ``cost``; ``total`` itself (the same object) when ``cost`` is None."""
     if cost is None:
         return total
     return cost if total is None else total + cost

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from temporalio.client import Client
 
+from ponder.events import Event, SubAgentEvent
 from ponder.messages import ToolMessage
 from ponder.temporal import TemporalAgent
 from ponder.testing import FakeOpenAIServer
@@ -43,10 +44,12 @@ def worker_env(fake_provider: FakeOpenAIServer, tmp_path: Path) -> dict[str, str
     }
 
 
-def start_worker(address: str, queue: str, env: dict[str, str]) -> subprocess.Popen[bytes]:
+def start_worker(
+    address: str, queue: str, env: dict[str, str], tools: str = "tests.temporal.worker_tools:TOOLS"
+) -> subprocess.Popen[bytes]:
     command = [
         *PONDER, "worker", "--temporal", address, "--task-queue", queue,
-        "--model", "openai:fake-model", "--tools", "tests.temporal.worker_tools:TOOLS",
+        "--model", "openai:fake-model", "--tools", tools,
         "--config", env["PONDER_CONFIG_FILE"],
     ]  # fmt: skip
     return subprocess.Popen(command, cwd=ROOT, env=env, stderr=subprocess.PIPE)
@@ -189,3 +192,47 @@ async def test_cli_errors_are_one_clear_line(temporal_address: str, task_queue: 
     missing = await asyncio.to_thread(ponder_cli, "runs", "show", "nope", "--temporal",
                                       temporal_address, env=env)  # fmt: skip
     assert missing.returncode == 2 and "no run 'nope'" in missing.stderr
+
+
+HELPED = "tests.temporal.worker_helpers:HELPED"
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+async def test_a_killed_worker_does_not_restart_the_sub_agent(
+    client: Client, task_queue: str, temporal_address: str, worker_env: dict[str, str]
+) -> None:
+    log = Path(worker_env["PONDER_TEST_LOG"])
+    hold = Path(str(log) + ".hold")
+    hold.touch()
+    remote = TemporalAgent(client, task_queue, heartbeat_timeout=2)
+    first = start_worker(temporal_address, task_queue, worker_env, HELPED)
+    second = None
+    try:
+        await wait_for_worker(remote)
+        run_id = await remote.start("delegate the logging")
+        await wait_for_line(log, "start second")  # the sub-agent's slow call
+        first.send_signal(signal.SIGKILL)
+        first.wait()
+        hold.unlink()
+        second = start_worker(temporal_address, task_queue, worker_env, HELPED)
+        async with asyncio.timeout(90):
+            result = await remote.result(run_id)
+        events = await remote.events(run_id)
+        await assert_replays(client, run_id)
+        await assert_replays(client, f"{run_id}.{_helper_call(events)}")
+    finally:
+        stop(first)
+        if second is not None:
+            stop(second)
+    lines = log.read_text().splitlines()
+    assert result.status == "completed"
+    assert lines.count("record first") == 1  # the child's finished call: never again
+    assert lines.count("start second") == 1 and "done second" not in lines  # not idempotent
+    assert result.output.startswith("Done: Done: Error: interrupted")
+    nested = [e for e in events if e.kind == "sub_agent_event"]
+    assert nested and nested[-1].event["kind"] == "run_finished"
+
+
+def _helper_call(events: list[Event]) -> str:
+    return next(e.call_id for e in events if isinstance(e, SubAgentEvent))

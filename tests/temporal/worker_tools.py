@@ -86,6 +86,8 @@ def script(body: dict[str, Any]) -> Any:
     results = [m["content"] for m in messages if m["role"] == "tool"]
     if prompt.startswith("deploy"):
         steps = [_call("deploy", target="prod"), _call("agent_stop", result="deployed")]
+    elif prompt.startswith("delegate"):
+        steps = [_call("helper", task="log it"), _call("agent_stop", result="delegated")]
     else:
         slow = "slow_record_safe" if "safe" in prompt else "slow_record"
         steps = [

@@ -42,7 +42,13 @@ from ponder.cli.run_store import (
     with_store,
 )
 from ponder.cli.session import AgentOptions, build_agent, json_stdout
-from ponder.cli.temporal import NamespaceOption, TemporalOption, decide_remote, show_remote
+from ponder.cli.temporal import (
+    NamespaceOption,
+    TemporalOption,
+    cancel_remote,
+    decide_remote,
+    show_remote,
+)
 from ponder.cli.transcript import (
     conversation,
     pending_approval,
@@ -186,6 +192,8 @@ def resume(
     if temporal:
         with reported():
             value = decision_flags(approve, reject, reason, decision)
+            if answer is not None:
+                value = parse_answer(answer)
         decide_remote(run_id, temporal, namespace, value, as_json)
         return
     loaded: list[AgentConfig] = []
@@ -206,8 +214,19 @@ def resume(
 
 
 @runs_app.command()
-def cancel(run_id: RunIdArgument, store: StoreOption = None) -> None:
-    """Mark a suspended or crashed run cancelled, so it is never resumed."""
+def cancel(
+    run_id: RunIdArgument,
+    store: StoreOption = None,
+    temporal: TemporalOption = None,
+    namespace: NamespaceOption = "default",
+) -> None:
+    """Mark a suspended or crashed run cancelled, so it is never resumed.
+
+    With --temporal HOST:PORT the run on Temporal is cancelled (no worker needed to ask).
+    """
+    if temporal:
+        cancel_remote(run_id, temporal, namespace)
+        return
 
     async def mark(chosen: Store) -> tuple[str, str]:
         stored = await load_run(chosen, run_id)

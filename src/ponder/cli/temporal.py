@@ -12,7 +12,8 @@ import json
 import os
 import signal
 import sys
-from typing import IO, TYPE_CHECKING, Annotated, Any
+from collections.abc import Coroutine
+from typing import IO, TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
@@ -35,6 +36,7 @@ __all__ = [
     "NamespaceOption",
     "TaskQueueOption",
     "TemporalOption",
+    "cancel_remote",
     "decide_remote",
     "exit_after_temporal",
     "run_remote",
@@ -43,12 +45,21 @@ __all__ = [
     "worker",
 ]
 
+T = TypeVar("T")
 _USED: list[bool] = []
 """Set once a command of this process has opened a Temporal client."""
 
 
 def _client_opened() -> None:
     _USED.append(True)
+
+
+def _on_temporal(work: Coroutine[Any, Any, T]) -> T:
+    """Run ``work``; a request the Temporal server refuses is one clear error."""
+    from ponder.temporal.client import service_errors
+
+    with service_errors():
+        return asyncio.run(work)
 
 
 def exit_after_temporal(code: int) -> None:
@@ -188,7 +199,7 @@ def run_remote(
     """``ponder run --temporal``: start the run on the workers and follow it."""
     with reported():
         queue = _queue(task_queue)
-        outcome = asyncio.run(_start(task, address, queue, namespace, as_json, detach))
+        outcome = _on_temporal(_start(task, address, queue, namespace, as_json, detach))
     _report(outcome, address, as_json)
 
 
@@ -204,7 +215,7 @@ async def _status(run_id: str, address: str, namespace: str) -> dict[str, Any]:
 def show_remote(run_id: str, address: str, namespace: str, as_json: bool) -> None:
     """``ponder runs show --temporal``: the run's status and output."""
     with reported():
-        found = asyncio.run(_status(run_id, address, namespace))
+        found = _on_temporal(_status(run_id, address, namespace))
     if as_json:
         typer.echo(json.dumps(found, ensure_ascii=False, default=str))
         return
@@ -224,7 +235,7 @@ def show_remote(run_id: str, address: str, namespace: str, as_json: bool) -> Non
 
 async def _decide(
     run_id: str, address: str, namespace: str, decision: Any, as_json: bool
-) -> RunOutcome:
+) -> RunOutcome | None:
     from ponder.temporal import TemporalAgent
 
     _client_opened()
@@ -235,7 +246,13 @@ async def _decide(
     calls = found["suspension"]["payload"].get("calls", [])
     if isinstance(decision, dict) and decision.get("action") == "reject" and calls:
         decision = {str(c["id"]): decision for c in calls}
-    await remote.decide(run_id, decision)
+    if not await remote.decide(run_id, decision):
+        Console(stderr=True, highlight=False, soft_wrap=True).print(
+            f"run {run_id}: decision recorded; no worker answers now, so the run goes on "
+            "when a worker for its task queue is up",
+            markup=False,
+        )
+        return None
     return await _follow(remote, run_id, int(found.get("last_seq", 0)), as_json, sys.stdout)
 
 
@@ -244,5 +261,24 @@ def decide_remote(run_id: str, address: str, namespace: str, decision: Any, as_j
     with reported():
         if decision is None:
             raise UserError("resuming a run on Temporal needs --approve, --reject or --decision")
-        outcome = asyncio.run(_decide(run_id, address, namespace, decision, as_json))
+        outcome = _on_temporal(_decide(run_id, address, namespace, decision, as_json))
     _report(outcome, address, as_json)
+
+
+async def _cancel(run_id: str, address: str, namespace: str) -> str:
+    from ponder.temporal import TemporalAgent
+
+    _client_opened()
+    remote = await TemporalAgent.connect(address, "", namespace=namespace, check_worker=False)
+    return await remote.cancel(run_id)
+
+
+def cancel_remote(run_id: str, address: str, namespace: str) -> None:
+    """``ponder runs cancel --temporal``: cancel the run (no worker needed to ask)."""
+    with reported():
+        status = _on_temporal(_cancel(run_id, address, namespace))
+    if status == "cancelling":
+        ends = "it ends once its running calls have stopped (or when a worker next runs it)"
+        typer.echo(f"run {run_id} cancelling: {ends}")
+    else:
+        typer.echo(f"run {run_id} {status}")

@@ -23,6 +23,7 @@ from ponder.temporal.activities import PonderActivities
 from ponder.temporal.client import (
     TemporalAgent,
     TemporalRunError,
+    TemporalServiceError,
     TemporalUnreachableError,
     WorkerUnavailableError,
     connect,
@@ -38,6 +39,7 @@ __all__ = [
     "PonderWorkflow",
     "TemporalAgent",
     "TemporalRunError",
+    "TemporalServiceError",
     "TemporalUnreachableError",
     "WorkerUnavailableError",
     "build_replayer",

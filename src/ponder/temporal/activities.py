@@ -28,10 +28,12 @@ from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError
 
 from ponder.agent import Agent, AgentStrategy
+from ponder.cost import request_cost
 from ponder.exceptions import ModelResponseError, PonderError
 from ponder.messages import ToolCallPart
 from ponder.models.base import ModelRequest, ModelResponse
 from ponder.retrieval import Retriever, index_folder
+from ponder.temporal.inputs import held_data, hold_from_data
 from ponder.temporal.payloads import (
     outcome_to_data,
     request_from_data,
@@ -40,8 +42,15 @@ from ponder.temporal.payloads import (
 )
 from ponder.tools.executor import ToolExecutor
 from ponder.tools.registry import ToolRegistry
+from ponder.tools.tool import Tool
 
-__all__ = ["TOOL_UNAVAILABLE", "UNKNOWN_AGENT", "PonderActivities", "strategy_path"]
+__all__ = [
+    "TOOL_UNAVAILABLE",
+    "UNKNOWN_AGENT",
+    "PonderActivities",
+    "strategy_path",
+    "with_sub_agents",
+]
 
 TOOL_UNAVAILABLE = "ToolUnavailable"
 """The error type of a call whose tool the run was offered but this worker lacks."""
@@ -56,6 +65,26 @@ def strategy_path(strategy: type[AgentStrategy]) -> str:
         if getattr(module, cls.__qualname__, None) is cls:
             return path
     raise PonderError(f"strategy {strategy!r} has no importable class")  # pragma: no cover
+
+
+def with_sub_agents(agents: Mapping[str, Agent]) -> dict[str, Agent]:
+    """``agents``, and each sub-agent they call (at any depth) under ``<caller>/<tool>``.
+
+    A sub-agent's calls run as a child workflow of the caller's run, on the agent of
+    that name; the names depend only on how the agents are built, so every worker of a
+    task queue agrees on them.
+    """
+    found = dict(agents)
+    pending = list(found.items())
+    while pending:
+        name, agent = pending.pop()
+        for tool in agent.toolbox.base:
+            child = tool.metadata.get("agent")
+            key = f"{name}/{tool.name}"
+            if isinstance(child, Agent) and key not in found:
+                found[key] = child
+                pending.append((key, child))
+    return found
 
 
 @contextlib.asynccontextmanager
@@ -98,6 +127,7 @@ class _DeltaSender:
 
     def __init__(self, handle: WorkflowHandle[Any, Any], key: int) -> None:
         self.handle, self.key = handle, key
+        self.attempt = activity.info().attempt
         self._pending: list[list[str]] = []
         self._sent = float("-inf")
 
@@ -114,8 +144,9 @@ class _DeltaSender:
         self._sent = time.monotonic()
         if not pending:
             return
+        data = {"key": self.key, "attempt": self.attempt, "deltas": pending}
         with contextlib.suppress(RPCError):  # the text is a courtesy; the response is not lost
-            await self.handle.signal("model_deltas", {"key": self.key, "deltas": pending})
+            await self.handle.signal("model_deltas", data)
 
 
 class PonderActivities:
@@ -124,7 +155,7 @@ class PonderActivities:
     def __init__(
         self, agents: Mapping[str, Agent], *, deps: Any = None, client: Client | None = None
     ) -> None:
-        self.agents = dict(agents)
+        self.agents = with_sub_agents(agents)
         self.deps = deps
         self.client = client
         self._executors: dict[tuple[str, int], ToolExecutor] = {}
@@ -155,7 +186,8 @@ class PonderActivities:
     async def prepare(self, data: dict[str, Any]) -> dict[str, Any]:
         """The agent a run uses: config (no secrets), instructions, strategy and tools."""
         agent = self._agent(data["agent"])
-        registry = await agent.toolbox.refresh()
+        async with _heartbeating():  # a lost worker is noticed while MCP servers start
+            registry = await agent.toolbox.refresh()
         missing = [n for n in data.get("require_tools", ()) if registry.get(n) is None]
         if missing:
             raise ApplicationError(
@@ -174,8 +206,17 @@ class PonderActivities:
             "instructions": agent.instructions,
             "model": model_name,
             "strategy": strategy_path(strategy),
-            "tools": [tool_spec(t) for t in registry],
+            "tools": [self._spec(data["agent"], t) for t in registry],
+            # no one answers an MCP server's question live: it suspends the run
+            "holds_input": agent.toolbox.mcp is not None and agent.toolbox.elicitation is None,
         }
+
+    @staticmethod
+    def _spec(agent: str, tool: Tool) -> dict[str, Any]:
+        spec = tool_spec(tool)
+        if isinstance(tool.metadata.get("agent"), Agent):
+            spec["sub_agent"] = f"{agent}/{tool.name}"  # runs as a child workflow
+        return spec
 
     @activity.defn(name="ponder.model_request")
     async def model_request(self, data: dict[str, Any]) -> dict[str, Any]:
@@ -190,7 +231,9 @@ class PonderActivities:
                     response = await agent.model.request(request)
             except PonderError as error:
                 raise _fatal(error) from error
-        return response_to_data(response)
+        data = response_to_data(response)
+        data["cost"] = request_cost(agent.model.name, response.usage, time.time())
+        return data
 
     def _workflow(self) -> WorkflowHandle[Any, Any]:
         info = activity.info()
@@ -246,7 +289,10 @@ class PonderActivities:
             states[call.name] = found.state_type.model_validate(data["state"])
         executor = self._executor(data["agent"], agent, registry)
         # an MCP server's call is bound to the run, so its sampling asks the worker's model
-        with agent.toolbox.bind(data["run_id"], agent.model):
+        hold = hold_from_data(call.id, data.get("answer"))
+        with agent.toolbox.bind(data["run_id"], agent.model) as binding:
+            if binding is not None and data.get("hold") and binding.elicit is None:
+                binding.hold = hold
             async with _heartbeating():
                 outcome = await executor.run_call(
                     call, run_id=data["run_id"], states=states, deps=self.deps
@@ -255,6 +301,7 @@ class PonderActivities:
         return {
             **outcome_to_data(outcome),
             "state": None if state is None else state.model_dump(mode="json"),
+            "held": held_data(hold, call.id),
         }
 
     @activity.defn(name="ponder.retrieve")

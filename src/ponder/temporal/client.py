@@ -10,8 +10,9 @@ decision the run cannot take (`UserError`); a failed run raises `TemporalRunErro
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import uuid
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
 from datetime import timedelta
 from typing import Any
 
@@ -24,25 +25,31 @@ from temporalio.client import (
     WorkflowFailureError,
     WorkflowHandle,
     WorkflowUpdateFailedError,
+    WorkflowUpdateRPCTimeoutOrCancelledError,
 )
 from temporalio.exceptions import ApplicationError, CancelledError
 from temporalio.service import RPCError, RPCStatusCode
 
 from ponder.agent.result import RunResult
+from ponder.agent.run.approval import check_decision
 from ponder.events import Event, event_from_dict
-from ponder.exceptions import RunError, UserError
+from ponder.exceptions import PonderError, RunError, UserError
 from ponder.messages import Message, messages_from_json, messages_to_json
 from ponder.models.base import Usage
+from ponder.temporal.inputs import check_answers
+from ponder.temporal.memo import status_from_memo
 from ponder.temporal.workflow import MEMO_STATUS, WORKFLOW_NAME
 
 __all__ = [
     "MEMO_PROMPT",
     "TemporalAgent",
     "TemporalRunError",
+    "TemporalServiceError",
     "TemporalUnreachableError",
     "WorkerUnavailableError",
     "connect",
     "result_from_data",
+    "service_errors",
 ]
 
 _ENDS = frozenset({"run_finished", "run_failed", "run_cancelled"})
@@ -62,6 +69,10 @@ class WorkerUnavailableError(UserError):
     """No worker polls the task queue a run was sent to."""
 
 
+class TemporalServiceError(PonderError):
+    """The Temporal server refused a request (its status and message say why)."""
+
+
 class TemporalRunError(RunError):
     """A run on Temporal failed; ``error_type`` names the error that ended it."""
 
@@ -70,11 +81,31 @@ class TemporalRunError(RunError):
         self.error_type = error_type
 
 
+@contextlib.contextmanager
+def service_errors() -> Iterator[None]:
+    """Turn a request the Temporal server refuses (``RPCError``) into one clear error."""
+    try:
+        yield
+    except RPCError as error:
+        raise TemporalServiceError(
+            f"the Temporal server refused the request ({error.status.name}): {error.message}"
+        ) from None
+
+
 async def connect(address: str, *, namespace: str = "default", timeout: float = 10.0) -> Client:
-    """A client for the Temporal server at ``address`` (``host:port``)."""
+    """A client for the Temporal server at ``address`` (``host:port``).
+
+    A server that is still starting ("not healthy yet") is waited for, up to ``timeout``.
+    """
     try:
         async with asyncio.timeout(timeout):
-            return await Client.connect(address, namespace=namespace)
+            while True:
+                try:
+                    return await Client.connect(address, namespace=namespace)
+                except RuntimeError as error:
+                    if "not healthy" not in str(error):
+                        raise
+                    await asyncio.sleep(0.5)
     except (RuntimeError, TimeoutError, OSError) as error:
         raise TemporalUnreachableError(
             f"cannot reach Temporal at {address!r}: {error or 'no answer'}; "
@@ -90,6 +121,7 @@ def result_from_data(data: dict[str, Any]) -> RunResult:
         stop_reason=data.get("stop_reason") or "",
         messages=messages_from_json(data.get("messages") or []),
         usage=Usage.model_validate(data.get("usage") or {}),
+        cost=data.get("cost"),
         run_id=data["run_id"],
         rounds=int(data.get("rounds", 0)),
         tool_calls=int(data.get("tool_calls", 0)),
@@ -101,7 +133,11 @@ def result_from_data(data: dict[str, Any]) -> RunResult:
 
 
 class TemporalAgent:
-    """Runs ponder runs on the workers of one task queue."""
+    """Runs ponder runs on the workers of one task queue.
+
+    ``heartbeat_timeout`` (seconds, default 5): how soon a lost worker is noticed and a
+    cancel reaches a running tool — within about this long.
+    """
 
     def __init__(
         self,
@@ -110,7 +146,7 @@ class TemporalAgent:
         *,
         agent: str = "default",
         require_tools: Sequence[str] = (),
-        heartbeat_timeout: float = 30.0,
+        heartbeat_timeout: float | None = None,
         check_worker: bool = True,
     ) -> None:
         self.client = client
@@ -228,9 +264,14 @@ class TemporalAgent:
             raise
         kind = described.status
         if kind == WorkflowExecutionStatus.RUNNING:
-            found = await self._query(handle, "status")
+            try:
+                found = await self._query(handle, "status")
+            except RPCError as error:  # say, a worker whose code cannot replay the run
+                unanswered = await status_from_memo(run_id, described)
+                unanswered["error"] = f"the workers cannot answer for this run: {error.message}"
+                return unanswered
             if found is None:
-                return {"status": "running", "output": None, "run_id": run_id}
+                return await status_from_memo(run_id, described)
             return dict(found)
         if kind == WorkflowExecutionStatus.COMPLETED:
             data = await handle.result()
@@ -240,6 +281,7 @@ class TemporalAgent:
                 "output": data["output"],
                 "stop_reason": data["stop_reason"],
                 "usage": data["usage"],
+                "cost": data.get("cost"),
             }
         try:
             await handle.result()
@@ -253,10 +295,19 @@ class TemporalAgent:
         name = kind.name.lower() if kind is not None else "unknown"
         return {"run_id": run_id, "status": name, "output": None}
 
-    async def decide(self, run_id: str, decision: Any) -> None:
-        """Send a suspended run its decision (``"approve"``, ``"reject"`` or per call)."""
+    async def decide(self, run_id: str, decision: Any) -> bool:
+        """Send a suspended run its decision (``"approve"``, ``"reject"`` or per call).
+
+        True when a worker took it; False when none answered in time and the decision,
+        checked against what the run's memo says it waits for, was left for the next
+        worker (the ``decide_later`` Signal).
+        """
+        handle = self._handle(run_id)
         try:
-            await self._handle(run_id).execute_update("decide", decision)
+            await handle.execute_update("decide", decision, rpc_timeout=_QUERY_TIMEOUT)
+        except WorkflowUpdateRPCTimeoutOrCancelledError:
+            await self._decide_later(handle, decision)
+            return False
         except WorkflowUpdateFailedError as error:
             cause = error.cause
             text = cause.message if isinstance(cause, ApplicationError) else str(cause)
@@ -264,11 +315,47 @@ class TemporalAgent:
         except RPCError as error:
             if error.status == RPCStatusCode.NOT_FOUND:
                 raise UserError(f"no running run {run_id!r} to decide") from None
+            if error.status in _NO_ANSWER:
+                await self._decide_later(handle, decision)
+                return False
             raise
+        return True
 
-    async def cancel(self, run_id: str) -> None:
-        """Cancel the run; it ends as ``cancelled``, like a local run."""
-        await self._handle(run_id).cancel()
+    async def _decide_later(self, handle: WorkflowHandle[Any, Any], decision: Any) -> None:
+        found = await status_from_memo(handle.id, await handle.describe())
+        suspension = found.get("suspension")
+        if found["status"] != "suspended" or not suspension:
+            raise UserError(
+                f"run {handle.id!r} is {found['status']} as far as its memo says, and no "
+                "worker answers to say more: start a worker for its task queue"
+            )
+        if suspension.get("reason") == "approval":
+            check_decision(decision, [str(c["id"]) for c in suspension["payload"]["calls"]])
+        elif suspension.get("reason") == "elicitation":
+            check_answers(suspension["payload"], decision)
+        await handle.signal("decide_later", decision)
+
+    async def cancel(self, run_id: str) -> str:
+        """Cancel the run; it ends as ``cancelled``, like a local run.
+
+        Returns its status just after: ``cancelled``, or ``cancelling`` while its tools
+        stop (or while no worker runs it: it ends when one picks it up).
+        """
+        handle = self._handle(run_id)
+        try:
+            before = await handle.describe()
+            if before.status != WorkflowExecutionStatus.RUNNING:
+                status = (await self.status(run_id))["status"]
+                raise UserError(f"run {run_id!r} already {status}; there is nothing to cancel")
+            await handle.cancel()
+        except RPCError as error:
+            if error.status == RPCStatusCode.NOT_FOUND:
+                raise UserError(f"no run {run_id!r} on this Temporal namespace") from None
+            raise
+        described = await handle.describe()
+        if described.status == WorkflowExecutionStatus.RUNNING:
+            return "cancelling"
+        return str((await self.status(run_id))["status"])
 
     async def events(self, run_id: str, after: int = 0) -> list[Event]:
         """The run's events after sequence number ``after`` (needs a live worker)."""

@@ -23,7 +23,36 @@ from __future__ import annotations
 
 from temporalio import workflow
 
-__all__ = ["patched"]
+__all__ = [
+    "CANCEL_WAITS",
+    "ELICITATION_HOLDS",
+    "PONDER_PATCHES",
+    "SUB_AGENT_CHILDREN",
+    "SUSPENSION_MEMO",
+    "patched",
+]
+
+CANCEL_WAITS = "ponder-cancel-waits"
+"""A cancelled run says ``cancelling`` and waits until its running activities have stopped.
+
+Runs begun before this change replay as they ran: cancelled at once, their activities
+told to stop but not waited for.
+"""
+
+SUSPENSION_MEMO = "ponder-suspension-memo"
+"""A suspended run keeps what it waits for in its memo, so it can be shown and decided
+without a worker; runs begun before keep only their status there."""
+
+SUB_AGENT_CHILDREN = "ponder-sub-agent-children"
+"""A sub-agent's call runs as a child workflow (durable, its approvals asked once, its
+usage and events rolled up); runs begun before call it as one tool activity."""
+
+ELICITATION_HOLDS = "ponder-elicitation-holds"
+"""An MCP server's question suspends the run until it is answered; runs begun before
+refuse it ("no one can answer in this run")."""
+
+PONDER_PATCHES = (CANCEL_WAITS, SUSPENSION_MEMO, SUB_AGENT_CHILDREN, ELICITATION_HOLDS)
+"""The patch markers of ponder's own workflow, oldest first (see docs/temporal-upgrades.md)."""
 
 
 def patched(patch_id: str) -> bool:

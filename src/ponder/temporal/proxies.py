@@ -30,20 +30,24 @@ from pydantic import BaseModel
 from temporalio import workflow
 from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError
+from temporalio.workflow import ActivityCancellationType
 
 from ponder.config import AgentConfig
 from ponder.exceptions import ModelError, RunError, ToolError
-from ponder.messages import ToolCallPart, messages_to_json
+from ponder.mcp.elicitation import InputHold
+from ponder.messages import ToolCallPart
 from ponder.models.base import (
     ModelRequest,
     ModelResponse,
-    ReasoningDelta,
     StreamEvent,
-    TextDelta,
     ToolDefinition,
 )
 from ponder.retrieval import Passage
 from ponder.temporal.activities import TOOL_UNAVAILABLE
+from ponder.temporal.channel import ModelChannel
+from ponder.temporal.children import run_child
+from ponder.temporal.inputs import answer_data, note_held
+from ponder.temporal.patching import SUB_AGENT_CHILDREN
 from ponder.temporal.payloads import outcome_from_data, request_to_data, response_from_data
 from ponder.tools.executor import ToolExecutor, ToolIntercept, ToolOutcome
 from ponder.tools.registry import ToolRegistry
@@ -68,11 +72,16 @@ _GRACE = 30.0
 
 @dataclass(frozen=True, slots=True)
 class ActivityOptions:
-    """What every activity of one run shares: the agent's name, its config, heartbeats."""
+    """What every activity of one run shares: the agent's name, its config, heartbeats.
+
+    ``wait_cancel``: a cancelled run waits until its activities have stopped (runs begun
+    before that change, without its patch marker, do not).
+    """
 
     agent: str
     config: AgentConfig
     heartbeat_timeout: float
+    wait_cancel: bool = False
 
     @property
     def attempts(self) -> int:
@@ -87,6 +96,9 @@ class ActivityOptions:
             start_to_close_timeout=timedelta(seconds=seconds + _GRACE),
             heartbeat_timeout=timedelta(seconds=self.heartbeat_timeout),
             retry_policy=RetryPolicy(maximum_attempts=attempts),
+            cancellation_type=ActivityCancellationType.WAIT_CANCELLATION_COMPLETED
+            if self.wait_cancel
+            else ActivityCancellationType.TRY_CANCEL,
         )
 
 
@@ -101,63 +113,6 @@ def _described(error: ActivityError) -> str:
     return f"{name}: {cause}"
 
 
-class ModelChannel:
-    """The workflow's side of its model requests: their messages, and their streamed text.
-
-    Text streams by Signal: the activity sends what the model wrote every fraction of a
-    second (``model_deltas``), the workflow turns it into ``text_delta`` events, and every
-    observer — the events Query, hence the CLI live view and ``ponder serve`` — sees the
-    answer grow. Signals are history events, so a replay emits the same events at the
-    same places; batching keeps them to a few per request. (Heartbeat details were the
-    alternative: they stay out of the history, but the SDK throttles them to a fraction
-    of the heartbeat timeout, only ``describe`` shows them, and the events Query could
-    not.) A retried request streams again from its start.
-    """
-
-    def __init__(self) -> None:
-        self._count = 0
-        self._messages: dict[int, list[dict[str, Any]]] = {}
-        self._deltas: dict[int, list[StreamEvent]] = {}
-
-    def open(self, request: ModelRequest) -> int:
-        """Hold ``request``'s conversation under a new request number."""
-        self._count += 1
-        self._messages[self._count] = messages_to_json(request.messages)
-        self._deltas[self._count] = []
-        return self._count
-
-    def close(self, key: int) -> None:
-        """Forget request ``key`` (it has its response)."""
-        self._messages.pop(key, None)
-        self._deltas.pop(key, None)
-
-    def messages(self, key: int) -> list[dict[str, Any]] | None:
-        """Request ``key``'s conversation as JSON data; None once it is answered."""
-        return self._messages.get(key)
-
-    def push(self, key: int, deltas: Any) -> None:
-        """Text an activity streamed for request ``key``: ``[["text"|"reasoning", str], ...]``."""
-        pending = self._deltas.get(key)
-        if pending is None or not isinstance(deltas, list):
-            return  # late (the request is answered) or malformed: nothing to show
-        for item in deltas:
-            if isinstance(item, list) and len(item) == 2 and isinstance(item[1], str):
-                pending.append(
-                    ReasoningDelta(item[1]) if item[0] == "reasoning" else TextDelta(item[1])
-                )
-
-    def take(self, key: int) -> list[StreamEvent]:
-        """The deltas that arrived for request ``key`` since the last take."""
-        found = self._deltas.get(key, [])
-        taken = list(found)
-        found.clear()
-        return taken
-
-    def has(self, key: int) -> bool:
-        """True when request ``key`` has deltas to take."""
-        return bool(self._deltas.get(key))
-
-
 class ActivityModel:
     """A `Model` whose every request is one ``ponder.model_request`` activity."""
 
@@ -165,11 +120,27 @@ class ActivityModel:
         self._name = name
         self.options = options
         self.channel = channel
+        self._prices: dict[int, float | None] = {}
 
     @property
     def name(self) -> str:
         """The worker's model name."""
         return self._name
+
+    def price(self, response: ModelResponse) -> float | None:
+        """What the worker priced ``response`` at (None: a model without a known price).
+
+        Prices are looked up in the activity, outside the workflow's sandbox, and kept in
+        the history, so a replay shows the cost the run had.
+        """
+        return self._prices.pop(id(response), None)
+
+    def _response(self, raw: dict[str, Any]) -> ModelResponse:
+        data = dict(raw)
+        cost = data.pop("cost", None)
+        response = response_from_data(data)
+        self._prices[id(response)] = cost if isinstance(cost, int | float) else None
+        return response
 
     def _start(self, request: ModelRequest, key: int, stream: bool) -> Awaitable[Any]:
         config, options = self.options.config, self.options
@@ -190,7 +161,7 @@ class ActivityModel:
             raise ModelError(f"the model request failed: {_described(error)}") from None
         finally:
             self.channel.close(key)
-        return response_from_data(raw)
+        return self._response(raw)
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         """The text as the worker's model streams it, then the whole response."""
@@ -212,7 +183,7 @@ class ActivityModel:
             channel.close(key)
             if not task.done():
                 task.cancel()
-        yield response_from_data(raw)
+        yield self._response(raw)
 
 
 class ActivityRetriever:
@@ -261,6 +232,7 @@ def registry_from_specs(specs: Sequence[dict[str, Any]]) -> ToolRegistry:
                 state_type=_StateHolder if spec.get("stateful") else None,
                 builtin=bool(spec.get("builtin")),
                 strict=definition.strict,
+                metadata={"sub_agent": spec["sub_agent"]} if spec.get("sub_agent") else {},
             )
         )
     return ToolRegistry(tools)
@@ -272,6 +244,10 @@ class ActivityToolExecutor(ToolExecutor):
     def __init__(self, registry: ToolRegistry, options: ActivityOptions) -> None:
         super().__init__(registry, default_timeout=options.config.tool_timeout)
         self.options = options
+        self.on_child: Callable[[ToolCallPart, dict[str, Any]], None] | None = None
+        """Told of each finished sub-agent run (its result data), to roll it up."""
+        self.inputs: InputHold | None = None
+        """The run's held MCP questions and their answers (see ``ponder.temporal.inputs``)."""
 
     async def run_batch(
         self,
@@ -305,6 +281,8 @@ class ActivityToolExecutor(ToolExecutor):
         tasks = [asyncio.ensure_future(one(call)) for call in calls]
         try:
             return list(await asyncio.gather(*tasks))
+        except GeneratorExit:  # the worker evicts the run from its cache: await nothing now
+            raise
         except BaseException:
             for task in tasks:
                 task.cancel()
@@ -327,6 +305,14 @@ class ActivityToolExecutor(ToolExecutor):
             "offered": tool is not None,
             "state": None if state is None else state.model_dump(mode="json"),
         }
+        if self.inputs is not None:
+            data["hold"], data["answer"] = True, answer_data(self.inputs, call.id)
+        if (
+            tool is not None
+            and tool.metadata.get("sub_agent")
+            and workflow.patched(SUB_AGENT_CHILDREN)
+        ):
+            return await run_child(call, tool, run_id, options.heartbeat_timeout, self.on_child)
         timeout = (tool.timeout if tool is not None else None) or options.config.tool_timeout
         attempts = options.attempts if tool is not None and tool.idempotent else 1
         try:
@@ -335,6 +321,7 @@ class ActivityToolExecutor(ToolExecutor):
             return self._lost(call, tool, error)
         if raw.get("state") is not None:
             states[call.name] = _StateHolder.model_validate(raw["state"])
+        note_held(self.inputs, call.id, raw.get("held"))
         return outcome_from_data(call, raw)
 
     def _lost(self, call: ToolCallPart, tool: Tool | None, error: ActivityError) -> ToolOutcome:

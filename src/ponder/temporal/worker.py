@@ -41,6 +41,7 @@ PASSTHROUGH_MODULES = (
     "anyio",
     "mcp",
     "platformdirs",
+    "jsonschema",
 )
 """Libraries ponder imports that the sandbox should not reload for every run."""
 
@@ -57,7 +58,12 @@ PONDER_PASSTHROUGH = (
     "ponder.tools",
     "ponder.vm",
     "ponder.temporal.activities",
+    "ponder.temporal.channel",
+    "ponder.temporal.children",
     "ponder.temporal.client",
+    "ponder.temporal.inputs",
+    "ponder.temporal.loading",
+    "ponder.temporal.memo",
     "ponder.temporal.patching",
     "ponder.temporal.payloads",
     "ponder.temporal.proxies",

@@ -32,7 +32,6 @@ with workflow.unsafe.imports_passed_through():
     from ponder.agent.run.deps import RunDeps
     from ponder.agent.run.state import RunState
     from ponder.agent.strategies.base import AgentStrategy
-    from ponder.agent.strategies.rag import RagStrategy
     from ponder.agent.strategies.workflows import program_for
     from ponder.config import AgentConfig
     from ponder.events import (
@@ -45,37 +44,31 @@ with workflow.unsafe.imports_passed_through():
         RunSuspended,
         event_to_dict,
     )
-    from ponder.exceptions import PonderError, UserError, VMError
+    from ponder.exceptions import PonderError, VMError
+    from ponder.mcp.elicitation import InputHold
     from ponder.messages import Ledger, messages_from_json
+    from ponder.temporal.children import RUN_WORKFLOW, SubRuns
+    from ponder.temporal.inputs import check_answers
+    from ponder.temporal.loading import strategy_at
+    from ponder.temporal.patching import CANCEL_WAITS, ELICITATION_HOLDS, SUSPENSION_MEMO
     from ponder.temporal.proxies import (
         ActivityModel,
         ActivityOptions,
-        ActivityRetriever,
         ActivityToolExecutor,
         ModelChannel,
         registry_from_specs,
     )
     from ponder.vm import Finished, Interpreter, Outcome, Suspended
 
-__all__ = ["MEMO_STATUS", "WORKFLOW_NAME", "PonderWorkflow"]
+__all__ = ["MEMO_STATUS", "MEMO_SUSPENSION", "WORKFLOW_NAME", "PonderWorkflow"]
 
-WORKFLOW_NAME = "ponder.run"
-DEFAULT_HEARTBEAT = 30.0
+WORKFLOW_NAME = RUN_WORKFLOW
+DEFAULT_HEARTBEAT = 5.0
+"""Seconds: a lost worker is noticed, and a cancel reaches a running tool, within about this."""
 MEMO_STATUS = "ponder_status"
 """The memo key that says whether a running workflow waits for a decision."""
-
-
-def _strategy(path: str, options: ActivityOptions) -> type[AgentStrategy]:
-    """The strategy class at ``path``; its module is passed through, like ponder's own."""
-    module, _, name = path.partition(":")
-    with workflow.unsafe.imports_passed_through():
-        # __import__, not importlib: the sandbox sees (and passes through) only the former
-        found = getattr(__import__(module, fromlist=[name]), name)
-    if not (isinstance(found, type) and issubclass(found, AgentStrategy)):
-        raise UserError(f"{path!r} is not an AgentStrategy")
-    if issubclass(found, RagStrategy):
-        return found.using(ActivityRetriever(options))
-    return found
+MEMO_SUSPENSION = "ponder_suspension"
+"""The memo key holding what a suspended run waits for (``reason`` and ``payload``)."""
 
 
 @workflow.defn(name=WORKFLOW_NAME)
@@ -89,6 +82,9 @@ class PonderWorkflow:
         self._decision: Any = None
         self._status = "starting"
         self._channel = ModelChannel()
+        self._wait_cancel = False
+        self._subs = SubRuns()
+        self._vm: Interpreter | None = None
 
     @workflow.run
     async def run(self, data: Any) -> dict[str, Any]:
@@ -113,14 +109,17 @@ class PonderWorkflow:
                 type="UserError",
                 non_retryable=True,
             ) from None
-        ctx = deps.run
+        ctx, self._vm = deps.run, vm
         await ctx.emit(
             RunStarted(
                 prompt=ctx.state.prompt, workflow=ctx.config.agent_workflow, model=ctx.model.name
             )
         )
         try:
-            await self._drive(deps, vm)
+            if self._wait_cancel:
+                await self._until_stopped(self._drive(deps, vm))
+            else:
+                await self._drive(deps, vm)
         finally:
             vm.close()
             ctx.close()
@@ -132,9 +131,12 @@ class PonderWorkflow:
         """The run's context, strategy and interpreter; bad input raises, before any step."""
         config = AgentConfig.model_validate(spec["config"])
         heartbeat = float(data.get("heartbeat_timeout") or DEFAULT_HEARTBEAT)
-        options = ActivityOptions(str(data.get("agent", "default")), config, heartbeat)
+        self._wait_cancel = workflow.patched(CANCEL_WAITS)
+        options = ActivityOptions(
+            str(data.get("agent", "default")), config, heartbeat, self._wait_cancel
+        )
         ctx = self._context(data, spec, config, options)
-        strategy_type = _strategy(spec["strategy"], options)
+        strategy_type = strategy_at(spec["strategy"], options)
         deps = RunDeps(ctx, strategy_type(ctx))
         return deps, Interpreter(program_for(strategy_type), ctx.state, deps=deps)
 
@@ -148,6 +150,9 @@ class PonderWorkflow:
                 "ponder.prepare",
                 request,
                 start_to_close_timeout=timedelta(seconds=120),
+                heartbeat_timeout=timedelta(
+                    seconds=float(data.get("heartbeat_timeout") or DEFAULT_HEARTBEAT)
+                ),
                 retry_policy=RetryPolicy(maximum_attempts=3),
             )
         except ActivityError as error:
@@ -170,18 +175,23 @@ class PonderWorkflow:
             prompt=str(data["prompt"]),
             ledger=Ledger(messages_from_json(data.get("message_history") or [])),
         )
-        return RunContext(
+        executor = ActivityToolExecutor(registry, options)
+        ctx = RunContext(
             config=config,
             model=ActivityModel(spec["model"], options, self._channel),
             tools=registry,
             stream_text=True,
-            executor=ActivityToolExecutor(registry, options),
+            executor=executor,
             hooks=Hooks(),
             state=state,
             instructions=spec.get("instructions", ""),
             sink=self._record,
             clock=workflow.time,
         )
+        executor.on_child, self._subs.ctx = self._subs.finished, ctx
+        if spec.get("holds_input") and workflow.patched(ELICITATION_HOLDS):
+            ctx.inputs = executor.inputs = InputHold()
+        return ctx
 
     def _record(self, event: Event) -> None:
         self._events.append(event_to_dict(event))
@@ -216,32 +226,88 @@ class PonderWorkflow:
                 output=state.output or "",
                 stop_reason=state.stop_reason or "",
                 usage=state.usage.model_dump(),
+                cost=state.cost,
             )
         )
+
+    async def _until_stopped(self, work: Any) -> None:
+        """Run ``work``; on cancel, say ``cancelling`` until its activities have stopped.
+
+        Each running call learns of the cancel at its next heartbeat; nothing goes on after.
+        """
+        task = asyncio.ensure_future(work)
+        try:
+            await asyncio.shield(task)
+        except asyncio.CancelledError:
+            if task.done():
+                raise
+            self._status = "cancelling"
+            workflow.upsert_memo({MEMO_STATUS: "cancelling"})
+            task.cancel()
+            await task
 
     async def _suspend(self, ctx: RunContext, suspended: Suspended) -> Any:
         """Wait for the ``decide`` Update; returns the decision."""
         self._status = ctx.state.status = "suspended"
         self._suspension = suspended
         await ctx.emit(RunSuspended(reason=suspended.reason, payload=suspended.payload))
-        workflow.upsert_memo({MEMO_STATUS: "suspended"})  # visible without a worker
+        memo: dict[str, Any] = {MEMO_STATUS: "suspended"}  # visible without a worker
+        described = workflow.patched(SUSPENSION_MEMO)
+        if described:
+            memo[MEMO_SUSPENSION] = {"reason": suspended.reason, "payload": suspended.payload}
+        workflow.upsert_memo(memo)
+        await self._subs.tell_parent(self._waiting())
         await workflow.wait_condition(lambda: self._decision is not None)
-        workflow.upsert_memo({MEMO_STATUS: "running"})
+        workflow.upsert_memo(
+            {MEMO_STATUS: "running", **({MEMO_SUSPENSION: None} if described else {})}
+        )
         value, self._decision, self._suspension = self._decision, None, None
         self._status = ctx.state.status = "running"
+        await self._subs.tell_parent(self._waiting())
         return value
 
+    def _waiting(self) -> dict[str, Any] | None:
+        """What the run waits for: its own decision, or else a sub-agent's."""
+        own = self._suspension
+        if own is not None:
+            return {"reason": own.reason, "payload": own.payload}
+        return self._subs.first()
+
+    async def _child_changed(self) -> None:
+        """A sub-agent began or stopped waiting: show the run suspended on it, or not."""
+        ctx = self._subs.ctx
+        if (
+            self._suspension is not None
+            or ctx is None
+            or self._status not in ("running", "suspended")
+        ):
+            return
+        waiting = self._subs.first()
+        if waiting is not None:
+            self._status = "suspended"
+            ctx.emit_now(RunSuspended(reason=waiting["reason"], payload=waiting["payload"]))
+            workflow.upsert_memo({MEMO_STATUS: "suspended", MEMO_SUSPENSION: waiting})
+        elif self._status == "suspended":
+            self._status = "running"
+            ctx.emit_now(RunResumed(pc=self._vm.pc if self._vm is not None else 0))
+            workflow.upsert_memo({MEMO_STATUS: "running", MEMO_SUSPENSION: None})
+        await self._subs.tell_parent(waiting)
+
     def _result(self, state: RunState) -> dict[str, Any]:
-        return {
+        found = {
             "run_id": state.run_id,
             "status": state.status,
             "output": state.output or "",
             "stop_reason": state.stop_reason or "",
             "usage": state.usage.model_dump(mode="json"),
+            "cost": state.cost,
             "rounds": state.rounds,
             "tool_calls": state.tool_calls,
             "messages": state.ledger.to_json(),
         }
+        if self._subs.parent_id is not None:  # a sub-agent's: its parent shows its events
+            found["events"] = self._events
+        return found
 
     @workflow.query(name="events")
     def events(self, after: int = 0) -> list[dict[str, Any]]:
@@ -251,27 +317,26 @@ class PonderWorkflow:
     @workflow.query(name="status")
     def status(self) -> dict[str, Any]:
         """Where the run is: its status, output so far and what a suspension waits for."""
-        state, suspended = self._state, self._suspension
+        state = self._state
         return {
             "run_id": None if state is None else state.run_id,
             "status": self._status,
             "output": None if state is None else state.output,
             "last_seq": self._events[-1]["seq"] if self._events else 0,
-            "suspension": None
-            if suspended is None
-            else {"reason": suspended.reason, "payload": suspended.payload},
+            "suspension": self._waiting(),
         }
 
     @workflow.query(name="result")
     def result(self) -> dict[str, Any] | None:
         """The run's result so far (with the suspension it waits on), or None before it starts."""
-        state, suspended = self._state, self._suspension
+        state, waiting = self._state, self._waiting()
         if state is None:
             return None
         found = self._result(state)
+        found.pop("events", None)
         found["status"] = self._status
-        if suspended is not None:
-            found["suspension"] = {"reason": suspended.reason, "payload": suspended.payload}
+        if waiting is not None:
+            found["suspension"] = waiting
         return found
 
     @workflow.query(name="request_messages")
@@ -283,25 +348,59 @@ class PonderWorkflow:
     def model_deltas(self, data: Any) -> None:
         """Text a model request streamed: ``{"key": request number, "deltas": [...]}``."""
         if isinstance(data, dict) and isinstance(data.get("key"), int):
-            self._channel.push(data["key"], data.get("deltas"))
+            self._channel.push(data["key"], data.get("deltas"), data.get("attempt", 1))
 
     @workflow.update(name="decide")
     async def decide(self, value: Any) -> str:
-        """Resume a suspended run with ``value`` (approval: ``"approve"``, ``"reject"``, ...)."""
-        self._decision = value
+        """Resume a suspended run with ``value`` (approval: ``"approve"``, ``"reject"``, ...).
+
+        A run that waits on a sub-agent hands the decision to that sub-agent's run.
+        """
+        await self._take(value)
         return "accepted"
+
+    async def _take(self, value: Any) -> None:
+        if self._suspension is None and self._subs.waiting:
+            await self._subs.hand_on(value)
+            await self._child_changed()
+        else:
+            self._decision = value
+
+    @workflow.signal(name="child_waits")
+    async def child_waits(self, data: Any) -> None:
+        """A sub-agent's run tells what it now waits for (see ``ponder.temporal.children``)."""
+        if self._subs.note(data):
+            await self._child_changed()
+
+    @workflow.signal(name="decide_later")
+    async def decide_later(self, value: Any) -> None:
+        """The ``decide`` Update's value, sent while no worker could take the Update.
+
+        A Signal waits in the history for the next worker; one that no longer fits (the
+        run was decided meanwhile) is dropped.
+        """
+        try:
+            self.check(value)
+        except ApplicationError:
+            return
+        await self._take(value)
 
     @decide.validator
     def check(self, value: Any) -> None:
         """Refuse a decision unless the run waits for one and it decides every pending call."""
-        suspended = self._suspension
+        suspended = self._waiting()
         if suspended is None or self._decision is not None:
             raise ApplicationError(f"the run is not waiting for a decision (it is {self._status})")
         if value is None:
             raise ApplicationError("a decision cannot be empty")
-        if suspended.reason == "approval":
-            pending = [c["id"] for c in suspended.payload.get("calls", ())]
+        if suspended["reason"] == "approval":
+            pending = [c["id"] for c in suspended["payload"].get("calls", ())]
             try:
                 check_decision(value, pending)
+            except PonderError as error:
+                raise ApplicationError(str(error), type="UserError") from None
+        if suspended["reason"] == "elicitation":
+            try:
+                check_answers(suspended["payload"], value)
             except PonderError as error:
                 raise ApplicationError(str(error), type="UserError") from None

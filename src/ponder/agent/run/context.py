@@ -21,7 +21,7 @@ from ponder.agent.run.link import is_held
 from ponder.agent.run.state import RunState
 from ponder.agent.run.window import context_messages
 from ponder.config import AgentConfig
-from ponder.cost import add_cost
+from ponder.cost import response_cost, sum_cost
 from ponder.events import (
     Event,
     ModelDegraded,
@@ -311,7 +311,7 @@ class RunContext:
                     )
                 )
         usage = self.state.usage = self.state.usage + response.usage
-        cost = add_cost(self.state.cost, self.model.name, response.usage, self.clock())
+        cost = sum_cost(self.state.cost, response_cost(self.model, response, self.clock()))
         if cost is not self.state.cost:  # unpriced models keep None
             self.state.cost = cost
         if not self.heard:
