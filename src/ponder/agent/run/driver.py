@@ -11,6 +11,7 @@ fenced by the lease: a process that lost it cannot overwrite the run, and gets
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import socket
 import uuid
@@ -22,6 +23,7 @@ from ponder.agent.run.checkpointer import Checkpointer
 from ponder.agent.run.context import RunContext
 from ponder.agent.run.final_output import restored_output
 from ponder.agent.run.nodes import RunDeps
+from ponder.agent.run.shielding import settled
 from ponder.agent.run.state import RunState
 from ponder.agent.strategies.base import AgentStrategy
 from ponder.agent.subagent import CURRENT_RUN, RunLink
@@ -174,6 +176,7 @@ async def drive(
     if store is not None:
         renewing = asyncio.create_task(_renew(store, state.run_id, owner))
     error: BaseException | None = None
+    held: asyncio.CancelledError | None = None
     try:
         try:
             outcome = await (vm.resume(value) if resume else vm.run())
@@ -196,12 +199,14 @@ async def drive(
         CURRENT_RUN.set(outer)
         if renewing is not None:
             renewing.cancel()
-        if store is not None:
-            await store.release(state.run_id, owner)
+        if store is not None:  # given back even if the run is cancelled again meanwhile
+            held = await settled(lambda: store.release(state.run_id, owner))
         vm.close()
         ctx.close()
         if ctx.tap is not None:
             ctx.tap.finish(ctx, error)  # a replay that ends early or differently raises here
+        if held is not None and error is None:
+            raise held  # the run is over, but its caller was cancelled meanwhile
 
 
 async def _acquire(store: Store, run_id: str, owner: str) -> None:
@@ -255,9 +260,11 @@ async def _cancelled(ctx: RunContext, cancel: asyncio.CancelledError) -> None:
     """Store and report a cancelled run: ``interrupted`` (resumable) or ``cancelled``."""
     resumable = INTERRUPT in cancel.args
     ctx.state.status = "interrupted" if resumable else "cancelled"
-    await asyncio.shield(_save(ctx, ctx.state.status))
-    await ctx.emit(RunCancelled(resumable=resumable))
-    await asyncio.shield(_save_events(ctx))
+    # written to the end even if the run is cancelled again meanwhile: it ends cancelled anyway
+    await settled(lambda: _save(ctx, ctx.state.status))
+    with contextlib.suppress(asyncio.CancelledError):
+        await ctx.emit(RunCancelled(resumable=resumable))
+    await settled(lambda: _save_events(ctx))
 
 
 async def _settled(ctx: RunContext, outcome: Outcome) -> None:
