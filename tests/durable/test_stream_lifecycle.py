@@ -237,9 +237,9 @@ asyncio.run(main())
 
 async def test_a_stream_still_going_when_the_loop_shuts_down_is_recorded(tmp_path: Path) -> None:
     path, run_id = tmp_path / "runs.sqlite3", new_id()
+    program = textwrap.dedent(PROGRAM)
     done = subprocess.run(
-        [sys.executable, "-W", "error::RuntimeWarning", "-c", textwrap.dedent(PROGRAM)]
-        + [str(path), run_id],
+        [sys.executable, "-W", "error::RuntimeWarning", "-c", program, str(path), run_id],
         capture_output=True,
         text=True,
         timeout=120,

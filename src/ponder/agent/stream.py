@@ -153,8 +153,10 @@ class RunStream(Generic[OutputT]):
 
 
 class _Events:
-    """The one iterator of a `RunStream`. Dropping it before the run's end cancels the run:
-    nobody can read the run's events any more."""
+    """The one iterator of a `RunStream`.
+
+    Dropping it before the run's end cancels the run: nobody can read its events any more.
+    """
 
     def __init__(self, stream: RunStream[Any]) -> None:
         self._stream: RunStream[Any] | None = stream

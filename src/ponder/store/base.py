@@ -235,8 +235,11 @@ class Store(ABC):
         await self.drain()
 
     def wait_before_close(self, run: asyncio.Future[Any]) -> None:
-        """Have `close` wait for ``run`` first: a run that was stopped and is still writing
-        its final status and giving its lease back (a stream dropped before its end)."""
+        """Have `close` wait for ``run`` first.
+
+        ``run`` was stopped and is still writing its final status and giving its lease
+        back (a stream left before its end).
+        """
         stopping: set[asyncio.Future[Any]] = self.__dict__.setdefault("_stopping_runs", set())
         if not run.done():
             stopping.add(run)

@@ -176,7 +176,6 @@ async def drive(
     if store is not None:
         renewing = asyncio.create_task(_renew(store, state.run_id, owner))
     error: BaseException | None = None
-    held: asyncio.CancelledError | None = None
     try:
         try:
             outcome = await (vm.resume(value) if resume else vm.run())
@@ -199,8 +198,7 @@ async def drive(
         CURRENT_RUN.set(outer)
         if renewing is not None:
             renewing.cancel()
-        if store is not None:  # given back even if the run is cancelled again meanwhile
-            held = await settled(lambda: store.release(state.run_id, owner))
+        held = await _release(store, state.run_id, owner)
         vm.close()
         ctx.close()
         if ctx.tap is not None:
@@ -218,6 +216,13 @@ async def _acquire(store: Store, run_id: str, owner: str) -> None:
         if busy.holder is None or not _is_dead_here(busy.holder):
             raise
         await store.acquire(run_id, owner, ttl, takeover=busy.holder)
+
+
+async def _release(store: Store | None, run_id: str, owner: str) -> asyncio.CancelledError | None:
+    """Give the lease back, even if the run is cancelled again meanwhile (returned)."""
+    if store is None:
+        return None
+    return await settled(lambda: store.release(run_id, owner))
 
 
 async def _renew(store: Store, run_id: str, owner: str) -> None:

@@ -53,4 +53,3 @@ async def settled(
             return held
     # cancelled every time it was started: the loop is going away; give up on the write
     return held or asyncio.CancelledError()
-
