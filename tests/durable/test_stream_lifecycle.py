@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from ponder.agent import Agent
+from ponder.events import Event
 from ponder.exceptions import UserError
 from ponder.messages import ToolMessage
 from ponder.models import ModelRequest, ModelResponse, ScriptedModel, call_tools, reply
@@ -252,3 +253,18 @@ async def test_a_stream_still_going_when_the_loop_shuts_down_is_recorded(tmp_pat
         await assert_cancelled_and_free(store, run_id)
     finally:
         await store.close()
+
+
+async def test_a_stream_left_while_its_run_is_starting_records_the_run(store: Store) -> None:
+    agent = hanging_agent()
+
+    @agent.on_event("run_started", block=True)
+    async def slow_start(event: Event) -> None:
+        await asyncio.Event().wait()  # the run is still starting when the consumer leaves
+
+    run_id = new_id()
+    async with agent.stream("wait", store=store, run_id=run_id) as stream:
+        async for event in stream:
+            assert event.kind == "run_started"
+            break
+    await assert_cancelled_and_free(store, run_id)

@@ -65,19 +65,38 @@ async def prepare_start(
     before = ctx.tap.node if ctx.tap is not None and ctx.tap.wants_nodes else None
     vm = Interpreter(program, ctx.state, deps=deps, before=before, after=after)
     state, owner = ctx.state, _owner() if store is not None else ""  # a lease needs one
+    acquired = False
     try:
         if store is not None:
             await _acquire(store, state.run_id, owner)
+            acquired = True
         await ctx.emit(
             RunStarted(
                 prompt=state.prompt, workflow=ctx.config.agent_workflow, model=ctx.model.name
             )
         )
     except BaseException as error:
+        if store is not None and acquired:  # stopped while starting: stored, lease given back
+            await _stopped_early(store, state.run_id, owner, error)
         if ctx.tap is not None:
             ctx.tap.finish(ctx, error)
         raise
     return deps, vm, owner
+
+
+async def _stopped_early(store: Store, run_id: str, owner: str, error: BaseException) -> None:
+    """Record a run that stopped after taking its lease, before it was driven.
+
+    A store that fails here is not reported: ``error`` is what the caller needs to see.
+    """
+    if not isinstance(error, asyncio.CancelledError):
+        status = "failed"
+    else:
+        status = "interrupted" if INTERRUPT in error.args else "cancelled"
+    with contextlib.suppress(StoreError):
+        await settled(lambda: store.set_status(run_id, status))
+    with contextlib.suppress(StoreError):
+        await settled(lambda: store.release(run_id, owner))
 
 
 async def resume_run(
