@@ -301,7 +301,7 @@ class Agent(Generic[OutputT]):
             limits=limits,
             external_tools=external_tools,
         )
-        return RunStream(lambda sink: launch(self, request, sink), run_id)
+        return RunStream(lambda sink: launch(self, request, sink), run_id, request.store)
 
     async def resume(
         self,

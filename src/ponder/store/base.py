@@ -19,6 +19,7 @@ A run is stored as three kinds of rows, all JSON text (never pickle):
 
 from __future__ import annotations
 
+import asyncio
 import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
@@ -226,5 +227,28 @@ class Store(ABC):
         """Keep ``value`` under ``(scope, name)``, replacing what was there."""
         raise StoreError(f"{type(self).__name__} keeps no secrets")
 
-    async def close(self) -> None:  # noqa: B027 - optional for stores without resources
-        """Release the store's resources."""
+    async def close(self) -> None:
+        """Release the store's resources, once the runs stopping on it have written their end.
+
+        Implementations that hold resources await `drain` first.
+        """
+        await self.drain()
+
+    def wait_before_close(self, run: asyncio.Future[Any]) -> None:
+        """Have `close` wait for ``run`` first.
+
+        ``run`` was stopped and is still writing its final status and giving its lease
+        back (a stream left before its end).
+        """
+        stopping: set[asyncio.Future[Any]] = self.__dict__.setdefault("_stopping_runs", set())
+        if not run.done():
+            stopping.add(run)
+            run.add_done_callback(stopping.discard)
+
+    async def drain(self) -> None:
+        """Wait for the runs named to `wait_before_close` (those of this event loop)."""
+        stopping: set[asyncio.Future[Any]] = self.__dict__.get("_stopping_runs", set())
+        loop = asyncio.get_running_loop()
+        runs = [run for run in stopping if run.get_loop() is loop and not run.done()]
+        if runs:
+            await asyncio.wait(runs)

@@ -392,6 +392,7 @@ class PostgresStore(Store):
 
     async def close(self) -> None:
         """Close every connection."""
+        await self.drain()  # runs still stopping write their end first
         pool, self._pool = self._pool, None
         self._cursors.clear()
         while pool is not None and not pool.empty():

@@ -195,6 +195,7 @@ class SQLiteStore(Store):
 
     async def close(self) -> None:
         """Close the file."""
+        await self.drain()  # runs still stopping write their end first
         self._db.close()
 
 

@@ -11,6 +11,7 @@ fenced by the lease: a process that lost it cannot overwrite the run, and gets
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import socket
 import uuid
@@ -23,6 +24,7 @@ from ponder.agent.run.checkpointer import Checkpointer
 from ponder.agent.run.context import RunContext
 from ponder.agent.run.deps import RunDeps, Strategy, StrategyType
 from ponder.agent.run.link import CURRENT_RUN, RunLink
+from ponder.agent.run.shielding import settled
 from ponder.agent.run.state import RunState
 from ponder.events import RunCancelled, RunFailed, RunFinished, RunResumed, RunStarted, RunSuspended
 from ponder.exceptions import RunLeaseError, StoreError, UserError, VMError
@@ -62,19 +64,38 @@ async def prepare_start(
     before = ctx.tap.node if ctx.tap is not None and ctx.tap.wants_nodes else None
     vm = Interpreter(program, ctx.state, deps=deps, before=before, after=after)
     state, owner = ctx.state, _owner() if store is not None else ""  # a lease needs one
+    acquired = False
     try:
         if store is not None:
             await _acquire(store, state.run_id, owner)
+            acquired = True
         await ctx.emit(
             RunStarted(
                 prompt=state.prompt, workflow=ctx.config.agent_workflow, model=ctx.model.name
             )
         )
     except BaseException as error:
+        if store is not None and acquired:  # stopped while starting: stored, lease given back
+            await _stopped_early(store, state.run_id, owner, error)
         if ctx.tap is not None:
             ctx.tap.finish(ctx, error)
         raise
     return deps, vm, owner
+
+
+async def _stopped_early(store: Store, run_id: str, owner: str, error: BaseException) -> None:
+    """Record a run that stopped after taking its lease, before it was driven.
+
+    A store that fails here is not reported: ``error`` is what the caller needs to see.
+    """
+    if not isinstance(error, asyncio.CancelledError):
+        status = "failed"
+    else:
+        status = "interrupted" if INTERRUPT in error.args else "cancelled"
+    with contextlib.suppress(StoreError):
+        await settled(lambda: store.set_status(run_id, status))
+    with contextlib.suppress(StoreError):
+        await settled(lambda: store.release(run_id, owner))
 
 
 async def resume_run(
@@ -195,12 +216,13 @@ async def drive(
         CURRENT_RUN.set(outer)
         if renewing is not None:
             renewing.cancel()
-        if store is not None:
-            await store.release(state.run_id, owner)
+        held = await _release(store, state.run_id, owner)
         vm.close()
         ctx.close()
         if ctx.tap is not None:
             ctx.tap.finish(ctx, error)  # a replay that ends early or differently raises here
+        if held is not None and error is None:
+            raise held  # the run is over, but its caller was cancelled meanwhile
 
 
 async def _acquire(store: Store, run_id: str, owner: str) -> None:
@@ -212,6 +234,13 @@ async def _acquire(store: Store, run_id: str, owner: str) -> None:
         if busy.holder is None or not _is_dead_here(busy.holder):
             raise
         await store.acquire(run_id, owner, ttl, takeover=busy.holder)
+
+
+async def _release(store: Store | None, run_id: str, owner: str) -> asyncio.CancelledError | None:
+    """Give the lease back, even if the run is cancelled again meanwhile (returned)."""
+    if store is None:
+        return None
+    return await settled(lambda: store.release(run_id, owner))
 
 
 async def _renew(store: Store, run_id: str, owner: str) -> None:
@@ -254,9 +283,11 @@ async def _cancelled(ctx: RunContext, cancel: asyncio.CancelledError) -> None:
     """Store and report a cancelled run: ``interrupted`` (resumable) or ``cancelled``."""
     resumable = INTERRUPT in cancel.args
     ctx.state.status = "interrupted" if resumable else "cancelled"
-    await asyncio.shield(_save(ctx, ctx.state.status))
-    await ctx.emit(RunCancelled(resumable=resumable))
-    await asyncio.shield(_save_events(ctx))
+    # written to the end even if the run is cancelled again meanwhile: it ends cancelled anyway
+    await settled(lambda: _save(ctx, ctx.state.status))
+    with contextlib.suppress(asyncio.CancelledError):
+        await ctx.emit(RunCancelled(resumable=resumable))
+    await settled(lambda: _save_events(ctx))
 
 
 async def _settled(ctx: RunContext, outcome: Outcome) -> None:
