@@ -14,13 +14,16 @@ from typing import Any
 
 from ponder.agent import Agent
 from ponder.agent.output import OutputSpec
+from ponder.agent.run.driver import INTERRUPT
+from ponder.agent.stream import RunStream
 from ponder.events import Event, RunFailed, RunFinished, event_to_dict
 from ponder.exceptions import StoreError, UserError
 from ponder.messages import Message
 from ponder.server.elicitations import PendingElicitations
-from ponder.server.runs import RUN_STATUSES, RunRecord, RunRegistry, RunStatus
-from ponder.server.stored import suspension_of
-from ponder.store.base import Store, StoredRun
+from ponder.server.runs import RunRecord, RunRegistry, RunStatus
+from ponder.server.stopping import stop_runs
+from ponder.server.stored import last_seq, record_of, run_status
+from ponder.store.base import Store
 from ponder.store.memory import MemoryStore
 from ponder.tools.definition import ToolDefinition
 
@@ -28,50 +31,12 @@ __all__ = ["AgentSource", "RunConflict", "RunLauncher"]
 
 AgentSource = Agent | Callable[[], Agent]
 _MIN_PREFIX = 4
+INTERRUPTED = "Interrupted: the server stopped; the run is stored and resumes"
 """The shortest run id prefix looked up in the store."""
 
 
 class RunConflict(Exception):
     """The run is not in a state that allows the request (answered with 409)."""
-
-
-def _status(text: str) -> RunStatus:
-    return next((s for s in RUN_STATUSES if s == text), "failed")
-
-
-def _stored_state(stored: StoredRun) -> dict[str, Any]:
-    vm = stored.header.get("vm")
-    state = vm.get("state") if isinstance(vm, dict) else None
-    return state if isinstance(state, dict) else {}
-
-
-def _record_of(stored: StoredRun, events: list[dict[str, Any]]) -> RunRecord:
-    """The server's record of a stored run: its outcome from the checkpoint, its event log."""
-    state = _stored_state(stored)
-    usage = state.get("usage")
-    record = RunRecord(
-        run_id=stored.record.run_id,
-        prompt=stored.record.prompt,
-        created=stored.record.created,
-        status=_status(stored.record.status),
-        output=state.get("output") if isinstance(state.get("output"), str) else None,
-        stop_reason=state.get("stop_reason") or None,
-        is_typed=state.get("output_schema") is not None,
-        usage={k: int(v) for k, v in usage.items()} if isinstance(usage, dict) else {},
-        events=events,
-    )
-    for event in events:
-        record.fold(event)  # the log's usage and outcome are the ones a live run showed
-    record.status = _status(stored.record.status)
-    record.suspension = suspension_of(stored)
-    failure = next((e for e in reversed(events) if e.get("kind") == "run_failed"), None)
-    if record.status in ("failed", "cancelled") and failure is not None:
-        record.error = f"{failure.get('error_type')}: {failure.get('error')}"
-    return record
-
-
-def _last_seq(stored: StoredRun) -> int:
-    return int(_stored_state(stored).get("event_seq", 0))
 
 
 class RunLauncher:
@@ -90,6 +55,9 @@ class RunLauncher:
         self.scratch = MemoryStore()
         """Where runs that must be resumable go when the server has no store."""
         self._stores: dict[str, Store] = {}
+        self._streams: dict[str, RunStream[Any]] = {}
+        self.interrupting: set[str] = set()
+        """Runs stopped resumably by a shutdown (they end ``interrupted``, not ``cancelled``)."""
 
     def agent(self) -> Agent:
         """The agent for a run (the same one, or a fresh one from the factory).
@@ -111,14 +79,17 @@ class RunLauncher:
         external_tools: Sequence[ToolDefinition] = (),
         resumable: bool = False,
         output: OutputSpec | None = None,
+        run_id: str | None = None,
     ) -> RunRecord:
         """Register and start a run; its events land in the registry as they happen.
 
         A ``resumable`` run is checkpointed also when the server has no store (in memory);
-        with an ``output`` spec the answer is that type's JSON.
+        with an ``output`` spec the answer is that type's JSON. A ``run_id`` this server
+        knows starts that run over (one that stopped before its first checkpoint).
         """
-        run_id = uuid.uuid4().hex
-        record = self.registry.create(run_id, prompt)
+        run_id = run_id or uuid.uuid4().hex
+        record = self.registry.get(run_id) or self.registry.create(run_id, prompt)
+        record.prompt, record.status, record.error = prompt, "running", None
         if output is not None:
             record.is_typed, self._outputs[run_id] = True, output
         store = self.store or (self.scratch if resumable else None)
@@ -184,10 +155,10 @@ class RunLauncher:
             events = await self.store.load_events(run_id)
         except StoreError:
             return None
-        record = _record_of(stored, events)
+        record = record_of(stored, events)
         self.registry.add(record)
         if record.suspension is not None and not events:
-            event = {"kind": "run_suspended", "run_id": run_id, "seq": _last_seq(stored)}
+            event = {"kind": "run_suspended", "run_id": run_id, "seq": last_seq(stored)}
             await self.registry.append(run_id, {**event, "time": time.time(), **record.suspension})
         return record
 
@@ -209,7 +180,9 @@ class RunLauncher:
             return []
         found = await self.store.list_runs(limit=limit)
         return [
-            RunRecord(run_id=r.run_id, prompt=r.prompt, created=r.created, status=_status(r.status))
+            RunRecord(
+                run_id=r.run_id, prompt=r.prompt, created=r.created, status=run_status(r.status)
+            )
             for r in found
             if self.registry.get(r.run_id) is None
         ]
@@ -235,12 +208,38 @@ class RunLauncher:
         if task is not None:
             await asyncio.gather(task, return_exceptions=True)
 
-    async def shutdown(self) -> None:
-        """Cancel every running run and wait for them to record it."""
-        tasks = list(self._tasks.values())
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+    async def shutdown(self, drain_seconds: float = 0.0) -> None:
+        """Stop every running run and wait for them to record it.
+
+        With a store the runs stop resumably (``interrupted``), each once its running tool
+        calls have finished or ``drain_seconds`` have passed; without one they are cancelled.
+        """
+        await stop_runs(self, drain_seconds)
+
+    def can_interrupt(self, run_id: str) -> bool:
+        """True when the run is checkpointed to the server's store (stopping it loses nothing)."""
+        return self.store is not None and self._stores.get(run_id, self.store) is self.store
+
+    def interrupt(self, run_id: str) -> None:
+        """Stop a running run resumably: it ends ``interrupted`` and a resume continues it."""
+        task = self._tasks.get(run_id)
+        if task is None or task.done() or run_id in self.interrupting:
+            return
+        self.interrupting.add(run_id)
+        stream = self._streams.get(run_id)
+        if stream is not None:
+            stream.interrupt()
+        else:  # a resume drives the run in its own task
+            task.cancel(INTERRUPT)
+
+    def tasks(self) -> dict[str, asyncio.Task[None]]:
+        """The runs this server drives now, by id."""
+        return dict(self._tasks)
+
+    async def record_interrupted(self, record: RunRecord) -> None:
+        """Mark a run the shutdown stopped as ``interrupted`` (resumable)."""
+        self.interrupting.discard(record.run_id)
+        await self.registry.finish(record.run_id, "interrupted", error=INTERRUPTED)
 
     async def _drive(
         self,
@@ -253,7 +252,7 @@ class RunLauncher:
         output: str | None = None
         try:
             agent = self._agents[run_id] = self.agent()
-            stream = agent.stream(
+            stream = self._streams[run_id] = agent.stream(
                 record.prompt,
                 message_history=history,
                 run_id=run_id,
@@ -266,12 +265,16 @@ class RunLauncher:
                 if isinstance(event, RunFinished):
                     output = event.output
         except asyncio.CancelledError:
+            if run_id in self.interrupting:
+                await self.record_interrupted(record)
+                return
             await self.end_run(record, "cancelled", "cancelled by request", "Cancelled")
             raise
         except Exception as error:
             await self.end_run(record, "failed", str(error), type(error).__name__)
             return
         finally:
+            self._streams.pop(run_id, None)
             self.forget_agent(record)
         if record.status != "suspended":
             await registry.finish(run_id, "completed", output=output)
@@ -345,6 +348,10 @@ class ResumedRun:
             if not self.started.done():
                 self.started.set_exception(RunConflict("the server is shutting down"))
                 raise
+            if run_id in self.launcher.interrupting:
+                await self._release()
+                await self.launcher.record_interrupted(self.record)
+                return
             await self.launcher.end_run(
                 self.record, "cancelled", "cancelled by request", "Cancelled"
             )
