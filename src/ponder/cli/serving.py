@@ -55,9 +55,9 @@ DrainTimeoutOption = Annotated[
 def server_token(token: str | None, no_token: bool, host: str) -> tuple[str | None, bool]:
     """The bearer token to require, and whether it was made up here (so it is shown).
 
-    Without ``--token`` (or ``PONDER_SERVER_TOKEN``) a random one is made, even on
-    loopback: any local process could otherwise drive the server. ``--no-token`` turns
-    that off, on a loopback address only.
+    Without ``--token`` (or ``PONDER_SERVER_TOKEN``) a random one is made on loopback:
+    any local process could otherwise drive the server; another address needs one given.
+    ``--no-token`` turns the token off, on a loopback address only.
     """
     if no_token:
         if token:
@@ -67,6 +67,11 @@ def server_token(token: str | None, no_token: bool, host: str) -> tuple[str | No
         return None, False
     if token is not None and not token.strip():
         raise UserError("the bearer token is empty: pass a non-empty --token, or --no-token")
+    if not token and not is_loopback(host):
+        raise UserError(
+            f"binding to {host} needs a bearer token: pass --token <secret> or set "
+            "PONDER_SERVER_TOKEN"
+        )
     return (token, False) if token else (secrets.token_urlsafe(24), True)
 
 

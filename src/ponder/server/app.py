@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import signal
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from importlib.resources import files
@@ -218,9 +219,10 @@ def serve_app(
     on_ready: Callable[[], None] | None = None,
     access_log: bool = True,
 ) -> None:
-    """Serve ``app`` with uvicorn until interrupted; ``on_ready`` runs once it listens.
+    """Serve ``app`` with uvicorn until Ctrl-C or SIGTERM; ``on_ready`` runs once it listens.
 
     Uvicorn's own chatter stays at warnings; with ``access_log`` each request is one line.
+    A stop is graceful (the process then exits 0); a second Ctrl-C cuts its drain short.
     """
     import uvicorn
 
@@ -229,6 +231,14 @@ def serve_app(
             await super().startup(sockets)
             if self.started and on_ready is not None:
                 on_ready()
+
+        def handle_exit(self, sig: int, frame: Any) -> None:
+            super().handle_exit(sig, frame)
+            launcher = getattr(app.state, "launcher", None)
+            if self.force_exit and isinstance(launcher, RunLauncher):
+                launcher.hurry = True
+            if sig == signal.SIGTERM:  # handled: not raised again once shut down
+                self._captured_signals = [s for s in self._captured_signals if s != sig]
 
     config = uvicorn.Config(
         app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=5

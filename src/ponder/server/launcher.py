@@ -56,6 +56,8 @@ class RunLauncher:
         """Where runs that must be resumable go when the server has no store."""
         self._stores: dict[str, Store] = {}
         self._streams: dict[str, RunStream[Any]] = {}
+        self.hurry = False
+        """Set by a second Ctrl-C: a stop interrupts runs without waiting for their calls."""
         self.interrupting: set[str] = set()
         """Runs stopped resumably by a shutdown (they end ``interrupted``, not ``cancelled``)."""
 

@@ -1,8 +1,8 @@
 """Stopping the server without losing runs, and picking them back up when it starts again.
 
 A graceful stop (Ctrl-C, SIGTERM) interrupts every run that is checkpointed to the
-server's store, as ``ponder run --store`` does on Ctrl-C: each run's running tool calls
-may finish first (within a drain time), then it stops as ``interrupted`` — resumable, with
+server's store, as ``ponder run --store`` does on Ctrl-C: each run stops as soon as none
+of its tool calls is open (within a drain time), as ``interrupted`` — resumable, with
 every finished call's result kept. A server started on the same store resumes them.
 """
 
@@ -19,7 +19,7 @@ from ponder.server.runs import RunRecord
 if TYPE_CHECKING:
     from ponder.server.launcher import RunLauncher
 
-__all__ = ["RESUMED_STATUSES", "recover_runs", "running_calls", "stop_runs"]
+__all__ = ["RESUMED_STATUSES", "has_open_call", "recover_runs", "stop_runs"]
 
 RESUMED_STATUSES = ("interrupted", "running")
 """Stored statuses a starting server resumes: stopped by a shutdown, or by a crash."""
@@ -27,16 +27,26 @@ _POLL = 0.05
 _LOG = logging.getLogger("ponder.server")
 
 
-def running_calls(record: RunRecord | None) -> set[str]:
-    """The ids of the run's tool calls that have started and not finished (from its log)."""
-    running: set[str] = set()
+def has_open_call(record: RunRecord | None) -> bool:
+    """True when stopping the run now would leave a tool call open (its result unknown).
+
+    From the model's answer (``usage``) until the calls it asked for have finished, a
+    stop leaves them open, and a resume can only tell the model they were interrupted.
+    Read from the run's log as its stream delivered it (hooks run later than that).
+    """
+    is_open, running = False, set()
     for event in record.events if record is not None else ():
-        kind, call_id = event.get("kind"), str(event.get("call_id"))
-        if kind == "tool_call_started":
-            running.add(call_id)
+        kind = event.get("kind")
+        if kind == "round_started":
+            is_open = False
+        elif kind == "usage":
+            is_open = True
+        elif kind == "tool_call_started":
+            running.add(event.get("call_id"))
         elif kind in ("tool_call_finished", "tool_call_failed"):
-            running.discard(call_id)
-    return running
+            running.discard(event.get("call_id"))
+            is_open = bool(running)
+    return is_open
 
 
 async def stop_runs(launcher: RunLauncher, drain_seconds: float) -> None:
@@ -50,15 +60,25 @@ async def stop_runs(launcher: RunLauncher, drain_seconds: float) -> None:
             task.cancel()
     deadline = time.monotonic() + max(drain_seconds, 0.0)
     while waiting:
-        for run_id in list(waiting):
-            if tasks[run_id].done():
-                waiting.remove(run_id)
-            elif time.monotonic() >= deadline or not running_calls(launcher.registry.get(run_id)):
+        ready = [r for r in waiting if tasks[r].done() or _may_stop(launcher, r, deadline)]
+        for _ in range(3):  # let the runs' streams deliver what the runs emitted just now
+            await asyncio.sleep(0)
+        for run_id in ready:
+            waiting.remove(run_id)
+            if not tasks[run_id].done():
+                if not _may_stop(launcher, run_id, deadline):
+                    waiting.append(run_id)  # it moved on: look again
+                    continue
                 launcher.interrupt(run_id)
-                waiting.remove(run_id)
         if waiting:
             await asyncio.sleep(_POLL)
     await asyncio.gather(*tasks.values(), return_exceptions=True)
+
+
+def _may_stop(launcher: RunLauncher, run_id: str, deadline: float) -> bool:
+    if launcher.hurry or time.monotonic() >= deadline:
+        return True
+    return not has_open_call(launcher.registry.get(run_id))
 
 
 async def recover_runs(launcher: RunLauncher, limit: int = 10_000) -> list[str]:
