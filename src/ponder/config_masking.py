@@ -24,13 +24,19 @@ _SECRET_NAME = re.compile(
     r"credentials?|cookie|signature|private[_\-]?key|client[_\-]?secret)($|[_\-.])",
     re.IGNORECASE,
 )
+_NOT_SECRET_SUFFIXES = ("_endpoint", "_method", "_store", "_file", "_url", "_algorithm", "_id")
 _ALL_VALUES_SECRET = frozenset({"env", "headers", "environment"})
 """Table entries whose every value is hidden (an MCP server's environment and headers)."""
 _URL = re.compile(r"^[a-z][a-z0-9+.\-]*://", re.IGNORECASE)
 
 
 def is_secret_name(name: str) -> bool:
-    """True for a name that says its value is a secret (``token``, ``client_secret`` …)."""
+    """True for a name that says its value is a secret (``token``, ``client_secret`` …).
+
+    Names of what merely concerns a secret (``token_endpoint``, ``private_key_file``) are not.
+    """
+    if name.lower().endswith(_NOT_SECRET_SUFFIXES):
+        return False
     return bool(_SECRET_NAME.search(name))
 
 
