@@ -115,3 +115,23 @@ def test_a_stop_lets_running_steps_finish_within_the_drain_time(
     _assert_each_step_ran_once(serve, labels)
     # a step the stop cut short is never run again; the model is told so instead
     assert len(serve.steps()) + len(_interrupted_calls(provider)) == RUNS * STEPS
+
+
+def test_every_accepted_run_survives_a_kill_and_completes_after_a_restart(serve: Serve) -> None:
+    """Accepted means stored: a SIGKILL right after the answers loses no run."""
+    serve.start()
+    labels = _labels(serve, "killed")
+    run_ids = []
+    for label in labels:
+        accepted = serve.post(label)
+        assert accepted.status_code == 201, accepted.text
+        run_ids.append(accepted.json()["id"])
+    assert serve.stop(signal.SIGKILL) == -signal.SIGKILL
+    assert set(serve.stored_statuses(run_ids)) == set(run_ids)  # every row is there
+
+    serve.start()
+    runs = serve.wait_done(run_ids)
+    assert {r["status"] for r in runs.values()} == {"completed"}, runs
+    assert {r["output"] for r in runs.values()} == {f"finished {label}" for label in labels}
+    assert serve.stop() == 0, serve.output()
+    _assert_each_step_ran_once(serve, labels)

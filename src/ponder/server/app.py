@@ -32,7 +32,7 @@ from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 import ponder
-from ponder.exceptions import RunLeaseError, UserError
+from ponder.exceptions import RunLeaseError, StoreError, UserError
 from ponder.server import elicitations, openai_compat, routes, settings
 from ponder.server.guards import BearerTokenGuard, BodySizeLimit, RequestOriginGuard
 from ponder.server.launcher import AgentSource, RunConflict, RunLauncher
@@ -101,6 +101,10 @@ async def _user_error(_: Request, exc: Exception) -> JSONResponse:
 
 async def _conflict(_: Request, exc: Exception) -> JSONResponse:
     return _error(409, str(exc), "conflict")
+
+
+async def _store_error(_: Request, exc: Exception) -> JSONResponse:
+    return _error(503, f"the run store failed: {exc}", "store_error")
 
 
 def _lifespan(launcher: Launcher, drain_seconds: float, resume_stored: bool) -> Any:
@@ -193,6 +197,7 @@ def _add_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(UserError, _user_error)
     app.add_exception_handler(RunLeaseError, _conflict)
     app.add_exception_handler(RunConflict, _conflict)
+    app.add_exception_handler(StoreError, _store_error)
 
 
 def _add_routes(app: FastAPI) -> None:

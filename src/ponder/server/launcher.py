@@ -17,7 +17,7 @@ from ponder.agent.output import OutputSpec
 from ponder.agent.run.driver import INTERRUPT
 from ponder.agent.stream import RunStream
 from ponder.events import Event, RunFailed, RunFinished, event_to_dict
-from ponder.exceptions import StoreError, UserError
+from ponder.exceptions import RunLeaseError, StoreError, UserError
 from ponder.messages import Message
 from ponder.server.elicitations import PendingElicitations
 from ponder.server.runs import RunRecord, RunRegistry, RunStatus
@@ -295,8 +295,24 @@ class RunLauncher:
             raise RunConflict(f"run {record.run_id!r} is {record.status}; it cannot be resumed")
         resumed = ResumedRun(self, record, decision)
         self._spawn(record.run_id, resumed.drive())
-        await resumed.started
+        try:
+            await resumed.started
+        except RunLeaseError:
+            raise  # another process drives it: nothing is wrong with the run
+        except StoreError as error:  # damaged, or stopped before its first checkpoint
+            await self.fail_unresumable(record, error)
+            raise RunConflict(f"run {record.run_id!r} cannot be resumed: {error}") from None
         return record
+
+    async def fail_unresumable(self, record: RunRecord, error: StoreError) -> None:
+        """Mark a run that cannot be resumed ``failed`` (here and, if it can, in the store)."""
+        store = self.store_of(record.run_id)
+        try:
+            if store is not None:
+                await store.set_status(record.run_id, "failed")
+        except StoreError:
+            pass  # the store is what is broken: the record below still tells the truth
+        await self.end_run(record, "failed", str(error), type(error).__name__)
 
     async def end_run(
         self, record: RunRecord, status: RunStatus, message: str, error_type: str
