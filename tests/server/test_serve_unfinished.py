@@ -70,7 +70,9 @@ def test_resume_starts_over_an_accepted_run_that_has_no_checkpoint(serve: Serve)
     label = f"manual-early-{serve.port}"
     run_id = crashed_before_checkpoint(serve.store, label)
     serve.start("--no-resume-runs")
-    resumed = httpx.post(f"{serve.url}/v1/runs/{run_id}/resume", json={"decision": None}, headers=AUTH)
+    resumed = httpx.post(
+        f"{serve.url}/v1/runs/{run_id}/resume", json={"decision": None}, headers=AUTH
+    )
     assert resumed.status_code == 200, resumed.text
     run = serve.wait_done([run_id])[run_id]
     assert run["status"] == "completed" and run["output"] == f"finished {label}", run
@@ -83,7 +85,9 @@ def test_a_run_from_elsewhere_without_a_checkpoint_is_left_alone_then_refused(
     run_id = crashed_before_checkpoint(serve.store, None)
     serve.start()
     assert serve.run(run_id)["status"] == "running"  # not this server's: not picked up
-    resumed = httpx.post(f"{serve.url}/v1/runs/{run_id}/resume", json={"decision": None}, headers=AUTH)
+    resumed = httpx.post(
+        f"{serve.url}/v1/runs/{run_id}/resume", json={"decision": None}, headers=AUTH
+    )
     assert resumed.status_code == 409, resumed.text
     assert "first checkpoint" in resumed.json()["error"]["message"]
     assert serve.run(run_id)["status"] == "failed"
