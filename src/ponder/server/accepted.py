@@ -18,6 +18,7 @@ from ponder.exceptions import StoreError
 from ponder.messages import Message, messages_from_json, messages_to_json
 from ponder.server.runs import RunRecord
 from ponder.store.base import Store
+from ponder.store.memory import MemoryStore
 
 if TYPE_CHECKING:
     from ponder.server.launcher import RunLauncher
@@ -61,11 +62,11 @@ async def start_accepted(
 ) -> RunRecord:
     """Start a run and return once it is stored: its request kept, its row written.
 
-    Without a store the run simply starts. `StoreError` (nothing started) when the store
-    cannot keep the request.
+    Without a store (or with one in memory) the run simply starts. `StoreError` (nothing
+    started) when the store cannot keep the request.
     """
     store = launcher.store
-    if store is None:
+    if store is None or isinstance(store, MemoryStore):  # gone with the process anyway
         return launcher.start(prompt, history)
     run_id = uuid.uuid4().hex
     await remember(store, run_id, prompt, history)
