@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import sqlite3
 import subprocess
 import sys
 import uuid
@@ -93,3 +94,25 @@ def test_a_run_from_elsewhere_without_a_checkpoint_is_left_alone_then_refused(
     assert serve.run(run_id)["status"] == "failed"
     assert serve.stop() == 0
     assert serve.stored_statuses([run_id]) == {run_id: "failed"}
+
+
+def test_a_damaged_run_is_found_as_failed_and_its_resume_is_a_clear_409(
+    provider: FakeOpenAIServer, tmp_path: Path
+) -> None:
+    serve = Serve(store_url("sqlite", tmp_path), provider.base_url, tmp_path).start()
+    run_id = serve.post("to be damaged").json()["id"]
+    serve.wait_done([run_id])
+    assert serve.stop() == 0
+    with sqlite3.connect(tmp_path / "runs.sqlite3") as db:  # changed by something else
+        db.execute("UPDATE ponder_runs SET header = '{\"format\": 7}', status = 'running'")
+    serve.start("--no-resume-runs")
+    listed = httpx.get(f"{serve.url}/v1/runs", headers=AUTH).json()["runs"]
+    assert run_id in [r["id"] for r in listed]
+    shown = serve.run(run_id)
+    assert shown["status"] == "failed" and "format" in shown["error"]
+    resumed = httpx.post(
+        f"{serve.url}/v1/runs/{run_id}/resume", json={"decision": None}, headers=AUTH
+    )
+    assert resumed.status_code == 409 and resumed.headers["content-type"] == "application/json"
+    assert "cannot be resumed" in resumed.json()["error"]["message"]
+    assert serve.stop() == 0

@@ -155,8 +155,11 @@ class RunLauncher:
         try:
             stored = await self.store.load(run_id)
             events = await self.store.load_events(run_id)
-        except StoreError:
-            return None
+        except StoreError as error:
+            if run_id not in await self.store.find_ids(run_id):
+                return None
+            # listed, so found: as what it is now, unreadable (not kept: it may be passing)
+            return RunRecord(run_id, "", status="failed", error=f"StoreError: {error}")
         record = record_of(stored, events)
         self.registry.add(record)
         if record.suspension is not None and not events:
@@ -291,6 +294,8 @@ class RunLauncher:
             raise UserError("this server has no store: start it with --store to resume runs")
         if self.is_active(record.run_id):
             raise RunConflict(f"run {record.run_id!r} is running on this server")
+        if self.registry.get(record.run_id) is None:
+            raise RunConflict(f"run {record.run_id!r} cannot be resumed: {record.error}")
         if record.status in ("completed", "cancelled"):
             raise RunConflict(f"run {record.run_id!r} is {record.status}; it cannot be resumed")
         resumed = ResumedRun(self, record, decision)
