@@ -47,7 +47,8 @@ __all__ = ["DEFAULT_DRAIN_SECONDS", "DEFAULT_MAX_BODY_BYTES", "create_app", "ser
 DEFAULT_MAX_BODY_BYTES = 1_000_000
 DEFAULT_DRAIN_SECONDS = 10.0
 """How long a stop lets running tool calls finish before it interrupts their runs."""
-_LOG = logging.getLogger("ponder.server")
+_LOG = logging.getLogger("uvicorn.error")
+"""The server's own log (uvicorn prints it; ponder's loggers print nothing by default)."""
 _STATIC = Path(str(files("ponder.server") / "static"))
 _ERROR_TYPES = {
     401: "authentication_error",
@@ -242,8 +243,9 @@ def serve_app(
             launcher = getattr(app.state, "launcher", None)
             if self.force_exit and isinstance(launcher, RunLauncher):
                 launcher.hurry = True
-            if sig == signal.SIGTERM:  # handled: not raised again once shut down
-                self._captured_signals = [s for s in self._captured_signals if s != sig]
+            captured = getattr(self, "_captured_signals", None)
+            if sig == signal.SIGTERM and isinstance(captured, list):
+                captured[:] = [s for s in captured if s != sig]  # handled: not raised again
 
     config = uvicorn.Config(
         app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=5

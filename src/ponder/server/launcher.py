@@ -31,8 +31,8 @@ __all__ = ["AgentSource", "RunConflict", "RunLauncher"]
 
 AgentSource = Agent | Callable[[], Agent]
 _MIN_PREFIX = 4
-INTERRUPTED = "Interrupted: the server stopped; the run is stored and resumes"
 """The shortest run id prefix looked up in the store."""
+INTERRUPTED = "Interrupted: the server stopped; the run is stored and resumes"
 
 
 class RunConflict(Exception):
@@ -310,13 +310,11 @@ class RunLauncher:
         return record
 
     async def fail_unresumable(self, record: RunRecord, error: StoreError) -> None:
-        """Mark a run that cannot be resumed ``failed`` (here and, if it can, in the store)."""
-        store = self.store_of(record.run_id)
-        try:
-            if store is not None:
-                await store.set_status(record.run_id, "failed")
-        except StoreError:
-            pass  # the store is what is broken: the record below still tells the truth
+        """Show a run whose resume the store refused as ``failed``, with the store's reason.
+
+        The store itself is left as it is (a run never checkpointed is marked failed there
+        by the resume): the error may be passing, and a later resume may then succeed.
+        """
         await self.end_run(record, "failed", str(error), type(error).__name__)
 
     async def end_run(

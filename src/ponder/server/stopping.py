@@ -24,7 +24,8 @@ __all__ = ["RESUMED_STATUSES", "has_open_call", "recover_runs", "stop_runs"]
 RESUMED_STATUSES = ("interrupted", "running")
 """Stored statuses a starting server resumes: stopped by a shutdown, or by a crash."""
 _POLL = 0.05
-_LOG = logging.getLogger("ponder.server")
+_LOG = logging.getLogger("uvicorn.error")
+"""The server's own log (uvicorn prints it; ponder's loggers print nothing by default)."""
 
 
 def has_open_call(record: RunRecord | None) -> bool:
