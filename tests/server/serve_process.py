@@ -89,6 +89,13 @@ class Serve:
             assert time.monotonic() < deadline, "the server did not start"
             time.sleep(0.05)
 
+    def close(self) -> None:
+        """Kill the server if a test left it running (a failed assertion)."""
+        if self.process is not None and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait(timeout=30)
+        self.process = None
+
     def output(self) -> str:
         return (self.tmp_path / f"serve-{self.starts}.out").read_text()
 

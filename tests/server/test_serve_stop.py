@@ -28,8 +28,12 @@ def provider() -> Iterator[FakeOpenAIServer]:
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
-def serve(request: pytest.FixtureRequest, provider: FakeOpenAIServer, tmp_path: Path) -> Serve:
-    return Serve(store_url(request.param, tmp_path), provider.base_url, tmp_path)
+def serve(
+    request: pytest.FixtureRequest, provider: FakeOpenAIServer, tmp_path: Path
+) -> Iterator[Serve]:
+    serve = Serve(store_url(request.param, tmp_path), provider.base_url, tmp_path)
+    yield serve
+    serve.close()
 
 
 def _labels(serve: Serve, tag: str) -> list[str]:

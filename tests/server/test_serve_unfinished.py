@@ -29,8 +29,12 @@ def provider() -> Iterator[FakeOpenAIServer]:
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
-def serve(request: pytest.FixtureRequest, provider: FakeOpenAIServer, tmp_path: Path) -> Serve:
-    return Serve(store_url(request.param, tmp_path), provider.base_url, tmp_path)
+def serve(
+    request: pytest.FixtureRequest, provider: FakeOpenAIServer, tmp_path: Path
+) -> Iterator[Serve]:
+    serve = Serve(store_url(request.param, tmp_path), provider.base_url, tmp_path)
+    yield serve
+    serve.close()
 
 
 def dead_owner() -> str:
@@ -100,6 +104,13 @@ def test_a_damaged_run_is_found_as_failed_and_its_resume_is_a_clear_409(
     provider: FakeOpenAIServer, tmp_path: Path
 ) -> None:
     serve = Serve(store_url("sqlite", tmp_path), provider.base_url, tmp_path).start()
+    try:
+        damage_and_resume(serve, tmp_path)
+    finally:
+        serve.close()
+
+
+def damage_and_resume(serve: Serve, tmp_path: Path) -> None:
     run_id = serve.post("to be damaged").json()["id"]
     serve.wait_done([run_id])
     assert serve.stop() == 0
