@@ -19,6 +19,7 @@ from typing import Any, Literal, Union, get_args, get_origin
 from pydantic.fields import FieldInfo
 
 from ponder.config import AgentConfig
+from ponder.config_masking import mask
 from ponder.exceptions import ConfigError
 
 __all__ = [
@@ -167,13 +168,14 @@ def unknown_key(key: str) -> ConfigError:
 def describe_config(config: AgentConfig) -> list[dict[str, Any]]:
     """The sections with each key's description and its value in ``config``.
 
-    A secret key's value is replaced by whether it is set.
+    A secret key's value is replaced by whether it is set; secrets inside other values
+    (URL passwords, an MCP server's env and headers, tokens) by `ponder.config_masking.MASK`.
     """
     by_section: dict[str, list[dict[str, Any]]] = {name: [] for name in SECTIONS}
     for item in config_fields():
         value = getattr(config, item.key)
         entry = item.as_dict()
-        entry["value"] = (value is not None) if item.secret else to_plain(value)
+        entry["value"] = (value is not None) if item.secret else mask(to_plain(value))
         entry["is_default"] = value == item.default
         by_section[item.section].append(entry)
     return [{"name": name, "keys": keys} for name, keys in by_section.items()]

@@ -267,7 +267,7 @@ def free_port() -> int:
 def test_serve_answers_and_stops_cleanly_on_ctrl_c() -> None:
     port = free_port()
     process = subprocess.Popen(
-        [PONDER, "serve", "--port", str(port), "-m", "scripted"],
+        [PONDER, "serve", "--port", str(port), "--no-token", "-m", "scripted"],
         env=environment(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
     )  # fmt: skip
     try:

@@ -266,7 +266,8 @@ def test_index_then_answer_from_the_folder(tmp_path: Path) -> None:
 def test_serve_with_the_store_approves_a_run_from_the_terminal(cli: Cli) -> None:
     run_id, _ = cli.start()
     port = free_port()
-    command = [PONDER, "serve", "--port", str(port), "-m", "openai:m", "--tools", TOOLS]
+    command = [PONDER, "serve", "--port", str(port), "--no-token", "-m", "openai:m"]
+    command += ["--tools", TOOLS]
     process = subprocess.Popen(
         [*command, "--store", cli.store], env=environment(**cli.env), cwd=ROOT,
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,

@@ -35,7 +35,7 @@ def free_port() -> int:
 def served(temporal_address: str, task_queue: str) -> Iterator[str]:
     """The base URL of ``ponder serve --temporal`` in its own process."""
     port = free_port()
-    command = [sys.executable, "-m", "ponder.cli.main", "serve", "--port", str(port),
+    command = [sys.executable, "-m", "ponder.cli.main", "serve", "--port", str(port), "--no-token",
                "--temporal", temporal_address, "--task-queue", task_queue]  # fmt: skip
     proc = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:

@@ -49,7 +49,16 @@ from ponder.cli.runs import (
     runs_app,
     store_label,
 )
-from ponder.cli.serving import allowed_hosts, announcer, is_loopback
+from ponder.cli.serving import (
+    DrainTimeoutOption,
+    NoTokenOption,
+    ResumeRunsOption,
+    TokenOption,
+    UnsafeConfigOption,
+    allowed_hosts,
+    announcer,
+    server_token,
+)
 from ponder.cli.session import (
     AgentOptions,
     RunOutcome,
@@ -288,10 +297,8 @@ def dis(
 def serve(
     host: Annotated[str, typer.Option(help="Address to bind.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port to bind.")] = 8000,
-    token: Annotated[
-        str | None,
-        typer.Option(envvar="PONDER_SERVER_TOKEN", help="Bearer token clients must send."),
-    ] = None,
+    token: TokenOption = None,
+    no_token: NoTokenOption = False,
     model: ModelOption = None,
     config: ConfigOption = None,
     workflow: WorkflowOption = None,
@@ -307,22 +314,25 @@ def serve(
     namespace: NamespaceOption = "default",
     base_url: BaseUrlOption = None,
     api_key: ApiKeyOption = None,
+    allow_unsafe_config: UnsafeConfigOption = False,
+    resume_runs: ResumeRunsOption = True,
+    drain_timeout: DrainTimeoutOption = 10.0,
 ) -> None:
     """Serve the HTTP API, the OpenAI-compatible endpoint and the viewer.
 
-    With --store, runs are checkpointed and suspended runs can be approved over HTTP.
+    A bearer token is required, a random one (printed) unless --token gives it.
+    With --store, runs are checkpointed and suspended runs can be approved over HTTP;
+    Ctrl-C or SIGTERM stops runs resumably and the next start resumes them.
     With --temporal HOST:PORT --task-queue Q, runs go to the workers of Q instead.
     Only the bound address's Host names are served, unless --allowed-host adds some.
     """
-    if not is_loopback(host) and not token:
-        hint = "pass --token <secret> or set PONDER_SERVER_TOKEN"
-        fail(f"error: binding to {host} needs a bearer token (hint: {hint})", EXIT_USAGE)
     if not 0 <= port <= 65535:
         fail(f"error: port {port} is out of range (hint: use 1-65535)", EXIT_USAGE)
     loaded: list[AgentConfig] = []
     with reported(loaded):
         from ponder.server.app import create_app, serve_app
 
+        required, show = server_token(token, no_token, host)
         hosts = allowed_hosts(host, allowed_host)
         if temporal:
             if any((model, config, workflow, store, tools, instructions, base_url, api_key)):
@@ -331,7 +341,7 @@ def serve(
                     "--model, --tools, --config ... to `ponder worker`"
                 )
             launcher = serve_launcher(temporal, task_queue, namespace)
-            app = create_app(launcher=launcher, token=token, allowed_hosts=hosts)
+            app = create_app(launcher=launcher, token=required, allowed_hosts=hosts)
         else:
             options = AgentOptions(
                 model,
@@ -346,9 +356,17 @@ def serve(
             loaded.append(agent_config)
             chosen = open_cli_store(store) if store else None
             app = create_app(
-                agent, token=token, store=chosen, allowed_hosts=hosts, config_path=config
+                agent,
+                token=required,
+                store=chosen,
+                allowed_hosts=hosts,
+                config_path=config,
+                allow_unsafe_config=allow_unsafe_config,
+                drain_seconds=drain_timeout,
+                resume_stored=resume_runs,
             )
-        serve_app(app, host=host, port=port, on_ready=announcer(host, port, token))
+        announce = announcer(host, port, required, show=show)
+        serve_app(app, host=host, port=port, on_ready=announce)
 
 
 @app.command()

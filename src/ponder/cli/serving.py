@@ -1,25 +1,99 @@
-"""What ``ponder serve`` decides before it listens: loopback, the Host names, its banner."""
+"""What ``ponder serve`` decides before it listens: its token, the Host names, its banner."""
 
 from __future__ import annotations
 
 import ipaddress
+import secrets
 from collections.abc import Callable
+from typing import Annotated
 
 import typer
 
-__all__ = ["allowed_hosts", "announcer", "is_loopback"]
+from ponder.exceptions import UserError
+
+__all__ = [
+    "DrainTimeoutOption",
+    "NoTokenOption",
+    "ResumeRunsOption",
+    "TokenOption",
+    "UnsafeConfigOption",
+    "allowed_hosts",
+    "announcer",
+    "is_loopback",
+    "server_token",
+]
+
+TokenOption = Annotated[
+    str | None,
+    typer.Option(
+        envvar="PONDER_SERVER_TOKEN",
+        help="Bearer token clients must send (default: a random one, printed).",
+    ),
+]
+NoTokenOption = Annotated[
+    bool, typer.Option("--no-token", help="Require no token (loopback only; unsafe).")
+]
+UnsafeConfigOption = Annotated[
+    bool,
+    typer.Option(
+        "--allow-unsafe-config",
+        help="Let /v1/config change MCP servers, base_url and other keys that start "
+        "processes, reach the network or read files.",
+    ),
+]
+ResumeRunsOption = Annotated[
+    bool, typer.Option(help="On start, resume the store's runs a stop or a crash interrupted.")
+]
+DrainTimeoutOption = Annotated[
+    float,
+    typer.Option(
+        min=0, help="Seconds a stop lets running tool calls finish before it interrupts them."
+    ),
+]
 
 
-def announcer(host: str, port: int, token: str | None) -> Callable[[], None]:
-    """What ``ponder serve`` prints once it listens: where the API and the viewer are."""
+def server_token(token: str | None, no_token: bool, host: str) -> tuple[str | None, bool]:
+    """The bearer token to require, and whether it was made up here (so it is shown).
+
+    Without ``--token`` (or ``PONDER_SERVER_TOKEN``) a random one is made on loopback:
+    any local process could otherwise drive the server; another address needs one given.
+    ``--no-token`` turns the token off, on a loopback address only.
+    """
+    if no_token:
+        if token:
+            raise UserError("--no-token and --token (or PONDER_SERVER_TOKEN) contradict each other")
+        if not is_loopback(host):
+            raise UserError(f"binding to {host} needs a bearer token: --no-token is for loopback")
+        return None, False
+    if token is not None and not token.strip():
+        raise UserError("the bearer token is empty: pass a non-empty --token, or --no-token")
+    if not token and not is_loopback(host):
+        raise UserError(
+            f"binding to {host} needs a bearer token: pass --token <secret> or set "
+            "PONDER_SERVER_TOKEN"
+        )
+    return (token, False) if token else (secrets.token_urlsafe(24), True)
+
+
+def announcer(host: str, port: int, token: str | None, *, show: bool) -> Callable[[], None]:
+    """What ``ponder serve`` prints once it listens: where the API and the viewer are.
+
+    A token made up by the server is printed (like Jupyter's): the viewer address carries
+    it in its fragment, which browsers never send to the server or write to its log.
+    """
     shown = f"[{host}]" if ":" in host else host
 
     def announce() -> None:
         base = f"http://{shown}:{port}"
         typer.echo(f"ponder serve: the API at {base}/v1, the viewer at {base}/")
-        if token:
+        if token and show:
+            typer.echo(f"open the viewer at {base}/#token={token}")
+            typer.echo(f"clients send 'Authorization: Bearer {token}'")
+        elif token:
             typer.echo("clients send 'Authorization: Bearer <token>'; the viewer asks for it")
-        typer.echo("Ctrl-C stops the server")
+        else:
+            typer.echo("no token (--no-token): any local process can use this server")
+        typer.echo("Ctrl-C stops the server (runs in a store stop resumably)")
 
     return announce
 

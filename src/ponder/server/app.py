@@ -12,6 +12,9 @@ Errors are JSON ``{"error": {"message", "type", "param", "code"}}``: 4xx for bad
 
 from __future__ import annotations
 
+import asyncio
+import logging
+import signal
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from importlib.resources import files
@@ -29,7 +32,7 @@ from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 import ponder
-from ponder.exceptions import RunLeaseError, UserError
+from ponder.exceptions import RunLeaseError, StoreError, UserError
 from ponder.protocols import mount_protocols
 from ponder.server import elicitations, openai_compat, routes, settings
 from ponder.server.guards import BearerTokenGuard, BodySizeLimit, RequestOriginGuard
@@ -37,11 +40,16 @@ from ponder.server.launcher import AgentSource, RunConflict, RunLauncher
 from ponder.server.launchers import Launcher
 from ponder.server.openai_request import RequestError
 from ponder.server.runs import MemoryRunRegistry, RunRegistry
+from ponder.server.stopping import recover_runs
 from ponder.store.base import Store
 
-__all__ = ["DEFAULT_MAX_BODY_BYTES", "create_app", "serve_app"]
+__all__ = ["DEFAULT_DRAIN_SECONDS", "DEFAULT_MAX_BODY_BYTES", "create_app", "serve_app"]
 
 DEFAULT_MAX_BODY_BYTES = 1_000_000
+DEFAULT_DRAIN_SECONDS = 10.0
+"""How long a stop lets running tool calls finish before it interrupts their runs."""
+_LOG = logging.getLogger("uvicorn.error")
+"""The server's own log (uvicorn prints it; ponder's loggers print nothing by default)."""
 _STATIC = Path(str(files("ponder.server") / "static"))
 _ERROR_TYPES = {
     401: "authentication_error",
@@ -102,13 +110,33 @@ async def _conflict(_: Request, exc: Exception) -> JSONResponse:
     return _error(409, str(exc), "conflict")
 
 
-def _lifespan(launcher: Launcher) -> Any:
+async def _store_error(_: Request, exc: Exception) -> JSONResponse:
+    return _error(503, f"the run store failed: {exc}", "store_error")
+
+
+def _lifespan(launcher: Launcher, drain_seconds: float, resume_stored: bool) -> Any:
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        if not isinstance(launcher, RunLauncher):
+            yield
+            await launcher.shutdown()
+            return
+        recovering = asyncio.ensure_future(
+            _recover(launcher) if resume_stored and launcher.store is not None else asyncio.sleep(0)
+        )
         yield
-        await launcher.shutdown()
+        recovering.cancel()
+        await asyncio.gather(recovering, return_exceptions=True)
+        await launcher.shutdown(drain_seconds)
 
     return lifespan
+
+
+async def _recover(launcher: RunLauncher) -> None:
+    resumed = await recover_runs(launcher)
+    if resumed:
+        unfinished = "stored run(s) an earlier stop or crash left unfinished"
+        _LOG.warning("resumed %d %s", len(resumed), unfinished)
 
 
 def create_app(
@@ -121,6 +149,9 @@ def create_app(
     store: Store | None = None,
     allowed_hosts: list[str] | None = None,
     config_path: Path | None = None,
+    drain_seconds: float = DEFAULT_DRAIN_SECONDS,
+    resume_stored: bool = False,
+    allow_unsafe_config: bool = False,
 ) -> FastAPI:
     """The server for ``agent`` (an `Agent`, or a function returning one per run).
 
@@ -134,13 +165,19 @@ def create_app(
     Instead of an agent, a ``launcher`` may run the runs elsewhere (for example
     ``ponder.temporal.launcher.TemporalLauncher``, on Temporal's workers).
     ``/v1/config`` edits the configuration of new runs of a local agent; with
-    ``config_path`` (the file the agent's config came from) edits can be saved to it.
+    ``config_path`` (the file the agent's config came from) edits can be saved to it;
+    keys that start processes or reach the network (`settings.UNSAFE_KEYS`) only with
+    ``allow_unsafe_config``.
+
+    Stopping the server interrupts the runs it checkpoints to ``store`` resumably, each
+    once its running tool calls finish (at most ``drain_seconds``); with ``resume_stored``
+    it resumes, once started, the store's runs a stop interrupted or a crash left running.
     """
     live_config: settings.LiveConfig | None = None
     if launcher is None:
         if agent is None:
             raise UserError("create_app needs an agent or a launcher")
-        live_config = settings.LiveConfig(agent, config_path)
+        live_config = settings.LiveConfig(agent, config_path, allow_unsafe=allow_unsafe_config)
         launcher = RunLauncher(live_config.agent, registry or MemoryRunRegistry(), store)
     elif agent is not None or store is not None or registry is not None:
         raise UserError("create_app takes an agent (with a store, a registry) or a launcher")
@@ -148,7 +185,7 @@ def create_app(
         title="ponder",
         version=ponder.__version__,
         description="Run ponder agents over HTTP and watch them think.",
-        lifespan=_lifespan(launcher),
+        lifespan=_lifespan(launcher, drain_seconds, resume_stored),
     )
     app.state.launcher = launcher
     app.state.live_config = live_config
@@ -168,6 +205,7 @@ def _add_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(UserError, _user_error)
     app.add_exception_handler(RunLeaseError, _conflict)
     app.add_exception_handler(RunConflict, _conflict)
+    app.add_exception_handler(StoreError, _store_error)
 
 
 def _add_routes(app: FastAPI) -> None:
@@ -194,12 +232,11 @@ def serve_app(
     on_ready: Callable[[], None] | None = None,
     access_log: bool = True,
 ) -> None:
-    """Serve ``app`` with uvicorn until interrupted; ``on_ready`` runs once it listens.
+    """Serve ``app`` with uvicorn until Ctrl-C or SIGTERM; ``on_ready`` runs once it listens.
 
     Uvicorn's own chatter stays at warnings; with ``access_log`` each request is one line.
+    A stop is graceful (the process then exits 0); a second Ctrl-C cuts its drain short.
     """
-    import logging
-
     import uvicorn
 
     class Server(uvicorn.Server):
@@ -207,6 +244,15 @@ def serve_app(
             await super().startup(sockets)
             if self.started and on_ready is not None:
                 on_ready()
+
+        def handle_exit(self, sig: int, frame: Any) -> None:
+            super().handle_exit(sig, frame)
+            launcher = getattr(app.state, "launcher", None)
+            if self.force_exit and isinstance(launcher, RunLauncher):
+                launcher.hurry = True
+            captured = getattr(self, "_captured_signals", None)
+            if sig == signal.SIGTERM and isinstance(captured, list):
+                captured[:] = [s for s in captured if s != sig]  # handled: not raised again
 
     config = uvicorn.Config(
         app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=5

@@ -15,16 +15,19 @@ from typing import Any
 from ponder.agent import Agent
 from ponder.agent.launch import Prompt
 from ponder.agent.output import OutputSpec
+from ponder.agent.run.driver import INTERRUPT
+from ponder.agent.stream import RunStream
 from ponder.events import Event, RunFailed, RunFinished, event_to_dict
-from ponder.exceptions import StoreError, UserError
+from ponder.exceptions import RunLeaseError, StoreError, UserError
 from ponder.media import Image
 from ponder.messages import Message
 from ponder.server.elicitations import PendingElicitations
 from ponder.server.runs import RunRecord, RunRegistry
-from ponder.server.stored import suspension_of
-from ponder.status import RUN_STATUSES, RunStatus
+from ponder.server.stopping import stop_runs
+from ponder.server.stored import last_seq, record_of, run_status
+from ponder.status import RunStatus
 from ponder.store.base import RunRecord as StoredRecord
-from ponder.store.base import Store, StoredRun
+from ponder.store.base import Store
 from ponder.store.memory import MemoryStore
 from ponder.tools.definition import ToolDefinition
 
@@ -33,49 +36,11 @@ __all__ = ["AgentSource", "RunConflict", "RunLauncher"]
 AgentSource = Agent | Callable[[], Agent]
 _MIN_PREFIX = 4
 """The shortest run id prefix looked up in the store."""
+INTERRUPTED = "Interrupted: the server stopped; the run is stored and resumes"
 
 
 class RunConflict(Exception):
     """The run is not in a state that allows the request (answered with 409)."""
-
-
-def _status(text: str) -> RunStatus:
-    return next((s for s in RUN_STATUSES if s == text), "failed")
-
-
-def _stored_state(stored: StoredRun) -> dict[str, Any]:
-    vm = stored.header.get("vm")
-    state = vm.get("state") if isinstance(vm, dict) else None
-    return state if isinstance(state, dict) else {}
-
-
-def _record_of(stored: StoredRun, events: list[dict[str, Any]]) -> RunRecord:
-    """The server's record of a stored run: its outcome from the checkpoint, its event log."""
-    state = _stored_state(stored)
-    usage = state.get("usage")
-    record = RunRecord(
-        run_id=stored.record.run_id,
-        prompt=stored.record.prompt,
-        created=stored.record.created,
-        status=_status(stored.record.status),
-        output=state.get("output") if isinstance(state.get("output"), str) else None,
-        stop_reason=state.get("stop_reason") or None,
-        is_typed=state.get("output_schema") is not None,
-        usage={k: int(v) for k, v in usage.items()} if isinstance(usage, dict) else {},
-        events=events,
-    )
-    for event in events:
-        record.fold(event)  # the log's usage and outcome are the ones a live run showed
-    record.status = _status(stored.record.status)
-    record.suspension = suspension_of(stored)
-    failure = next((e for e in reversed(events) if e.get("kind") == "run_failed"), None)
-    if record.status in ("failed", "cancelled") and failure is not None:
-        record.error = f"{failure.get('error_type')}: {failure.get('error')}"
-    return record
-
-
-def _last_seq(stored: StoredRun) -> int:
-    return int(_stored_state(stored).get("event_seq", 0))
 
 
 class RunLauncher:
@@ -96,6 +61,11 @@ class RunLauncher:
         self.scratch = MemoryStore()
         """Where runs that must be resumable go when the server has no store."""
         self._stores: dict[str, Store] = {}
+        self._streams: dict[str, RunStream[Any]] = {}
+        self.hurry = False
+        """Set by a second Ctrl-C: a stop interrupts runs without waiting for their calls."""
+        self.interrupting: set[str] = set()
+        """Runs stopped resumably by a shutdown (they end ``interrupted``, not ``cancelled``)."""
 
     def agent(self) -> Agent:
         """The agent for a run (the same one, or a fresh one from the factory).
@@ -124,10 +94,12 @@ class RunLauncher:
 
         A ``resumable`` run is checkpointed also when the server has no store (in memory);
         with an ``output`` spec the answer is that type's JSON; ``images`` go with the prompt.
-        ``run_id`` names the run (a new id by default).
+        ``run_id`` names the run (a new id by default); one this server knows starts over
+        (a run that stopped before its first checkpoint).
         """
         run_id = run_id or uuid.uuid4().hex
-        record = self.registry.create(run_id, prompt)
+        record = self.registry.get(run_id) or self.registry.create(run_id, prompt)
+        record.prompt, record.status, record.error = prompt, "running", None
         if output is not None:
             record.is_typed, self._outputs[run_id] = True, output
         store = self.store or (self.scratch if resumable else None)
@@ -192,12 +164,15 @@ class RunLauncher:
         try:
             stored = await self.store.load(run_id)
             events = await self.store.load_events(run_id)
-        except StoreError:
-            return None
-        record = _record_of(stored, events)
+        except StoreError as error:
+            if run_id not in await self.store.find_ids(run_id):
+                return None
+            # listed, so found: as what it is now, unreadable (not kept: it may be passing)
+            return RunRecord(run_id, "", status="failed", error=f"StoreError: {error}")
+        record = record_of(stored, events)
         self.registry.add(record)
         if record.suspension is not None and not events:
-            event = {"kind": "run_suspended", "run_id": run_id, "seq": _last_seq(stored)}
+            event = {"kind": "run_suspended", "run_id": run_id, "seq": last_seq(stored)}
             await self.registry.append(run_id, {**event, "time": time.time(), **record.suspension})
         return record
 
@@ -239,7 +214,7 @@ class RunLauncher:
             run_id=entry.run_id,
             prompt=entry.prompt,
             created=entry.created,
-            status=_status(entry.status),
+            status=run_status(entry.status),
         )
         try:
             stored = await self.store.load(entry.run_id)
@@ -247,7 +222,7 @@ class RunLauncher:
             events = await self.store.load_events(entry.run_id) if failed else []
         except StoreError:
             return basic
-        record = _record_of(stored, events)
+        record = record_of(stored, events)
         record.events = []  # the list shows no events; opening the run adopts its log
         return record
 
@@ -272,12 +247,38 @@ class RunLauncher:
         if task is not None:
             await asyncio.gather(task, return_exceptions=True)
 
-    async def shutdown(self) -> None:
-        """Cancel every running run and wait for them to record it."""
-        tasks = list(self._tasks.values())
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+    async def shutdown(self, drain_seconds: float = 0.0) -> None:
+        """Stop every running run and wait for them to record it.
+
+        With a store the runs stop resumably (``interrupted``), each once its running tool
+        calls have finished or ``drain_seconds`` have passed; without one they are cancelled.
+        """
+        await stop_runs(self, drain_seconds)
+
+    def can_interrupt(self, run_id: str) -> bool:
+        """True when the run is checkpointed to the server's store (stopping it loses nothing)."""
+        return self.store is not None and self._stores.get(run_id, self.store) is self.store
+
+    def interrupt(self, run_id: str) -> None:
+        """Stop a running run resumably: it ends ``interrupted`` and a resume continues it."""
+        task = self._tasks.get(run_id)
+        if task is None or task.done() or run_id in self.interrupting:
+            return
+        self.interrupting.add(run_id)
+        stream = self._streams.get(run_id)
+        if stream is not None:
+            stream.interrupt()
+        else:  # a resume drives the run in its own task
+            task.cancel(INTERRUPT)
+
+    def tasks(self) -> dict[str, asyncio.Task[None]]:
+        """The runs this server drives now, by id."""
+        return dict(self._tasks)
+
+    async def record_interrupted(self, record: RunRecord) -> None:
+        """Mark a run the shutdown stopped as ``interrupted`` (resumable)."""
+        self.interrupting.discard(record.run_id)
+        await self.registry.finish(record.run_id, "interrupted", error=INTERRUPTED)
 
     async def _drive(
         self,
@@ -291,7 +292,7 @@ class RunLauncher:
         output: str | None = None
         try:
             agent = self._agents[run_id] = self.agent()
-            stream = agent.stream(
+            stream = self._streams[run_id] = agent.stream(
                 prompt,
                 message_history=history,
                 run_id=run_id,
@@ -304,12 +305,16 @@ class RunLauncher:
                 if isinstance(event, RunFinished):
                     output = event.output
         except asyncio.CancelledError:
+            if run_id in self.interrupting:
+                await self.record_interrupted(record)
+                return
             await self.end_run(record, "cancelled", "cancelled by request", "Cancelled")
             raise
         except Exception as error:
             await self.end_run(record, "failed", str(error), type(error).__name__)
             return
         finally:
+            self._streams.pop(run_id, None)
             self.forget_agent(record)
         if record.status != "suspended":
             await registry.finish(run_id, "completed", output=output)
@@ -324,12 +329,28 @@ class RunLauncher:
             raise UserError("this server has no store: start it with --store to resume runs")
         if self.is_active(record.run_id):
             raise RunConflict(f"run {record.run_id!r} is running on this server")
+        if self.registry.get(record.run_id) is None:
+            raise RunConflict(f"run {record.run_id!r} cannot be resumed: {record.error}")
         if record.status in ("completed", "cancelled"):
             raise RunConflict(f"run {record.run_id!r} is {record.status}; it cannot be resumed")
         resumed = ResumedRun(self, record, decision)
         self._spawn(record.run_id, resumed.drive())
-        await resumed.started
+        try:
+            await resumed.started
+        except RunLeaseError:
+            raise  # another process drives it: nothing is wrong with the run
+        except StoreError as error:  # damaged, or stopped before its first checkpoint
+            await self.fail_unresumable(record, error)
+            raise RunConflict(f"run {record.run_id!r} cannot be resumed: {error}") from None
         return record
+
+    async def fail_unresumable(self, record: RunRecord, error: StoreError) -> None:
+        """Show a run whose resume the store refused as ``failed``, with the store's reason.
+
+        The store itself is left as it is (a run never checkpointed is marked failed there
+        by the resume): the error may be passing, and a later resume may then succeed.
+        """
+        await self.end_run(record, "failed", str(error), type(error).__name__)
 
     async def end_run(
         self, record: RunRecord, status: RunStatus, message: str, error_type: str
@@ -383,6 +404,10 @@ class ResumedRun:
             if not self.started.done():
                 self.started.set_exception(RunConflict("the server is shutting down"))
                 raise
+            if run_id in self.launcher.interrupting:
+                await self._release()
+                await self.launcher.record_interrupted(self.record)
+                return
             await self.launcher.end_run(
                 self.record, "cancelled", "cancelled by request", "Cancelled"
             )

@@ -13,6 +13,8 @@ from fastapi import APIRouter, Header, HTTPException, Query, Request, Response
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
 from ponder.messages import AssistantMessage, Message, SystemMessage, TextPart, UserMessage
+from ponder.server.accepted import start_accepted, start_over
+from ponder.server.launcher import RunLauncher
 from ponder.server.launchers import Launcher
 from ponder.server.runs import TERMINAL_KINDS, RunRecord
 from ponder.server.schemas import (
@@ -65,9 +67,16 @@ async def _record(request: Request, run_id: str) -> RunRecord:
 
 @router.post("", status_code=201, response_model=RunSummary, responses=_ERRORS)
 async def start_run(body: RunRequest, request: Request) -> dict[str, Any]:
-    """Start a run in the background; follow it at ``/v1/runs/{id}/events``."""
-    record = _launcher(request).start(body.prompt, to_messages(body.history))
-    return record.summary()
+    """Start a run in the background; follow it at ``/v1/runs/{id}/events``.
+
+    With a store the answer comes once the run is stored: a server stopped or killed right
+    after it still knows the run, and resumes (or starts over) it when it starts again.
+    """
+    launcher = _launcher(request)
+    history = to_messages(body.history)
+    if isinstance(launcher, RunLauncher):
+        return (await start_accepted(launcher, body.prompt, history)).summary()
+    return launcher.start(body.prompt, history).summary()
 
 
 @router.get("", response_model=RunList, responses=_ERRORS)
@@ -104,10 +113,16 @@ async def resume_run(run_id: str, body: ResumeRequest, request: Request) -> dict
     """Continue a suspended run with a decision; follow it on ``/v1/runs/{id}/events``.
 
     400 for a decision that does not fit the pending calls or a cancelled run, 409 when
-    the run is running (here or in another process) or already completed.
+    the run is running (here or in another process) or already completed. A run this
+    server accepted that stopped before its first checkpoint starts over from its request.
     """
     record = await _record(request, run_id)
-    await _launcher(request).resume(record, body.decision)
+    launcher = _launcher(request)
+    if isinstance(launcher, RunLauncher):
+        started = await start_over(launcher, record.run_id)
+        if started is not None:
+            return started.summary()
+    await launcher.resume(record, body.decision)
     return record.summary()
 
 

@@ -18,18 +18,31 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
 from ponder.agent import Agent
 from ponder.config import AgentConfig
-from ponder.config_fields import apply_changes, describe_config
+from ponder.config_fields import apply_changes, describe_config, to_plain
 from ponder.config_file import write_changes
+from ponder.config_masking import unmask
 from ponder.exceptions import ConfigError
 from ponder.server.launcher import AgentSource
 from ponder.server.schemas import ErrorBody
 
-__all__ = ["ConfigPatch", "ConfigView", "LiveConfig", "router"]
+__all__ = ["UNSAFE_KEYS", "ConfigPatch", "ConfigView", "LiveConfig", "UnsafeChange", "router"]
+
+UNSAFE_KEYS = frozenset(
+    {
+        "base_url",
+        "agent_mcp_client_enable",
+        "agent_mcp_server_scripts",
+        "mcp_roots",
+        "rag_index_path",
+    }
+)
+"""Keys that start processes, send the API key somewhere or open files: the file's only."""
 
 router = APIRouter(prefix="/v1/config", tags=["config"])
 _ERRORS: dict[int | str, dict[str, Any]] = {
     400: {"model": ErrorBody},
     401: {"model": ErrorBody},
+    403: {"model": ErrorBody},
     409: {"model": ErrorBody},
 }
 
@@ -54,9 +67,13 @@ class ConfigView(BaseModel):
 class LiveConfig:
     """The agent new runs get, rebuilt when the configuration is edited."""
 
-    def __init__(self, source: AgentSource, path: Path | None = None) -> None:
+    def __init__(
+        self, source: AgentSource, path: Path | None = None, *, allow_unsafe: bool = False
+    ) -> None:
         self._source = source
         self.path = path
+        self.allow_unsafe = allow_unsafe
+        """Whether the API may change `UNSAFE_KEYS` (``ponder serve --allow-unsafe-config``)."""
         self._base: AgentConfig | None = None
         self._edited: AgentConfig | None = None
         self._agent: Agent | None = None
@@ -87,15 +104,34 @@ class LiveConfig:
     async def update(self, values: dict[str, Any], *, save: bool) -> AgentConfig:
         """Validate and apply ``values``; with ``save``, write them to the file first.
 
-        ``ConfigError`` for an invalid value, `ConfigNotSaved` when the file cannot take
-        them: then nothing changed, neither here nor in the file.
+        A value shown masked keeps its secrets (`ponder.config_masking.unmask`); a key
+        whose value does not change is left out. ``ConfigError`` for an invalid value,
+        `UnsafeChange` for a key only the file may change, `ConfigNotSaved` when the file
+        cannot take them: then nothing changed, neither here nor in the file.
         """
         async with self._lock:
+            values = self._real_changes(values)
             changed = apply_changes(self.config, values)
             if save:
                 await self._save(changed, values)
             self._edited, self._agent = changed, None
             return changed
+
+    def _real_changes(self, values: dict[str, Any]) -> dict[str, Any]:
+        current = self.config
+        real: dict[str, Any] = {}
+        for key, value in values.items():
+            if key not in AgentConfig.model_fields:
+                real[key] = value  # apply_changes names the unknown key
+                continue
+            now = to_plain(getattr(current, key))
+            value = unmask(value, now) if value is not None else None
+            if value == now or (value is None and now == to_plain(_default(key))):
+                continue
+            if key in UNSAFE_KEYS and not self.allow_unsafe:
+                raise UnsafeChange(key)
+            real[key] = value
+        return real
 
     async def _save(self, changed: AgentConfig, values: dict[str, Any]) -> None:
         if self.path is None:
@@ -109,6 +145,21 @@ class LiveConfig:
 
 class ConfigNotSaved(Exception):
     """The changes could not be written to the config file (answered with 409)."""
+
+
+class UnsafeChange(Exception):
+    """A key that starts processes or reaches the network, changed over HTTP (403)."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(
+            f"{key} starts processes, reaches the network or reads files, so it is changed "
+            "only in the config file, unless the server runs with --allow-unsafe-config"
+        )
+        self.key = key
+
+
+def _default(key: str) -> Any:
+    return AgentConfig.model_fields[key].get_default(call_default_factory=True)
 
 
 def _live(request: Request) -> LiveConfig:
@@ -148,4 +199,6 @@ async def change_config(body: ConfigPatch, request: Request) -> Any:
         return _refusal(400, str(exc), "invalid_request_error", exc.key)
     except ConfigNotSaved as exc:
         return _refusal(409, str(exc), "config_not_saved", None)
+    except UnsafeChange as exc:
+        return _refusal(403, str(exc), "unsafe_config_change", exc.key)
     return _view(live)

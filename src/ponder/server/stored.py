@@ -9,9 +9,19 @@ from __future__ import annotations
 
 from typing import Any
 
+from ponder.server.runs import RUN_STATUSES, RunStatus
+from ponder.server.runs import RunRecord as ServerRecord
 from ponder.store.base import RunRecord, StoredRun
 
-__all__ = ["pending_calls", "pending_questions", "record_summary", "suspension_of"]
+__all__ = [
+    "last_seq",
+    "pending_calls",
+    "pending_questions",
+    "record_of",
+    "record_summary",
+    "run_status",
+    "suspension_of",
+]
 
 
 def suspension_of(stored: StoredRun) -> dict[str, Any] | None:
@@ -53,3 +63,44 @@ def record_summary(record: RunRecord) -> dict[str, Any]:
         "prompt": record.prompt,
         "messages": record.messages,
     }
+
+
+def run_status(text: str) -> RunStatus:
+    """The server's status for a stored status (an unknown one is ``failed``)."""
+    return next((s for s in RUN_STATUSES if s == text), "failed")
+
+
+def _stored_state(stored: StoredRun) -> dict[str, Any]:
+    vm = stored.header.get("vm")
+    state = vm.get("state") if isinstance(vm, dict) else None
+    return state if isinstance(state, dict) else {}
+
+
+def record_of(stored: StoredRun, events: list[dict[str, Any]]) -> ServerRecord:
+    """The server's record of a stored run: its outcome from the checkpoint, its event log."""
+    state = _stored_state(stored)
+    usage = state.get("usage")
+    record = ServerRecord(
+        run_id=stored.record.run_id,
+        prompt=stored.record.prompt,
+        created=stored.record.created,
+        status=run_status(stored.record.status),
+        output=state.get("output") if isinstance(state.get("output"), str) else None,
+        stop_reason=state.get("stop_reason") or None,
+        is_typed=state.get("output_schema") is not None,
+        usage={k: int(v) for k, v in usage.items()} if isinstance(usage, dict) else {},
+        events=events,
+    )
+    for event in events:
+        record.fold(event)  # the log's usage and outcome are the ones a live run showed
+    record.status = run_status(stored.record.status)
+    record.suspension = suspension_of(stored)
+    failure = next((e for e in reversed(events) if e.get("kind") == "run_failed"), None)
+    if record.status in ("failed", "cancelled") and failure is not None:
+        record.error = f"{failure.get('error_type')}: {failure.get('error')}"
+    return record
+
+
+def last_seq(stored: StoredRun) -> int:
+    """The ``seq`` of the stored run's last event, from its checkpoint."""
+    return int(_stored_state(stored).get("event_seq", 0))
