@@ -228,8 +228,9 @@ class Agent(Generic[OutputT]):
     ) -> RunResult[Any]:
         """Run the agent on ``prompt``; with a ``store``, checkpoint it as it goes.
 
-        With a ``session_id`` and a store, the session's last completed turn is the
-        conversation this one continues (unless ``message_history`` is given). An
+        With a ``session_id``, the session's last completed turn is the conversation this
+        one continues (unless ``message_history`` is given): from the store, or without one
+        from this agent's memory of the process; turns of one session run one at a time. An
         ``output_type`` types this run's answer instead of the agent's; ``limits`` bound
         its requests, tokens and tool calls (it ends with an answer when one is reached).
         ``external_tools`` are offered too; a call to one suspends the run until the
