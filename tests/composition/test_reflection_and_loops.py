@@ -8,6 +8,7 @@ from typing import Any
 
 from ponder.agent import Agent
 from ponder.models import ModelResponse, ScriptedModel, call_tools, reply
+from ponder.models.scripted import ScriptEntry
 from ponder.tools import tool
 
 from .support import of_kind, sent_text
@@ -27,7 +28,7 @@ STOP = call_tools(("agent_stop", {"result": "4"}))
 
 
 async def test_a_check_answered_as_another_type_is_asked_again() -> None:
-    script = [
+    script: list[ScriptEntry] = [
         STOP,
         call_tools(verdict("self_check"), verdict("completeness_check")),
         call_tools(verdict("self_check")),  # asked for contradiction_check: the wrong type
@@ -35,8 +36,9 @@ async def test_a_check_answered_as_another_type_is_asked_again() -> None:
         "the answer",
     ]
     model = ScriptedModel(script)
-    agent = Agent(model, agent_thought_mode="chat", enable_thinking_tool=False,
-                  enable_reflection=True)  # fmt: skip
+    agent = Agent(
+        model, agent_thought_mode="chat", enable_thinking_tool=False, enable_reflection=True
+    )
     events = [e async for e in agent.stream("q")]
     checks = {e.check_type for e in of_kind(events, "reflection")}
     assert checks == set(CHECKS)
@@ -47,7 +49,7 @@ async def test_a_check_answered_as_another_type_is_asked_again() -> None:
 
 
 async def test_a_check_never_given_is_not_a_pass() -> None:
-    script = [
+    script: list[ScriptEntry] = [
         STOP,
         call_tools(verdict("self_check"), verdict("completeness_check")),
         call_tools(verdict("self_check")),
@@ -56,14 +58,21 @@ async def test_a_check_never_given_is_not_a_pass() -> None:
         "the answer",
     ]
     model = ScriptedModel(script)
-    agent = Agent(model, agent_thought_mode="chat", enable_thinking_tool=False,
-                  enable_reflection=True, reflection_depth=1)  # fmt: skip
+    agent = Agent(
+        model,
+        agent_thought_mode="chat",
+        enable_thinking_tool=False,
+        enable_reflection=True,
+        reflection_depth=1,
+    )
     result = await agent.run("q")
     assert result.output == "the answer"
     corrections = [
-        r for r in model.requests if "contradiction_check" in sent_text(r.messages[-1:])
+        r
+        for r in model.requests
+        if "contradiction_check" in sent_text(r.messages[-1:])
         and "REFLECTION_CORRECTION" in sent_text(r.messages[-1:])
-    ]  # fmt: skip
+    ]
     assert len(corrections) == 1
 
 
@@ -77,7 +86,7 @@ def _summary(text: str) -> ModelResponse:
 
 
 async def test_step_react_reflects_after_the_last_step_stops_before_the_answer() -> None:
-    script = [
+    script: list[ScriptEntry] = [
         _decomposition("find a", "find b"),
         call_tools(("agent_stop", {"result": "a=1"})),
         _summary("a is 1"),
@@ -87,8 +96,13 @@ async def test_step_react_reflects_after_the_last_step_stops_before_the_answer()
         "a=1, b=2",
     ]
     model = ScriptedModel(script)
-    agent = Agent(model, agent_workflow="step-react", agent_thought_mode="chat",
-                  enable_thinking_tool=False, enable_reflection=True)  # fmt: skip
+    agent = Agent(
+        model,
+        agent_workflow="step-react",
+        agent_thought_mode="chat",
+        enable_thinking_tool=False,
+        enable_reflection=True,
+    )
     events = [e async for e in agent.stream("find a and b")]
     kinds = [e.kind for e in events]
     assert [e.check_type for e in of_kind(events, "reflection")] == list(CHECKS)
@@ -100,7 +114,7 @@ async def test_step_react_reflects_after_the_last_step_stops_before_the_answer()
 
 
 async def test_a_failed_reflection_in_step_react_sends_the_model_back_to_the_step() -> None:
-    script = [
+    script: list[ScriptEntry] = [
         _decomposition("find a", "find b"),
         call_tools(("agent_stop", {"result": "a=1"})),
         _summary("a is 1"),
@@ -112,8 +126,14 @@ async def test_a_failed_reflection_in_step_react_sends_the_model_back_to_the_ste
         "a=1, b=2",
     ]
     model = ScriptedModel(script)
-    agent = Agent(model, agent_workflow="step-react", agent_thought_mode="chat",
-                  enable_thinking_tool=False, enable_reflection=True, reflection_depth=2)  # fmt: skip
+    agent = Agent(
+        model,
+        agent_workflow="step-react",
+        agent_thought_mode="chat",
+        enable_thinking_tool=False,
+        enable_reflection=True,
+        reflection_depth=2,
+    )
     events = [e async for e in agent.stream("find a and b")]
     assert [e.attempt for e in of_kind(events, "reflection")] == [1, 1, 2, 2, 2]
     finished = [(e.step_id, e.status) for e in of_kind(events, "step_finished")]
@@ -134,8 +154,12 @@ def lookup(n: int) -> str:
 
 async def test_rounds_with_one_summary_that_advance_the_thinking_are_progress() -> None:
     def thought(n: int) -> ModelResponse:
-        args = {"thought": f"step {n}", "thought_number": n, "total_thoughts": 7,
-                "next_thought_needed": n < 7}  # fmt: skip
+        args = {
+            "thought": f"step {n}",
+            "thought_number": n,
+            "total_thoughts": 7,
+            "next_thought_needed": n < 7,
+        }
         return call_tools(("sequential_thinking", args))
 
     script: list[Any] = []

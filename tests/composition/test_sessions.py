@@ -11,10 +11,9 @@ import pytest
 
 from ponder.agent import Agent
 from ponder.messages import UserMessage
-from ponder.models import ModelRequest, ScriptedModel
+from ponder.models import ModelRequest, ModelResponse, ScriptedModel
 from ponder.store import Store, open_store
 from ponder.testing import FakeOpenAIServer
-
 from tests.store.conftest import PG_DSN, drop_schema, isolated_schema, postgres_available
 
 from .support import user_turns
@@ -50,8 +49,9 @@ async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator
 async def test_concurrent_turns_of_one_session_are_serialised(store: Store) -> None:
     session = f"s-{os.urandom(4).hex()}"
     async with FakeOpenAIServer(["ok"] * 4) as server:  # real HTTP: the turns interleave
-        agent = Agent("openai:fake", base_url=server.base_url, api_key="k",
-                      tool_calling_mode="none")  # fmt: skip
+        agent = Agent(
+            "openai:fake", base_url=server.base_url, api_key="k", tool_calling_mode="none"
+        )
         await agent.run("T0", session_id=session, store=store)
         await asyncio.gather(
             agent.run("A", session_id=session, store=store),
@@ -102,9 +102,13 @@ async def test_given_history_wins_over_the_kept_session() -> None:
 async def test_a_session_without_a_store_keeps_its_thinking_state() -> None:
     from ponder.models import call_tools
 
-    def thought(n: int) -> object:
-        args = {"thought": f"thought {n}", "thought_number": n, "total_thoughts": 2,
-                "next_thought_needed": n < 2}  # fmt: skip
+    def thought(n: int) -> ModelResponse:
+        args = {
+            "thought": f"thought {n}",
+            "thought_number": n,
+            "total_thoughts": 2,
+            "next_thought_needed": n < 2,
+        }
         return call_tools(("sequential_thinking", args))
 
     stop = call_tools(("agent_stop", {}))

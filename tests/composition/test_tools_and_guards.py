@@ -11,6 +11,7 @@ from ponder.agent import Agent
 from ponder.exceptions import UserError
 from ponder.messages import Message, ToolMessage
 from ponder.models import ModelResponse, ScriptedModel, call_tools, reply
+from ponder.models.scripted import ScriptEntry
 from ponder.tools import tool
 
 from .support import of_kind, sent_text
@@ -53,9 +54,7 @@ async def test_the_report_guard_reads_earlier_turns_only_without_minimal_context
     minimal: bool,
 ) -> None:
     model = ScriptedModel([_verdict(False), reply("hi")])
-    agent = Agent(
-        model, enable_report=True, tool_calling_mode="none", use_minimal_context=minimal
-    )
+    agent = Agent(model, enable_report=True, tool_calling_mode="none", use_minimal_context=minimal)
     result = await agent.run("CURRENT-QUESTION", message_history=_history())
     assert result.output == "hi"
     report, answer = model.requests
@@ -67,19 +66,26 @@ async def test_the_report_guard_reads_earlier_turns_only_without_minimal_context
 
 
 def _thought(number: int, text: str, **extra: Any) -> ModelResponse:
-    args = {"thought": text, "thought_number": number, "total_thoughts": 3,
-            "next_thought_needed": True, **extra}  # fmt: skip
+    args = {
+        "thought": text,
+        "thought_number": number,
+        "total_thoughts": 3,
+        "next_thought_needed": True,
+        **extra,
+    }
     return call_tools(("sequential_thinking", args))
 
 
 def _thinking_results(messages: list[Message]) -> list[str]:
     return [
-        m.content for m in messages if isinstance(m, ToolMessage) and m.name == "sequential_thinking"
+        m.content
+        for m in messages
+        if isinstance(m, ToolMessage) and m.name == "sequential_thinking"
     ]
 
 
 async def test_a_branching_thought_shows_the_model_the_other_branches() -> None:
-    script = [
+    script: list[ScriptEntry] = [
         _thought(1, "MAIN-LINE start"),
         _thought(2, "ALPHA-IDEA first branch", branch_from_thought=1, branch_id="alpha"),
         _thought(2, "BETA-IDEA second branch", branch_from_thought=1, branch_id="beta"),
@@ -99,7 +105,7 @@ async def test_a_branching_thought_shows_the_model_the_other_branches() -> None:
 
 async def test_branch_contents_stay_within_their_cap_in_what_the_model_reads() -> None:
     long = "X" * 300
-    script = [
+    script: list[ScriptEntry] = [
         _thought(1, "root"),
         _thought(2, f"ALPHA {long}", branch_from_thought=1, branch_id="alpha"),
         _thought(2, "BETA", branch_from_thought=1, branch_id="beta"),
@@ -115,7 +121,7 @@ async def test_branch_contents_stay_within_their_cap_in_what_the_model_reads() -
 
 
 async def test_branch_contents_off_keeps_the_plain_result() -> None:
-    script = [
+    script: list[ScriptEntry] = [
         _thought(1, "root"),
         _thought(2, "ALPHA-IDEA", branch_from_thought=1, branch_id="alpha"),
         _thought(2, "BETA", branch_from_thought=1, branch_id="beta"),
@@ -140,15 +146,17 @@ def test_step_react_with_the_no_action_strategy_is_refused() -> None:
 
 async def test_step_blocks_beyond_the_reasoning_depth_are_reported() -> None:
     summary = "\n".join(f"[Step {i}/4] [analyze] part {i}" for i in range(1, 5))
-    script = [
+    script: list[ScriptEntry] = [
         call_tools(("think_and_reason", {"summary": summary, "last_step": ""})),
         call_tools(("agent_stop", {})),
         "done",
     ]
     agent = Agent(
-        ScriptedModel(script), enable_thinking_tool=False, structured_reasoning=True,
+        ScriptedModel(script),
+        enable_thinking_tool=False,
+        structured_reasoning=True,
         reasoning_depth=2,
-    )  # fmt: skip
+    )
     stream = agent.stream("q")
     events = [e async for e in stream]
     result = stream.result

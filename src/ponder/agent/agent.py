@@ -1,5 +1,7 @@
 """`Agent`: configuration, and the entry points that run it (`run`, `stream`, `resume`).
 
+Their synchronous forms are in `ponder.agent.sync_api`.
+
 An agent holds configuration only — model, tools, instructions, config, hooks, and the
 pooled MCP sessions. Every run gets its own `RunState` (plain data) and `RunContext`
 (the live pieces), so any number of runs can share one agent concurrently; `launch`
@@ -9,13 +11,13 @@ starts them.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 
 from ponder.agent.hooks import Hooks
 from ponder.agent.result import OutputT, RunResult
-from ponder.agent.sync import close_at_exit, iterate_sync, run_coroutine_sync
+from ponder.agent.sync_api import SyncEntryPoints
 from ponder.exceptions import UserError
 from ponder.instrumentation import Instrumentation, resolve_instrumentation
 
@@ -27,7 +29,6 @@ if TYPE_CHECKING:
     from ponder.agent.strategies.base import AgentStrategy
     from ponder.agent.stream import RunStream
     from ponder.config import AgentConfig
-    from ponder.events import Event
     from ponder.messages import Message
     from ponder.models.base import Model
     from ponder.store.base import Store
@@ -49,7 +50,7 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'ponder.agent.agent' has no attribute {name!r}")
 
 
-class Agent(Generic[OutputT]):
+class Agent(SyncEntryPoints[OutputT], Generic[OutputT]):
     """An agent: a model, tools and instructions, run by ponder's workflow VM.
 
     With an ``output_type`` (a pydantic model, dataclass, TypedDict or scalar type) every
@@ -251,23 +252,34 @@ class Agent(Generic[OutputT]):
         )
         return await launch(self, request)
 
-    def run_sync(self, prompt: Prompt, **options: Any) -> RunResult[Any]:
-        """`run` for code without an event loop (raises `UserError` inside a running one).
-
-        Calls on one thread share one event loop, so the model's client and MCP sessions
-        stay usable from call to call.
-        """
-        close_at_exit(self._close_owned)
-        return run_coroutine_sync(self.run(prompt, **options))
-
-    def stream_sync(self, prompt: Prompt, **options: Any) -> Iterator[Event]:
-        """`stream` for scripts: the run's events as a plain iterator.
-
-        Leaving the loop early cancels the run, as with `stream`.
-        """
-        close_at_exit(self._close_owned)
-        return iterate_sync(self.stream(prompt, **options))
-
+    @overload
+    def stream(
+        self,
+        prompt: Prompt,
+        *,
+        output_type: None = None,
+        message_history: Sequence[Message] = (),
+        deps: Any = None,
+        run_id: str | None = None,
+        session_id: str | None = None,
+        store: Store | None = None,
+        limits: UsageLimits | None = None,
+        external_tools: Sequence[ToolDefinition] = (),
+    ) -> RunStream[OutputT]: ...
+    @overload
+    def stream(
+        self,
+        prompt: Prompt,
+        *,
+        output_type: type[T],
+        message_history: Sequence[Message] = (),
+        deps: Any = None,
+        run_id: str | None = None,
+        session_id: str | None = None,
+        store: Store | None = None,
+        limits: UsageLimits | None = None,
+        external_tools: Sequence[ToolDefinition] = (),
+    ) -> RunStream[T]: ...
     def stream(
         self,
         prompt: Prompt,
@@ -304,6 +316,26 @@ class Agent(Generic[OutputT]):
         )
         return RunStream(lambda sink: launch(self, request, sink), run_id)
 
+    @overload
+    async def resume(
+        self,
+        run_id: str,
+        value: Any = None,
+        *,
+        store: Store | None = None,
+        deps: Any = None,
+        output_type: None = None,
+    ) -> RunResult[OutputT]: ...
+    @overload
+    async def resume(
+        self,
+        run_id: str,
+        value: Any = None,
+        *,
+        store: Store | None = None,
+        deps: Any = None,
+        output_type: type[T],
+    ) -> RunResult[T]: ...
     async def resume(
         self,
         run_id: str,

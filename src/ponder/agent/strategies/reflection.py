@@ -5,11 +5,10 @@ A round asks for all three checks (``self_check``, ``contradiction_check``,
 tool_choice ``required``. A check the response left out — a provider that makes one call
 per response, or a model that skipped one — is then asked for alone with
 ``verify_reasoning`` forced (once more when the reply gave another check type instead),
-until every check has a verdict or one has failed. Each
-verdict is streamed as a ``Reflection`` event. Any ``fail`` (or a check still without a verdict) sends
-the model back to work with the failed checks' details, and its next ``agent_stop``
-starts another round, up to ``reflection_depth`` rounds; otherwise the final-answer
-instruction follows.
+until every check has a verdict or one has failed. Each verdict is streamed as a
+``Reflection`` event. Any ``fail`` (or a check still without a verdict) sends the model
+back to work with the failed checks' details, and its next ``agent_stop`` starts another
+round, up to ``reflection_depth`` rounds; otherwise the final-answer instruction follows.
 
 One request for the three checks was measured against three forced requests (``python -m
 bench reflection``, the fake provider's count of characters / 4): 756 vs 2,530 tokens

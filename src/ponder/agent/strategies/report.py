@@ -3,10 +3,10 @@
 One structured-output call per run, with the strictness of ``report_invoke_level``
 (low | medium | high). Checked: the user's message, and before it the agent's
 instructions (unless ``report_exclude_system_prompt``) and the earlier conversation
-(unless ``report_exclude_context`` or ``use_minimal_context``). When flagged, a ``ReportRaised`` event is emitted;
-with ``report_then_block`` (the default) the run then answers with
-``report_block_message`` (one of them, at random, when several are given) and does
-nothing else, otherwise it goes on. The check holds no lock and shares nothing between
+(unless ``report_exclude_context`` or ``use_minimal_context``). When flagged, a
+``ReportRaised`` event is emitted; with ``report_then_block`` (the default) the run then
+answers with ``report_block_message`` (one of them, at random, when several are given)
+and does nothing else, otherwise it goes on. The check holds no lock and shares nothing between
 runs, so concurrent runs are never serialised. If the classifier's output cannot be read
 after the retries, the message is let through.
 """
