@@ -11,7 +11,7 @@ import pytest
 
 from ponder.agent import Agent
 from ponder.messages import UserMessage
-from ponder.models import ModelRequest, ModelResponse, ScriptedModel
+from ponder.models import ModelRequest, ModelResponse, ScriptedModel, call_tools
 from ponder.store import Store, open_store
 from ponder.testing import FakeOpenAIServer
 from tests.store.conftest import PG_DSN, drop_schema, isolated_schema, postgres_available
@@ -100,8 +100,6 @@ async def test_given_history_wins_over_the_kept_session() -> None:
 
 
 async def test_a_session_without_a_store_keeps_its_thinking_state() -> None:
-    from ponder.models import call_tools
-
     def thought(n: int) -> ModelResponse:
         args = {
             "thought": f"thought {n}",

@@ -9,7 +9,7 @@ import pytest
 
 from ponder.agent import Agent
 from ponder.exceptions import UserError
-from ponder.messages import Message, ToolMessage
+from ponder.messages import AssistantMessage, Message, TextPart, ToolMessage, UserMessage
 from ponder.models import ModelResponse, ScriptedModel, call_tools, reply
 from ponder.models.scripted import ScriptEntry
 from ponder.tools import tool
@@ -37,8 +37,6 @@ def test_a_user_tool_named_like_a_builtin_is_refused_naming_it(name: str) -> Non
 
 
 def _history() -> list[Message]:
-    from ponder.messages import AssistantMessage, TextPart, UserMessage
-
     return [
         UserMessage(content=HISTORY_TEXT[0]),
         AssistantMessage(parts=(TextPart(text=HISTORY_TEXT[1]),)),
