@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ponder.agent import Agent
 from ponder.models import ScriptedModel, call_tools
+from ponder.models.scripted import ScriptEntry
 from ponder.tools import tool
 
 from .support import of_kind
@@ -31,7 +32,10 @@ async def test_a_direct_answer_in_rag_mode_without_an_index_streams_once_as_text
 
 
 async def test_a_rag_answer_after_retrieval_streams_once_as_text() -> None:
-    script = [call_tools(("search", {"query": "x"})), "From the search: found x."]
+    script: list[ScriptEntry] = [
+        call_tools(("search", {"query": "x"})),
+        "From the search: found x.",
+    ]
     agent = Agent(ScriptedModel(script), tools=[search], tool_calling_mode="rag")
     events = [e async for e in agent.stream("q")]
     text = "".join(e.text for e in of_kind(events, "text_delta"))

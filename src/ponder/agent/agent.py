@@ -1,6 +1,6 @@
-"""`Agent`: configuration, and the entry points that run it (`run`, `stream`, `resume`).
+"""`Agent`: configuration, and the entry points that run it (`run`, `stream`).
 
-Their synchronous forms are in `ponder.agent.sync_api`.
+`resume` and the synchronous forms are in `ponder.agent.sync_api`.
 
 An agent holds configuration only — model, tools, instructions, config, hooks, and the
 pooled MCP sessions. Every run gets its own `RunState` (plain data) and `RunContext`
@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 
 from ponder.agent.hooks import Hooks
 from ponder.agent.result import OutputT, RunResult
-from ponder.agent.sync_api import SyncEntryPoints
+from ponder.agent.sync_api import EntryPoints
 from ponder.exceptions import UserError
 from ponder.instrumentation import Instrumentation, resolve_instrumentation
 
@@ -50,7 +50,7 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'ponder.agent.agent' has no attribute {name!r}")
 
 
-class Agent(SyncEntryPoints[OutputT], Generic[OutputT]):
+class Agent(EntryPoints[OutputT], Generic[OutputT]):
     """An agent: a model, tools and instructions, run by ponder's workflow VM.
 
     With an ``output_type`` (a pydantic model, dataclass, TypedDict or scalar type) every
@@ -280,6 +280,20 @@ class Agent(SyncEntryPoints[OutputT], Generic[OutputT]):
         limits: UsageLimits | None = None,
         external_tools: Sequence[ToolDefinition] = (),
     ) -> RunStream[T]: ...
+    @overload
+    def stream(
+        self,
+        prompt: Prompt,
+        *,
+        output_type: OutputSpec | None = None,
+        message_history: Sequence[Message] = (),
+        deps: Any = None,
+        run_id: str | None = None,
+        session_id: str | None = None,
+        store: Store | None = None,
+        limits: UsageLimits | None = None,
+        external_tools: Sequence[ToolDefinition] = (),
+    ) -> RunStream[Any]: ...
     def stream(
         self,
         prompt: Prompt,
@@ -315,52 +329,6 @@ class Agent(SyncEntryPoints[OutputT], Generic[OutputT]):
             external_tools=external_tools,
         )
         return RunStream(lambda sink: launch(self, request, sink), run_id)
-
-    @overload
-    async def resume(
-        self,
-        run_id: str,
-        value: Any = None,
-        *,
-        store: Store | None = None,
-        deps: Any = None,
-        output_type: None = None,
-    ) -> RunResult[OutputT]: ...
-    @overload
-    async def resume(
-        self,
-        run_id: str,
-        value: Any = None,
-        *,
-        store: Store | None = None,
-        deps: Any = None,
-        output_type: type[T],
-    ) -> RunResult[T]: ...
-    async def resume(
-        self,
-        run_id: str,
-        value: Any = None,
-        *,
-        store: Store | None = None,
-        deps: Any = None,
-        output_type: Any = None,
-    ) -> RunResult[Any]:
-        """Continue a stored run (crashed, or suspended for approval) from any process.
-
-        A typed run keeps its type: ``output_type`` (else the agent's) validates the answer,
-        and without either the answer is the JSON the run's stored schema describes.
-        """
-        from ponder.agent.launch import run_context
-        from ponder.agent.run.driver import resume_run
-
-        chosen = store or self.store
-        if chosen is None:
-            raise UserError("resume needs the store the run was checkpointed to")
-        output = self._spec(output_type)
-        with self.toolbox.bind(run_id, self.model):
-            fresh = self.new_state("", run_id=run_id)
-            ctx = await run_context(self, fresh, deps, output=output)
-            return await resume_run(ctx, self._strategy, self.program, chosen, run_id, value)
 
     async def aclose(self) -> None:
         """Release what the agent holds (MCP sessions)."""
