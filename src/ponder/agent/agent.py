@@ -1,4 +1,6 @@
-"""`Agent`: configuration, and the entry points that run it (`run`, `stream`, `resume`).
+"""`Agent`: configuration, and the entry points that run it (`run`, `stream`).
+
+`resume` and the synchronous forms are in `ponder.agent.sync_api`.
 
 An agent holds configuration only — model, tools, instructions, config, hooks, and the
 pooled MCP sessions. Every run gets its own `RunState` (plain data) and `RunContext`
@@ -9,13 +11,13 @@ starts them.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 
 from ponder.agent.hooks import Hooks
 from ponder.agent.result import OutputT, RunResult
-from ponder.agent.sync import close_at_exit, iterate_sync, run_coroutine_sync
+from ponder.agent.sync_api import EntryPoints
 from ponder.exceptions import UserError
 from ponder.observability.instrumentation import Instrumentation, resolve_instrumentation
 
@@ -27,7 +29,6 @@ if TYPE_CHECKING:
     from ponder.agent.strategies.base import AgentStrategy
     from ponder.agent.stream import RunStream
     from ponder.config import AgentConfig
-    from ponder.events import Event
     from ponder.messages import Message
     from ponder.models.base import Model
     from ponder.store.base import Store
@@ -49,7 +50,7 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'ponder.agent.agent' has no attribute {name!r}")
 
 
-class Agent(Generic[OutputT]):
+class Agent(EntryPoints[OutputT], Generic[OutputT]):
     """An agent: a model, tools and instructions, run by ponder's workflow VM.
 
     With an ``output_type`` (a pydantic model, dataclass, TypedDict or scalar type) every
@@ -228,8 +229,9 @@ class Agent(Generic[OutputT]):
     ) -> RunResult[Any]:
         """Run the agent on ``prompt``; with a ``store``, checkpoint it as it goes.
 
-        With a ``session_id`` and a store, the session's last completed turn is the
-        conversation this one continues (unless ``message_history`` is given). An
+        With a ``session_id``, the session's last completed turn is the conversation this
+        one continues (unless ``message_history`` is given): from the store, or without one
+        from this agent's memory of the process; turns of one session run one at a time. An
         ``output_type`` types this run's answer instead of the agent's; ``limits`` bound
         its requests, tokens and tool calls (it ends with an answer when one is reached).
         ``external_tools`` are offered too; a call to one suspends the run until the
@@ -250,23 +252,48 @@ class Agent(Generic[OutputT]):
         )
         return await launch(self, request)
 
-    def run_sync(self, prompt: Prompt, **options: Any) -> RunResult[Any]:
-        """`run` for code without an event loop (raises `UserError` inside a running one).
-
-        Calls on one thread share one event loop, so the model's client and MCP sessions
-        stay usable from call to call.
-        """
-        close_at_exit(self._close_owned)
-        return run_coroutine_sync(self.run(prompt, **options))
-
-    def stream_sync(self, prompt: Prompt, **options: Any) -> Iterator[Event]:
-        """`stream` for scripts: the run's events as a plain iterator.
-
-        Leaving the loop early cancels the run, as with `stream`.
-        """
-        close_at_exit(self._close_owned)
-        return iterate_sync(self.stream(prompt, **options))
-
+    @overload
+    def stream(
+        self,
+        prompt: Prompt,
+        *,
+        output_type: None = None,
+        message_history: Sequence[Message] = (),
+        deps: Any = None,
+        run_id: str | None = None,
+        session_id: str | None = None,
+        store: Store | None = None,
+        limits: UsageLimits | None = None,
+        external_tools: Sequence[ToolDefinition] = (),
+    ) -> RunStream[OutputT]: ...
+    @overload
+    def stream(
+        self,
+        prompt: Prompt,
+        *,
+        output_type: type[T],
+        message_history: Sequence[Message] = (),
+        deps: Any = None,
+        run_id: str | None = None,
+        session_id: str | None = None,
+        store: Store | None = None,
+        limits: UsageLimits | None = None,
+        external_tools: Sequence[ToolDefinition] = (),
+    ) -> RunStream[T]: ...
+    @overload
+    def stream(
+        self,
+        prompt: Prompt,
+        *,
+        output_type: OutputSpec | None = None,
+        message_history: Sequence[Message] = (),
+        deps: Any = None,
+        run_id: str | None = None,
+        session_id: str | None = None,
+        store: Store | None = None,
+        limits: UsageLimits | None = None,
+        external_tools: Sequence[ToolDefinition] = (),
+    ) -> RunStream[Any]: ...
     def stream(
         self,
         prompt: Prompt,
@@ -302,32 +329,6 @@ class Agent(Generic[OutputT]):
             external_tools=external_tools,
         )
         return RunStream(lambda sink: launch(self, request, sink), run_id, request.store)
-
-    async def resume(
-        self,
-        run_id: str,
-        value: Any = None,
-        *,
-        store: Store | None = None,
-        deps: Any = None,
-        output_type: Any = None,
-    ) -> RunResult[Any]:
-        """Continue a stored run (crashed, or suspended for approval) from any process.
-
-        A typed run keeps its type: ``output_type`` (else the agent's) validates the answer,
-        and without either the answer is the JSON the run's stored schema describes.
-        """
-        from ponder.agent.launch import run_context
-        from ponder.agent.run.driver import resume_run
-
-        chosen = store or self.store
-        if chosen is None:
-            raise UserError("resume needs the store the run was checkpointed to")
-        output = self._spec(output_type)
-        with self.toolbox.bind(run_id, self.model):
-            fresh = self.new_state("", run_id=run_id)
-            ctx = await run_context(self, fresh, deps, output=output)
-            return await resume_run(ctx, self._strategy, self.program, chosen, run_id, value)
 
     async def aclose(self) -> None:
         """Release what the agent holds (MCP sessions)."""

@@ -18,6 +18,7 @@ from ponder.agent.strategies.react import ReActStrategy
 from ponder.agent.subagent import check_no_cycle
 from ponder.agent.toolbox import Toolbox
 from ponder.config import AgentConfig, ConfigWarning
+from ponder.exceptions import UserError
 
 if TYPE_CHECKING:
     from ponder.agent.agent import Agent
@@ -67,6 +68,7 @@ def default_strategy(config: AgentConfig) -> type[AgentStrategy]:
             DeprecationWarning,
             stacklevel=3,
         )
+    _refuse_step_react_without_tools(config)
     if config.agent_strategy == "no-action" or config.tool_calling_mode == "none":
         return NoActionStrategy
     if config.tool_calling_mode == "rag":
@@ -78,6 +80,22 @@ def default_strategy(config: AgentConfig) -> type[AgentStrategy]:
 
         return StepReActStrategy
     return ReActStrategy
+
+
+def _refuse_step_react_without_tools(config: AgentConfig) -> None:
+    """`UserError` for step-react where no tool loop runs (chat, RAG or no-action)."""
+    if config.agent_workflow != "step-react":
+        return
+    if config.tool_calling_mode != "agent":
+        clash = f"tool_calling_mode = {config.tool_calling_mode!r}"
+    elif config.agent_strategy == "no-action":
+        clash = "agent_strategy = 'no-action'"
+    else:
+        return
+    raise UserError(
+        f"agent_workflow = 'step-react' runs its steps with tools, which {clash} does not "
+        "offer: set tool_calling_mode = 'agent', or leave agent_workflow as 'react'"
+    )
 
 
 def check_strategy(strategy: type[AgentStrategy]) -> None:

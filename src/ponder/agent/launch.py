@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import copy
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -18,6 +19,7 @@ from ponder.agent.run.context import EventSink, RunContext
 from ponder.agent.run.driver import drive, prepare_start
 from ponder.agent.run.sessions import session_tool_states
 from ponder.agent.run.state import RunState
+from ponder.agent.session_turns import KeptTurn, kept_sessions, turn_lock
 from ponder.media import File, Image, split_prompt
 from ponder.messages import Ledger, Message, messages_from_json
 from ponder.models.base import Usage
@@ -58,6 +60,8 @@ async def launch(
     agent: Agent[Any], request: RunRequest, sink: EventSink | None = None
 ) -> RunResult[Any]:
     """Run ``request`` on ``agent`` to its end; with a ``sink``, its events stream to it."""
+    if request.session_id is not None:
+        return await _launch_turn(agent, request, request.session_id, sink)
     state = await new_run(agent, request)
     state.limits = UsageLimits.of(request.limits)
     if agent.toolbox.mcp is not None:
@@ -65,6 +69,25 @@ async def launch(
     # awaited from here (no `with`, no helper coroutine): a waiting run keeps fewer objects
     deps, vm, owner = await _prepare(agent, request, state, sink)
     return await drive(deps, vm, request.store, owner)
+
+
+async def _launch_turn(
+    agent: Agent[Any], request: RunRequest, session_id: str, sink: EventSink | None
+) -> RunResult[Any]:
+    """`launch` for a turn of a session: after the session's turn in progress, if any."""
+    store = request.store
+    async with turn_lock(agent if store is None else store, session_id):
+        state = await new_run(agent, request)
+        state.limits = UsageLimits.of(request.limits)
+        if agent.toolbox.mcp is not None:
+            result = await _launch_bound(agent, request, state, sink)
+        else:
+            deps, vm, owner = await _prepare(agent, request, state, sink)
+            result = await drive(deps, vm, store, owner)
+        if store is None and result.status == "completed":
+            turn = KeptTurn(tuple(result.messages), dict(state.tool_states))
+            kept_sessions(agent).keep(session_id, turn)
+        return result
 
 
 async def _launch_bound(
@@ -104,9 +127,10 @@ def new_state(
 
 
 async def new_run(agent: Agent[Any], request: RunRequest) -> RunState:
-    """A fresh state; with a stored session, its stateful tools' states carry over.
+    """A fresh state; with a session, its stateful tools' states carry over.
 
-    The session's last completed turn is also the history when none is given.
+    The session's last completed turn (stored, or kept in the process without a store) is
+    also the history when none is given.
     """
     states: dict[str, Any] = {}
     history, session_id, store = request.message_history, request.session_id, request.store
@@ -117,6 +141,11 @@ async def new_run(agent: Agent[Any], request: RunRequest) -> RunState:
             states = session_tool_states(stored, agent.toolbox.registry)
             if not history:
                 history = messages_from_json(stored.messages)
+    elif session_id is not None:
+        kept = kept_sessions(agent).get(session_id)
+        if kept is not None:
+            states = copy.deepcopy(kept.tool_states)  # a failed turn leaves them as kept
+            history = history or kept.messages
     text, media = split_prompt(request.prompt)
     state = new_state(
         agent, text, message_history=history, run_id=request.run_id, session_id=session_id

@@ -15,7 +15,9 @@ from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from ponder.config import AgentConfig
+from ponder.exceptions import UserError
 from ponder.models import resolve_model
+from ponder.tools import builtin
 from ponder.tools.decorator import tool
 from ponder.tools.executor import ToolExecutor
 from ponder.tools.registry import ToolRegistry
@@ -29,7 +31,7 @@ if TYPE_CHECKING:
     from ponder.mcp.binding import ElicitationHandler, RunBinding
     from ponder.models.base import Model
 
-__all__ = ["Toolbox", "as_tool"]
+__all__ = ["RESERVED", "Toolbox", "as_tool"]
 
 
 _WRAPPED: weakref.WeakKeyDictionary[Callable[..., Any], Tool] = weakref.WeakKeyDictionary()
@@ -70,6 +72,27 @@ def thinking_tools(config: AgentConfig, taken: set[str]) -> list[Tool]:
     return found
 
 
+RESERVED = (
+    builtin.THINK_AND_REASON,
+    builtin.PROCESSING_MESSAGE,
+    builtin.AGENT_STOP,
+    builtin.VERIFY_REASONING,
+    builtin.UPDATE_STEP,
+)
+"""The names of the built-ins a run's loop offers and handles itself."""
+
+
+def _refuse_reserved(tools: Sequence[Tool]) -> None:
+    """`UserError` for a tool named like a built-in: the built-in would replace it."""
+    for item in tools:
+        if item.name in RESERVED:
+            raise UserError(
+                f"tool {item.name!r} has the name of a ponder built-in ({', '.join(RESERVED)}); "
+                f"the run would offer the built-in instead: rename the tool, e.g. "
+                f"@tool(name='my_{item.name}')"
+            )
+
+
 @cache
 def _thinking_tool(max_chars: int, branch_contents: bool, branch_max_chars: int | None) -> Tool:
     """One tool per set of limits, shared by the agents: each run keeps its own state."""
@@ -91,6 +114,7 @@ class Toolbox:
 
     def __init__(self, config: AgentConfig, tools: Sequence[Tool | Callable[..., Any]]) -> None:
         own = [as_tool(t) for t in tools]
+        _refuse_reserved(own)
         self.base = [*own, *thinking_tools(config, {t.name for t in own})]
         self.mcp: MCPToolset | None = None
         if config.agent_mcp_client_enable and config.agent_mcp_server_scripts:

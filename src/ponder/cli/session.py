@@ -119,6 +119,8 @@ class AgentOptions:
                 raise UserError(f"--rag {str(self.rag)!r} is not a folder of documents")
             overrides["tool_calling_mode"] = "rag"
             overrides["rag_index_path"] = str(self.rag.resolve())
+            if not self.workflow:  # --rag over a config's step-react; both flags are refused
+                overrides["agent_workflow"] = "react"
         return load_config(self.config_path, **overrides)
 
     def recipe(self) -> dict[str, Any]:

@@ -8,6 +8,8 @@ shape: exactly one text item holding the payload as 2-space JSON, and ``structur
 a success has no ``isError``; capabilities are the reference's (``tools.listChanged``).
 Warnings (see `ponder.tools.thinking`), naming fields by the served spelling, go in the
 text item's JSON as ``warnings`` (``structuredContent`` keeps the reference's schema).
+``--branch-contents CHARS`` adds ``branchContents`` (every branch's newest thoughts, up to
+CHARS characters) to a branch thought's text item, so the model can compare its branches.
 ``--native`` serves ponder's own ``sequential_thinking`` (snake_case; result ``data``, its
 warnings included, as structured content).
 
@@ -207,6 +209,8 @@ def _success(
     shown = payload
     if plan.warnings and not options.native:
         shown = {**payload, "warnings": [camel_case_text(w) for w in plan.warnings]}
+    if plan.entry.branch_id and "branch_contents" in data and not options.native:
+        shown = {**shown, "branchContents": data["branch_contents"]}  # read by the model
     # Counts are integers (``coerce_integer``), so the payload holds no floats.
     text = _text(indented_json_without_floats(shown))
     return {"content": [text], "structuredContent": payload, **_COMPLETE}
@@ -333,13 +337,23 @@ def main(argv: list[str] | None = None, *, fast_path: bool = True, prog: str | N
         "--max-history", type=int, default=1000, help="thoughts kept per session (oldest go)"
     )
     parser.add_argument("--strict", action="store_true", help="cross-field checks are errors")
+    parser.add_argument(
+        "--branch-contents",
+        type=int,
+        metavar="CHARS",
+        help="a branch thought's result shows every branch's newest thoughts, up to CHARS",
+    )
     parser.add_argument("--http", metavar="HOST:PORT", help="serve streamable HTTP at /mcp")
     parser.add_argument("--token", help="HTTP: the bearer token every request must carry")
     parser.add_argument("--allow-host", action="append", default=[], help="HTTP: a Host value")
     parser.add_argument("--allow-origin", action="append", default=[], help="HTTP: an Origin")
     args = parser.parse_args(argv)
     config = ThinkingConfig(
-        max_thought_chars=args.max_thought_chars, max_history=args.max_history, strict=args.strict
+        max_thought_chars=args.max_thought_chars,
+        max_history=args.max_history,
+        strict=args.strict,
+        include_branch_contents=args.branch_contents is not None,
+        max_branch_contents_chars=args.branch_contents,
     )
     options = ThinkingServerOptions(
         native=args.native, config=config, log_thoughts=not is_logging_disabled()

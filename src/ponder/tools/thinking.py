@@ -17,6 +17,9 @@ needs_more_thoughts or thought_number < total_thoughts) — plus, only when they
 ``node`` (``seq``, ``is_revision``,
 ``revises_thought``, ``revision_type``, ``supersedes``, ``branch_id``,
 ``branch_from_thought``) for a revision or branch thought, for a UI that draws a tree.
+The text the model reads is the recorded note and any warnings; a branch thought's text
+also lists the other branches' thoughts (`other_branches`, within the same cap), so the
+model can weigh the alternatives it explored.
 
 Decisions where the existing tools differ or are flawed:
 - snake_case names with camelCase aliases; both spellings with different values is an error;
@@ -59,6 +62,7 @@ __all__ = [
     "ThinkingConfig",
     "ThinkingState",
     "ThoughtEntry",
+    "other_branches",
     "plan_call",
     "record_thought",
     "sequential_thinking_tool",
@@ -143,6 +147,26 @@ def _output(entry: ThoughtEntry, warnings: list[str]) -> str:
     return text
 
 
+def other_branches(state: ThinkingState, config: ThinkingConfig, entry: ThoughtEntry) -> str:
+    """What a branch thought's result tells the model of the other branches' thoughts.
+
+    Empty unless ``include_branch_contents`` and ``entry`` is on a branch; the thoughts are
+    those of ``branch_contents`` (the newest within ``max_branch_contents_chars``).
+    """
+    if not config.include_branch_contents or not entry.branch_id:
+        return ""
+    contents, omitted = state.branch_contents_within(config.max_branch_contents_chars)
+    lines = [
+        f"- [{branch}] thought {item['thought_number']}: {item['thought']}"
+        for branch, items in contents.items()
+        if branch != entry.branch_id
+        for item in items
+    ]
+    if omitted:
+        lines.append(f"({omitted} older branch thought(s) left out by the size cap)")
+    return "\nOther branches:\n" + "\n".join(lines) if lines else ""
+
+
 def plan_call(
     state: ThinkingState,
     config: ThinkingConfig,
@@ -172,11 +196,9 @@ def record_thought(
     if isinstance(outcome, str):
         return ToolResult.fail(outcome)
     commit_thought(state, config, outcome)
-    return ToolResult.ok(
-        _output(outcome.entry, outcome.warnings),
-        thinking_data(state, config, outcome),
-        display="thinking",
-    )
+    text = _output(outcome.entry, outcome.warnings)
+    text += other_branches(state, config, outcome.entry)
+    return ToolResult.ok(text, thinking_data(state, config, outcome), display="thinking")
 
 
 def sequential_thinking_tool(config: ThinkingConfig | None = None) -> Tool:

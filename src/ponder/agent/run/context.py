@@ -60,7 +60,7 @@ if TYPE_CHECKING:
 __all__ = ["EventSink", "RunContext", "ToolSource"]
 
 EventSink = Callable[[Event], None]
-ANSWER_PURPOSES = frozenset({"final_answer", "chat", "rag"})
+ANSWER_PURPOSES = frozenset({"final_answer", "chat", "rag", "rag_retrieval"})
 """Requests whose text is the answer as it streams; other text streams as reasoning."""
 EVENT_TEXT_LIMIT = 20_000
 """At most this much of a tool's error text goes into its event (the ledger keeps it all)."""

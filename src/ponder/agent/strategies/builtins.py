@@ -47,6 +47,7 @@ _PHASES: dict[str, ReasoningPhase] = {
     "verify": "verify",
 }
 C = TypeVar("C", bound=str)
+_ALL_BLOCKS = 1000
 
 
 def parse_structured_reasoning(text: str, depth: int) -> list[tuple[int, int, ReasoningPhase, str]]:
@@ -157,15 +158,21 @@ class Builtins:
         state = self.ctx.state
         state.last_summary, state.last_step = summary, last_step
         await self.ctx.emit(Reasoning(round=round_no, last_step=last_step, summary=summary))
-        await self.emit_structured(summary)
-        return ToolResult.ok(prompts.REASONING_RECORDED)
+        dropped = await self.emit_structured(summary)
+        return ToolResult.ok(prompts.REASONING_RECORDED + dropped)
 
-    async def emit_structured(self, summary: str) -> None:
-        """Emit the structured-reasoning and tool-prediction events ``summary`` carries."""
+    async def emit_structured(self, summary: str) -> str:
+        """Emit the structured-reasoning and tool-prediction events ``summary`` carries.
+
+        Returns a note for the model when it wrote more ``[Step]`` blocks than
+        ``reasoning_depth`` (those beyond it are not recorded), else ``""``.
+        """
         config = self.ctx.config
         if not config.structured_reasoning:
-            return
-        for index, total, phase, sub in parse_structured_reasoning(summary, config.reasoning_depth):
+            return ""
+        blocks = parse_structured_reasoning(summary, _ALL_BLOCKS)
+        depth = config.reasoning_depth
+        for index, total, phase, sub in blocks[:depth]:
             await self.ctx.emit(
                 StructuredReasoning(
                     step_index=index, total_steps=total, phase=phase, sub_problem=sub
@@ -176,6 +183,12 @@ class Builtins:
             await self.ctx.emit(
                 ToolPrediction(predicted_tools=prediction[0], predicted_next_action=prediction[1])
             )
+        if len(blocks) <= depth:
+            return ""
+        return (
+            f"\nNote: {depth} of {len(blocks)} [Step] blocks were recorded; reasoning_depth is "
+            f"{depth}, so write at most {depth}."
+        )
 
     def _stop(self, args: dict[str, Any], issues: list[ArgumentIssue]) -> ToolResult:
         result = _string(args, "result", required=False, issues=issues)

@@ -24,7 +24,10 @@ The stop protocol, for providers that do not honour every tool_choice:
   cleaned (see `ponder.agent.strategies.answer`).
 
 Rounds are bounded by ``agent_tool_call_limit`` and ``agent_max_tool_calls`` and guarded
-against loops (``loop_reasoning_trigger``); each ends in an answer, never an exception.
+against loops (``loop_reasoning_trigger``): a repeated call, or a repeated summary in a
+round that did not call a stateful tool (``sequential_thinking``, ``todo_write``) or
+``update_step``; a round that stops is never a loop. Each run ends in an answer, never an
+exception.
 """
 
 from __future__ import annotations
@@ -41,7 +44,7 @@ from ponder.agent.strategies.reflection import judge_reflection, reflect
 from ponder.events import LoopDetected, Reasoning, RoundStarted
 from ponder.messages import SystemMessage, ToolCallPart
 from ponder.models.base import ForceTool, ToolChoice, ToolDefinition
-from ponder.tools.builtin import PROCESSING_MESSAGE, THINK_AND_REASON
+from ponder.tools.builtin import PROCESSING_MESSAGE, THINK_AND_REASON, UPDATE_STEP
 
 if TYPE_CHECKING:
     from ponder.agent.run.context import RunContext
@@ -60,6 +63,8 @@ class ReActStrategy(AgentStrategy):
         super().__init__(ctx)
         self.builtins = Builtins(ctx)
         self._tools: tuple[ToolDefinition, ...] | None = None
+        self.progressed = False
+        """The round called a tool that moves the work on: a repeated summary is no loop."""
 
     @property
     def tools(self) -> tuple[ToolDefinition, ...]:
@@ -87,7 +92,7 @@ class ReActStrategy(AgentStrategy):
             calls = await answer_open_calls(self.ctx, self.builtins, round_no)
             if state.phase == "reflection":  # resumed mid-reflection (after the action request)
                 state.phase = "action"
-                judge_reflection(self.ctx)
+                self.judge()
                 return True
             await self.after_calls(calls)
             if state.phase != "reasoning" or not self._needs_action(calls):
@@ -210,6 +215,8 @@ class ReActStrategy(AgentStrategy):
                 thought = True
             else:
                 signatures.append(call_signature(call))
+                if not self.progressed and self._advances(call.name):
+                    self.progressed = True
         if signatures:
             signatures.sort()
             self.state.round_signature = " ".join(signatures)
@@ -217,6 +224,13 @@ class ReActStrategy(AgentStrategy):
             self.feed_back_reasoning()
         if self.builtins.reflection_pending:
             await self._reflect()
+
+    def _advances(self, name: str) -> bool:
+        """True for a call that moves the work on: a stateful tool (thinking, todo), the plan."""
+        if name == UPDATE_STEP:
+            return True
+        found = self.ctx.tools.get(name)
+        return found is not None and found.state_type is not None
 
     def _must_think(self, round_no: int) -> bool:
         if self.state.suggested_stop or THINK_AND_REASON not in self.builtins:
@@ -230,7 +244,8 @@ class ReActStrategy(AgentStrategy):
         state.rounds += 1
         summary = state.last_summary.strip().lower()
         signature, state.round_signature = state.round_signature, ""
-        repeated = (summary and summary == state.loop_summary) or (
+        progressed, self.progressed = self.progressed, False
+        repeated = (summary and summary == state.loop_summary and not progressed) or (
             signature and signature == state.last_signature
         )
         if repeated or state.reasoning_pc:
@@ -238,7 +253,7 @@ class ReActStrategy(AgentStrategy):
         if summary != state.loop_summary:
             state.loop_summary = summary
         state.last_signature = signature
-        if state.reasoning_pc:  # the guard acts only on a repeat
+        if state.reasoning_pc and not state.suggested_stop:  # a repeat; a stop is never one
             await self._guard_loop(signature or summary)
         if not state.done:
             await compact_if_needed(self.ctx)
@@ -269,3 +284,7 @@ class ReActStrategy(AgentStrategy):
     async def _reflect(self) -> None:
         """Run the three reflection checks; a fail sends the model back to work."""
         await reflect(self.ctx, self.builtins)
+
+    def judge(self) -> None:
+        """Judge the verdicts of a reflection round restored mid-way."""
+        judge_reflection(self.ctx)

@@ -4,11 +4,11 @@ A round asks for all three checks (``self_check``, ``contradiction_check``,
 ``completeness_check``) in one request: only ``verify_reasoning`` is offered, with
 tool_choice ``required``. A check the response left out — a provider that makes one call
 per response, or a model that skipped one — is then asked for alone with
-``verify_reasoning`` forced, until every check has a verdict or one has failed. Each
-verdict is streamed as a ``Reflection`` event. Any ``fail`` (or no verdict at all) sends
-the model back to work with the failed checks' details, and its next ``agent_stop``
-starts another round, up to ``reflection_depth`` rounds; otherwise the final-answer
-instruction follows.
+``verify_reasoning`` forced (once more when the reply gave another check type instead),
+until every check has a verdict or one has failed. Each verdict is streamed as a
+``Reflection`` event. Any ``fail`` (or a check still without a verdict) sends the model
+back to work with the failed checks' details, and its next ``agent_stop`` starts another
+round, up to ``reflection_depth`` rounds; otherwise the final-answer instruction follows.
 
 One request for the three checks was measured against three forced requests (``python -m
 bench reflection``, the fake provider's count of characters / 4): 756 vs 2,530 tokens
@@ -33,6 +33,8 @@ if TYPE_CHECKING:
 __all__ = ["CHECKS", "check_request", "checks_request", "judge_reflection", "reflect"]
 
 CHECKS = ("self_check", "contradiction_check", "completeness_check")
+ASKS_PER_CHECK = 2
+"""How often a missing check is asked for alone: again after a reply of another check type."""
 _MEANING = {
     "self_check": "is each step of the reasoning logically sound?",
     "contradiction_check": "do any of your statements or findings contradict each other?",
@@ -71,8 +73,10 @@ def _failed(state: RunState) -> list[str]:
     return [f"{name}: {detail}" for name, (v, detail) in checks.items() if v == "fail"]
 
 
-async def reflect(ctx: RunContext, builtins: Builtins) -> None:
+async def reflect(ctx: RunContext, builtins: Builtins, *, then_answer: bool = True) -> None:
     """One reflection round: the three checks, then a correction or the final instruction.
+
+    Without ``then_answer`` a pass adds no instruction (the caller asks for the answer).
 
     The round's verdicts live in the run state, so a run restored mid-reflection (its
     ``phase`` is ``reflection``) is judged by `judge_reflection` as if uninterrupted.
@@ -83,20 +87,26 @@ async def reflect(ctx: RunContext, builtins: Builtins) -> None:
     phase, state.phase = state.phase, "reflection"
     await _ask(ctx, builtins, checks_request(), "required")
     for name in CHECKS:
-        if _failed(state):
-            break
-        if name not in state.reflection_checks:
+        for _ in range(ASKS_PER_CHECK):
+            if _failed(state) or name in state.reflection_checks:
+                break
+            given = len(state.reflection_verdicts)
             await _ask(ctx, builtins, check_request(name), ForceTool(VERIFY_REASONING))
+            if len(state.reflection_verdicts) == given:
+                break  # no verdict at all: asking again would not get one either
     state.phase = phase
-    judge_reflection(ctx)
+    judge_reflection(ctx, then_answer=then_answer)
 
 
-def judge_reflection(ctx: RunContext) -> None:
-    """A fail (or no verdict) sends the model back to work; else it writes the answer."""
+def judge_reflection(ctx: RunContext, *, then_answer: bool = True) -> None:
+    """A fail or a missing check sends the model back to work; else it writes the answer."""
     state = ctx.state
     failed = _failed(state)
-    if failed or not state.reflection_checks:
+    if not failed:
+        given = state.reflection_checks
+        failed = [f"{name}: no verdict given" for name in CHECKS if name not in given]
+    if failed:
         state.suggested_stop = False
         ctx.append_user(prompts.reflection_correction("; ".join(failed)))
-    else:
+    elif then_answer:
         ctx.append_user(prompts.FINAL_ANSWER_INSTRUCTION)

@@ -3,10 +3,10 @@
 One structured-output call per run, with the strictness of ``report_invoke_level``
 (low | medium | high). Checked: the user's message, and before it the agent's
 instructions (unless ``report_exclude_system_prompt``) and the earlier conversation
-(unless ``report_exclude_context``). When flagged, a ``ReportRaised`` event is emitted;
-with ``report_then_block`` (the default) the run then answers with
-``report_block_message`` (one of them, at random, when several are given) and does
-nothing else, otherwise it goes on. The check holds no lock and shares nothing between
+(unless ``report_exclude_context`` or ``use_minimal_context``). When flagged, a
+``ReportRaised`` event is emitted; with ``report_then_block`` (the default) the run then
+answers with ``report_block_message`` (one of them, at random, when several are given)
+and does nothing else, otherwise it goes on. The check holds no lock and shares nothing between
 runs, so concurrent runs are never serialised. If the classifier's output cannot be read
 after the retries, the message is let through.
 """
@@ -80,7 +80,9 @@ def report_messages(ctx: RunContext) -> list[Message]:
     checked = []
     if not config.report_exclude_system_prompt and ctx.instructions.strip():
         checked.append(f"<system_prompt>\n{ctx.instructions.strip()}\n</system_prompt>")
-    context = "" if config.report_exclude_context else _earlier_conversation(ctx)
+    # with minimal context the earlier turns are sent to no request, the guard's included
+    skip = config.report_exclude_context or config.use_minimal_context
+    context = "" if skip else _earlier_conversation(ctx)
     if context:
         checked.append(f"<context>\n{context}\n</context>")
     messages: list[Message] = [

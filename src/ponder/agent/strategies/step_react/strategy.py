@@ -10,7 +10,9 @@ AGENT_ENTRY decomposes the task (structured output, validated, retried); a simpl
 runs as one implicit step. NODE_INTRO picks the next step in dependency order, exposes
 ``update_step`` once and injects the plan's status when it changed. Each STEP_EXEC is one
 ReAct round plus stall detection; the step ends on ``agent_stop``, a plain answer,
-``step_iteration_limit``, ``agent_step_token_budget`` or a stall. NODE_LEAVE summarises
+``step_iteration_limit``, ``agent_step_token_budget`` or a stall. With
+``enable_reflection`` the ``agent_stop`` that closes the last step is verified first (the
+three checks); a fail sends the model back to that step. NODE_LEAVE summarises
 the step (structured output) and compacts finished steps into their summaries when the
 budget or the window trigger was hit. The final answer draws on every step's result.
 """
@@ -25,6 +27,7 @@ from ponder.agent.strategies.base import StrategyCategory
 from ponder.agent.strategies.builtins import Builtins
 from ponder.agent.strategies.compaction import compact_steps, context_messages, is_over_window
 from ponder.agent.strategies.react import ReActStrategy
+from ponder.agent.strategies.reflection import judge_reflection, reflect
 from ponder.agent.strategies.step_react import prompts as step_prompts
 from ponder.agent.strategies.step_react.plan import (
     DECOMPOSITION_SCHEMA,
@@ -257,7 +260,12 @@ class StepReActStrategy(ReActStrategy):
         step_id = self.step.current_id or "task"
         self.step.end, self.step.stop_result = "stopped", (result or "").strip()
         remaining = len([s for s in pending_steps(self.step.plan) if s.id != step_id])
-        return ToolResult.ok(step_prompts.step_stop_result(step_id, remaining))
+        text = step_prompts.step_stop_result(step_id, remaining)
+        if remaining == 0 and self.config.enable_reflection:
+            self.state.suggested_stop = True  # the task's stop: reflection runs before the answer
+            if self.builtins.reflection_pending:
+                text += " Your reasoning will be verified first."
+        return ToolResult.ok(text)
 
     async def update_plan(self, args: dict[str, Any]) -> ToolResult:
         """``update_step``: revise the plan (raises `ArgumentError` when invalid)."""
@@ -272,6 +280,21 @@ class StepReActStrategy(ReActStrategy):
             replanned = ("update_step", before)
         await self._plan_changed(f"update_step {args.get('action')}: {change.message}", replanned)
         return ToolResult.ok(f"<STEP_PLAN_UPDATED> {change.message}\n{render_plan(step.plan)}")
+
+    async def _reflect(self) -> None:
+        """Reflection after the last step's ``agent_stop``: a fail reopens that step."""
+        await reflect(self.ctx, self.builtins, then_answer=False)
+        self._after_reflection()
+
+    def judge(self) -> None:
+        """Judge a reflection round restored mid-way, as `_reflect` would have."""
+        judge_reflection(self.ctx, then_answer=False)
+        self._after_reflection()
+
+    def _after_reflection(self) -> None:
+        if not self.state.suggested_stop:  # failed: the model goes on with the step
+            self.step.end, self.step.stop_result = None, ""
+        self.state.suggested_stop = False  # steps use no stop flag; the answer follows them
 
     # stalls --------------------------------------------------------------------------
 
