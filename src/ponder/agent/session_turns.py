@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ponder.agent.agent import Agent
     from ponder.messages import Message
 
 __all__ = ["KEPT_SESSIONS", "KeptSessions", "KeptTurn", "kept_sessions", "turn_lock"]
@@ -30,7 +29,8 @@ KEPT_SESSIONS = 1000
 _locks: weakref.WeakValueDictionary[tuple[int, int, str], asyncio.Lock] = (
     weakref.WeakValueDictionary()
 )
-_kept: weakref.WeakKeyDictionary[Agent[Any], KeptSessions] = weakref.WeakKeyDictionary()
+_kept: weakref.WeakKeyDictionary[object, KeptSessions] = weakref.WeakKeyDictionary()
+"""Each agent's kept sessions, by the agent (any object that owns sessions)."""
 
 
 def turn_lock(owner: object, session_id: str) -> asyncio.Lock:
@@ -76,7 +76,7 @@ class KeptSessions:
             self._turns.popitem(last=False)
 
 
-def kept_sessions(agent: Agent[Any]) -> KeptSessions:
+def kept_sessions(agent: object) -> KeptSessions:
     """The sessions ``agent`` keeps in the process."""
     found = _kept.get(agent)
     if found is None:
