@@ -24,7 +24,7 @@ from ponder.tools.thinking import (
 from ponder.tools.tool import ToolContext
 
 REFERENCE = "@modelcontextprotocol/server-sequential-thinking@2026.8.31"
-PONDER = [sys.executable, "-m", "ponder.mcp.thinking_server"]
+PONDER = [sys.executable, "-m", "ponder.mcp.thinking.server"]
 MCP_CALLS = 400
 MCP_ROUNDS = 7
 LOCAL_CALLS = 5000
@@ -156,7 +156,7 @@ def _rows(
         ("in process, `record_thought` (no event loop)", direct_s),
     ]
     return [
-        _stdio_row("MCP stdio, ponder `python -m ponder.mcp.thinking_server`", ponder, ponder_rate),
+        _stdio_row("MCP stdio, ponder `python -m ponder.mcp.thinking.server`", ponder, ponder_rate),
         _stdio_row(f"MCP stdio, npm `{REFERENCE}`", reference, ponder_rate),
         *(
             [label, f"{1 / s:,.0f}", fmt_us(s), "", fmt_ratio(1 / s, ponder_rate)]

@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 from ponder.agent import Agent
-from ponder.bot_config import BOT_ONLY
 from ponder.config import AgentConfig, ConfigWarning, load_config
+from ponder.config.bot import BOT_ONLY
 from ponder.exceptions import ConfigError
 from ponder.testing import FakeOpenAIServer, FakeReply, FakeToolCall
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from ponder.config import AgentConfig, load_config
-from ponder.config_fields import SECTIONS, apply_changes, config_fields, describe_config
-from ponder.config_file import write_changes
+from ponder.config.fields import SECTIONS, apply_changes, config_fields, describe_config
+from ponder.config.file import write_changes
 from ponder.exceptions import ConfigError
 
 BOT_FILE = """\

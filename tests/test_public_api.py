@@ -26,7 +26,7 @@ def test_the_exported_names_are_exactly_the_public_api() -> None:
 def test_every_module_declares_all_and_its_names_exist() -> None:
     missing = []
     for info in pkgutil.walk_packages(ponder.__path__, "ponder."):
-        if info.name.endswith("__main__") or info.name == "ponder.mcp.thinking_server":
+        if info.name.endswith("__main__") or info.name == "ponder.mcp.thinking.server":
             continue
         module = importlib.import_module(info.name)
         names = getattr(module, "__all__", None)

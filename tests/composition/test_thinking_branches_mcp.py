@@ -10,7 +10,7 @@ import mcp_types as types
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-COMMAND = [sys.executable, "-m", "ponder.mcp.thinking_server"]
+COMMAND = [sys.executable, "-m", "ponder.mcp.thinking.server"]
 
 
 def thought(number: int, text: str, **extra: Any) -> dict[str, Any]:

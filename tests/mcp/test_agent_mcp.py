@@ -46,7 +46,7 @@ async def test_an_agent_calls_mcp_tools_and_closes_its_servers() -> None:
 
 
 async def test_ponders_thinking_server_through_the_mcp_client() -> None:
-    entry = "stdio://" + json.dumps([sys.executable, "-m", "ponder.mcp.thinking_server"])
+    entry = "stdio://" + json.dumps([sys.executable, "-m", "ponder.mcp.thinking.server"])
 
     def think(request: ModelRequest) -> ModelResponse:
         done = len(results_of(request))

@@ -19,15 +19,15 @@ from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.shared.exceptions import MCPError
 
-from ponder.mcp.thinking_fast import FastToolCall
-from ponder.mcp.thinking_server import ThinkingServerOptions, _build, _Scopes
+from ponder.mcp.thinking.fast import FastToolCall
+from ponder.mcp.thinking.server import ThinkingServerOptions, _build, _Scopes
 from tests.mcp.test_thinking_server import NAME, PONDER_COMMAND, T
 from tests.mcp.test_thinking_stdio import INITIALIZE
 
 SDK_ONLY_COMMAND = [
     sys.executable,
     "-c",
-    "from ponder.mcp.thinking_server import main; main(fast_path=False)",
+    "from ponder.mcp.thinking.server import main; main(fast_path=False)",
 ]
 ENVELOPE = {
     "io.modelcontextprotocol/protocolVersion": "2026-07-28",

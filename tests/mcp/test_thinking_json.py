@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from ponder.mcp.thinking_json import indented_json, indented_json_without_floats
+from ponder.mcp.thinking.json_text import indented_json, indented_json_without_floats
 
 
 class _Text(str):

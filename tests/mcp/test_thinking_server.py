@@ -17,10 +17,10 @@ from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.shared.exceptions import MCPError
 
-from ponder.mcp.thinking_server import ThinkingServerOptions, build_server
+from ponder.mcp.thinking.server import ThinkingServerOptions, build_server
 from ponder.tools.thinking import ThinkingConfig
 
-PONDER_COMMAND = [sys.executable, "-m", "ponder.mcp.thinking_server"]
+PONDER_COMMAND = [sys.executable, "-m", "ponder.mcp.thinking.server"]
 NAME = "sequentialthinking"
 PAYLOAD = [
     "thoughtNumber",

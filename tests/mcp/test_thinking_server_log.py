@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from ponder.mcp.thinking_log import cell_width, is_logging_disabled, render_thought_box
-from ponder.mcp.thinking_server import ThinkingServerOptions, build_server
+from ponder.mcp.thinking.log import cell_width, is_logging_disabled, render_thought_box
+from ponder.mcp.thinking.server import ThinkingServerOptions, build_server
 from ponder.tools.thinking_state import ThoughtEntry
 from tests.mcp.test_thinking_server import NAME, T
 

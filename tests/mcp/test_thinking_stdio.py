@@ -10,7 +10,7 @@ from typing import Any
 import mcp_types as types
 import pytest
 
-from ponder.mcp.thinking_stdio import parse_message
+from ponder.mcp.thinking.stdio import parse_message
 from tests.mcp.test_thinking_server import PONDER_COMMAND
 
 LINES = [

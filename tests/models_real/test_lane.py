@@ -102,7 +102,7 @@ def test_react_through_ponder_run_streaming_learns_the_server(
 
 
 def test_step_react_with_sequential_thinking_and_an_mcp_tool(server: LlamaServer) -> None:
-    entry = "stdio://" + json.dumps([sys.executable, "-m", "ponder.mcp.thinking_server"])
+    entry = "stdio://" + json.dumps([sys.executable, "-m", "ponder.mcp.thinking.server"])
     agent, events = _agent(
         server,
         "llamacpp:smollm2",

@@ -113,7 +113,7 @@ async def test_run_temporal_shows_the_answer_as_it_streams(
     assert "text_delta" in kinds and kinds.index("text_delta") < kinds.index("run_finished")
 
 
-THINKING_SERVER = "stdio://" + json.dumps([sys.executable, "-m", "ponder.mcp.thinking_server"])
+THINKING_SERVER = "stdio://" + json.dumps([sys.executable, "-m", "ponder.mcp.thinking.server"])
 
 
 def think_twice(request: ModelRequest) -> Any:

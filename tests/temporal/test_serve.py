@@ -17,7 +17,7 @@ from temporalio.client import Client
 
 from ponder.exceptions import UserError
 from ponder.server.app import create_app
-from ponder.server.launcher import RunConflict
+from ponder.server.local_launcher import RunConflict
 from ponder.temporal import TemporalAgent, build_worker
 from ponder.temporal.launcher import TemporalLauncher
 from tests.temporal.test_control import DEPLOYED, approval_agent

@@ -49,16 +49,7 @@ from ponder.cli.runs import (
     runs_app,
     store_label,
 )
-from ponder.cli.serving import (
-    DrainTimeoutOption,
-    NoTokenOption,
-    ResumeRunsOption,
-    TokenOption,
-    UnsafeConfigOption,
-    allowed_hosts,
-    announcer,
-    server_token,
-)
+from ponder.cli.serve_command import serve
 from ponder.cli.session import (
     AgentOptions,
     RunOutcome,
@@ -73,7 +64,6 @@ from ponder.cli.temporal import (
     TemporalOption,
     exit_after_temporal,
     run_remote,
-    serve_launcher,
     worker,
 )
 from ponder.config import AgentConfig
@@ -100,6 +90,7 @@ mcp_app = typer.Typer(
 app.add_typer(mcp_app, name="mcp")
 app.add_typer(runs_app, name="runs")
 app.command()(chat)
+app.command()(serve)
 app.command()(worker)
 app.command()(replay)
 
@@ -294,82 +285,6 @@ def dis(
 
 
 @app.command()
-def serve(
-    host: Annotated[str, typer.Option(help="Address to bind.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="Port to bind.")] = 8000,
-    token: TokenOption = None,
-    no_token: NoTokenOption = False,
-    model: ModelOption = None,
-    config: ConfigOption = None,
-    workflow: WorkflowOption = None,
-    store: StoreOption = None,
-    tools: ToolsOption = None,
-    allowed_host: Annotated[
-        list[str] | None,
-        typer.Option(help="Another Host name to serve (a proxy's); repeat it; '*': any."),
-    ] = None,
-    instructions: InstructionsOption = None,
-    temporal: TemporalOption = None,
-    task_queue: TaskQueueOption = None,
-    namespace: NamespaceOption = "default",
-    base_url: BaseUrlOption = None,
-    api_key: ApiKeyOption = None,
-    allow_unsafe_config: UnsafeConfigOption = False,
-    resume_runs: ResumeRunsOption = True,
-    drain_timeout: DrainTimeoutOption = 10.0,
-) -> None:
-    """Serve the HTTP API, the OpenAI-compatible endpoint and the viewer.
-
-    A bearer token is required, a random one (printed) unless --token gives it.
-    With --store, runs are checkpointed and suspended runs can be approved over HTTP;
-    Ctrl-C or SIGTERM stops runs resumably and the next start resumes them.
-    With --temporal HOST:PORT --task-queue Q, runs go to the workers of Q instead.
-    Only the bound address's Host names are served, unless --allowed-host adds some.
-    """
-    if not 0 <= port <= 65535:
-        fail(f"error: port {port} is out of range (hint: use 1-65535)", EXIT_USAGE)
-    loaded: list[AgentConfig] = []
-    with reported(loaded):
-        from ponder.server.app import create_app, serve_app
-
-        required, show = server_token(token, no_token, host)
-        hosts = allowed_hosts(host, allowed_host)
-        if temporal:
-            if any((model, config, workflow, store, tools, instructions, base_url, api_key)):
-                raise UserError(
-                    "with --temporal the agent lives on the workers: give "
-                    "--model, --tools, --config ... to `ponder worker`"
-                )
-            launcher = serve_launcher(temporal, task_queue, namespace)
-            app = create_app(launcher=launcher, token=required, allowed_hosts=hosts)
-        else:
-            options = AgentOptions(
-                model,
-                config,
-                workflow,
-                instructions or "",
-                tools=tools,
-                base_url=base_url,
-                api_key=api_key,
-            )
-            agent, agent_config = build_agent(options)
-            loaded.append(agent_config)
-            chosen = open_cli_store(store) if store else None
-            app = create_app(
-                agent,
-                token=required,
-                store=chosen,
-                allowed_hosts=hosts,
-                config_path=config,
-                allow_unsafe_config=allow_unsafe_config,
-                drain_seconds=drain_timeout,
-                resume_stored=resume_runs,
-            )
-        announce = announcer(host, port, required, show=show)
-        serve_app(app, host=host, port=port, on_ready=announce)
-
-
-@app.command()
 def index(
     path: Annotated[Path, typer.Argument(help="The folder of documents to index.")],
     db: Annotated[
@@ -399,7 +314,7 @@ def mcp_thinking(ctx: typer.Context) -> None:
     """The sequential_thinking MCP server over stdio, or --http HOST:PORT (--help: options)."""
     with reported([]):
         require("mcp", "ponder mcp thinking")
-        from ponder.mcp.thinking_server import main as thinking_main
+        from ponder.mcp.thinking.server import main as thinking_main
 
         thinking_main(list(ctx.args), prog="ponder mcp thinking")
 

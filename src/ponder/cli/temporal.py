@@ -29,7 +29,7 @@ from ponder.config import AgentConfig
 from ponder.exceptions import UserError
 
 if TYPE_CHECKING:
-    from ponder.server.launchers import Launcher
+    from ponder.server.launcher import Launcher
 
 __all__ = [
     "DetachOption",

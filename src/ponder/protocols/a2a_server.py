@@ -58,8 +58,8 @@ from ponder.agent import Agent
 from ponder.agent.output import OutputSpec
 from ponder.exceptions import RunLeaseError, UserError
 from ponder.protocols.a2a_tasks import RunTaskStore, answer_artifact, status_message
-from ponder.server.launcher import RunConflict, RunLauncher
-from ponder.server.launchers import Launcher
+from ponder.server.launcher import Launcher
+from ponder.server.local_launcher import RunConflict, RunLauncher
 from ponder.server.runs import TERMINAL_KINDS, RunRecord
 from ponder.server.stored import pending_calls, pending_questions
 

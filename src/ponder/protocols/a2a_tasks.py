@@ -20,7 +20,7 @@ from a2a.server.tasks import InMemoryTaskStore
 from a2a.types.a2a_pb2 import Artifact, Message, Part, Role, Task, TaskState, TaskStatus
 
 from ponder.exceptions import UserError
-from ponder.server.launchers import Launcher
+from ponder.server.launcher import Launcher
 from ponder.server.runs import RunRecord
 from ponder.server.stored import pending_calls, pending_questions
 

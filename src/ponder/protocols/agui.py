@@ -58,8 +58,8 @@ from ponder.messages import (
     parse_arguments,
 )
 from ponder.protocols.agui_events import AguiTranslator, split_interrupt_id
-from ponder.server.launcher import AgentSource, RunConflict, RunLauncher
-from ponder.server.launchers import Launcher
+from ponder.server.launcher import Launcher
+from ponder.server.local_launcher import AgentSource, RunConflict, RunLauncher
 from ponder.server.openai_request import split_call_id
 from ponder.server.runs import TERMINAL_KINDS, MemoryRunRegistry, RunRecord
 from ponder.store.base import Store

@@ -21,7 +21,7 @@ from ponder.store.base import Store
 from ponder.store.memory import MemoryStore
 
 if TYPE_CHECKING:
-    from ponder.server.launcher import RunLauncher
+    from ponder.server.local_launcher import RunLauncher
 
 __all__ = ["SCOPE", "AcceptedRequest", "recall", "remember", "start_accepted", "start_over"]
 

@@ -36,8 +36,8 @@ from ponder.exceptions import RunLeaseError, StoreError, UserError
 from ponder.protocols import mount_protocols
 from ponder.server import elicitations, openai_compat, routes, settings
 from ponder.server.guards import BearerTokenGuard, BodySizeLimit, RequestOriginGuard
-from ponder.server.launcher import AgentSource, RunConflict, RunLauncher
-from ponder.server.launchers import Launcher
+from ponder.server.launcher import Launcher
+from ponder.server.local_launcher import AgentSource, RunConflict, RunLauncher
 from ponder.server.openai_request import RequestError
 from ponder.server.runs import MemoryRunRegistry, RunRegistry
 from ponder.server.stopping import recover_runs

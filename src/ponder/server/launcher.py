@@ -1,425 +1,66 @@
-"""Starting runs in the background, feeding their events to the registry, cancelling them.
+"""`Launcher`: what the HTTP server needs from whatever runs its runs.
 
-With a store, every run is checkpointed; a suspended run (one waiting for approval) can be
-resumed here by any client, also when another process started it.
+The routes only start, find, follow, decide and cancel runs; where the runs execute is
+the launcher's business. `RunLauncher` runs them on the server's own event loop (with an
+optional store); ``ponder.temporal.launcher.TemporalLauncher`` starts them on a Temporal task
+queue's workers and mirrors each workflow's events into the registry. Either way a run's
+events land in the launcher's `RunRegistry`, which the SSE and OpenAI routes follow, so
+the viewer cannot tell the two apart.
 """
 
 from __future__ import annotations
 
-import asyncio
-import time
-import uuid
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, Protocol
 
-from ponder.agent import Agent
-from ponder.agent.launch import Prompt
-from ponder.agent.output import OutputSpec
-from ponder.agent.run.driver import INTERRUPT
-from ponder.agent.stream import RunStream
-from ponder.events import Event, RunFailed, RunFinished, event_to_dict
-from ponder.exceptions import RunLeaseError, StoreError, UserError
-from ponder.media import Image
 from ponder.messages import Message
 from ponder.server.elicitations import PendingElicitations
 from ponder.server.runs import RunRecord, RunRegistry
-from ponder.server.stopping import stop_runs
-from ponder.server.stored import last_seq, record_of, run_status
-from ponder.status import RunStatus
-from ponder.store.base import RunRecord as StoredRecord
-from ponder.store.base import Store
-from ponder.store.memory import MemoryStore
-from ponder.tools.definition import ToolDefinition
 
-__all__ = ["AgentSource", "RunConflict", "RunLauncher"]
-
-AgentSource = Agent | Callable[[], Agent]
-_MIN_PREFIX = 4
-"""The shortest run id prefix looked up in the store."""
-INTERRUPTED = "Interrupted: the server stopped; the run is stored and resumes"
+__all__ = ["Launcher"]
 
 
-class RunConflict(Exception):
-    """The run is not in a state that allows the request (answered with 409)."""
+class Launcher(Protocol):
+    """Starts runs and keeps each one's record and events in ``registry``."""
 
+    @property
+    def registry(self) -> RunRegistry:
+        """Where the runs' records and event logs live (the routes read events there)."""
+        ...
 
-class RunLauncher:
-    """Runs agents as tasks on the server's event loop, one registry record per run."""
+    @property
+    def elicitations(self) -> PendingElicitations:
+        """MCP elicitations waiting for an answer over the API."""
+        ...
 
-    def __init__(self, source: AgentSource, registry: RunRegistry, store: Store | None) -> None:
-        self._source = source
-        self.registry = registry
-        self.store = store
-        self._agents: dict[str, Agent] = {}
-        """The agent each run started with, while it may continue (a config edit spares it)."""
-        self._outputs: dict[str, OutputSpec] = {}
-        """The output type each typed run started with, while it may continue."""
-        self.elicitations = PendingElicitations()
-        self._listed: dict[str, tuple[float, RunRecord]] = {}
-        """Stored runs' listing records, by run id, with the update time they were read at."""
-        self._tasks: dict[str, asyncio.Task[None]] = {}
-        self.scratch = MemoryStore()
-        """Where runs that must be resumable go when the server has no store."""
-        self._stores: dict[str, Store] = {}
-        self._streams: dict[str, RunStream[Any]] = {}
-        self.hurry = False
-        """Set by a second Ctrl-C: a stop interrupts runs without waiting for their calls."""
-        self.interrupting: set[str] = set()
-        """Runs stopped resumably by a shutdown (they end ``interrupted``, not ``cancelled``)."""
-
-    def agent(self) -> Agent:
-        """The agent for a run (the same one, or a fresh one from the factory).
-
-        Unless it has its own handler, its MCP servers' questions are answered over the API:
-        with a store the run suspends on them, without one they wait in this process.
-        """
-        agent = self._source if isinstance(self._source, Agent) else self._source()
-        toolbox = agent.toolbox
-        if toolbox.mcp is not None and toolbox.elicitation is None and self.store is None:
-            agent.on_elicitation(self.elicitations.ask)
-        return agent
-
-    def start(
-        self,
-        prompt: str,
-        history: Sequence[Message] = (),
-        *,
-        external_tools: Sequence[ToolDefinition] = (),
-        resumable: bool = False,
-        output: OutputSpec | None = None,
-        run_id: str | None = None,
-        images: Sequence[Image] = (),
-    ) -> RunRecord:
-        """Register and start a run; its events land in the registry as they happen.
-
-        A ``resumable`` run is checkpointed also when the server has no store (in memory);
-        with an ``output`` spec the answer is that type's JSON; ``images`` go with the prompt.
-        ``run_id`` names the run (a new id by default); one this server knows starts over
-        (a run that stopped before its first checkpoint).
-        """
-        run_id = run_id or uuid.uuid4().hex
-        record = self.registry.get(run_id) or self.registry.create(run_id, prompt)
-        record.prompt, record.status, record.error = prompt, "running", None
-        if output is not None:
-            record.is_typed, self._outputs[run_id] = True, output
-        store = self.store or (self.scratch if resumable else None)
-        if store is not None:
-            self._stores[run_id] = store
-        given: Prompt = [prompt, *images] if images else prompt
-        work = self._drive(record, given, list(history), store, list(external_tools))
-        self._spawn(run_id, work)
-        return record
-
-    async def _then_forget(self, run_id: str, work: Any) -> None:
-        """Run ``work``; a run in the scratch store leaves it once it cannot resume."""
-        try:
-            await work
-        finally:
-            record = self.registry.get(run_id)
-            if self._stores.get(run_id) is self.scratch and (record is None or record.is_done):
-                self._stores.pop(run_id, None)
-                await self.scratch.delete(run_id)
-
-    def store_of(self, run_id: str) -> Store | None:
-        """The store a run of this server is checkpointed to (the server's, by default)."""
-        return self._stores.get(run_id, self.store)
-
-    def _spawn(self, run_id: str, work: Any) -> asyncio.Task[None]:
-        task = asyncio.get_running_loop().create_task(self._then_forget(run_id, work))
-        self._tasks[run_id] = task
-        task.add_done_callback(lambda _: self._tasks.pop(run_id, None))
-        return task
-
-    def is_active(self, run_id: str) -> bool:
-        """True while a task of this server drives the run."""
-        task = self._tasks.get(run_id)
-        return task is not None and not task.done()
-
-    def agent_of(self, run_id: str) -> Agent:
-        """The agent a run of this server started with; a new one for a run from elsewhere."""
-        return self._agents.get(run_id) or self.agent()
-
-    def output_of(self, run_id: str) -> OutputSpec | None:
-        """The output type a run of this server started with (None: the stored one, if any)."""
-        return self._outputs.get(run_id)
-
-    def forget_agent(self, record: RunRecord) -> None:
-        """Drop the run's agent (and output type) unless the run waits to continue."""
-        if record.status != "suspended":
-            self._agents.pop(record.run_id, None)
-            self._outputs.pop(record.run_id, None)
+    def start(self, prompt: str, history: Sequence[Message] = ()) -> RunRecord:
+        """Register and start a run; its events reach the registry as they happen."""
+        ...
 
     async def lookup(self, run_id: str) -> RunRecord | None:
-        """The run's record: known here, or adopted from the store; None if unknown.
-
-        A unique prefix of a run id finds the run too; `UserError` if several match.
-        """
-        record = self.registry.get(run_id)
-        if record is not None:
-            return record
-        run_id = await self._full_id(run_id)
-        record = self.registry.get(run_id)
-        if record is not None or self.store is None:
-            return record
-        try:
-            stored = await self.store.load(run_id)
-            events = await self.store.load_events(run_id)
-        except StoreError as error:
-            if run_id not in await self.store.find_ids(run_id):
-                return None
-            # listed, so found: as what it is now, unreadable (not kept: it may be passing)
-            return RunRecord(run_id, "", status="failed", error=f"StoreError: {error}")
-        record = record_of(stored, events)
-        self.registry.add(record)
-        if record.suspension is not None and not events:
-            event = {"kind": "run_suspended", "run_id": run_id, "seq": last_seq(stored)}
-            await self.registry.append(run_id, {**event, "time": time.time(), **record.suspension})
-        return record
-
-    async def _full_id(self, prefix: str) -> str:
-        """The one run id, here or in the store, that starts with ``prefix`` (else itself)."""
-        found = {
-            r.run_id for r in self.registry.list_runs(1_000_000) if r.run_id.startswith(prefix)
-        }
-        if self.store is not None and len(prefix) >= _MIN_PREFIX:
-            found.update(await self.store.find_ids(prefix))
-        if len(found) > 1:
-            shown = ", ".join(sorted(found)[:5])
-            raise UserError(f"run id prefix {prefix!r} is ambiguous: it starts {shown}")
-        return found.pop() if found else prefix
+        """The run's record, adopting a run started elsewhere; None if unknown."""
+        ...
 
     async def stored_records(self, limit: int) -> list[RunRecord]:
-        """The store's newest runs that this server has no record of (not adopted).
-
-        Each carries its outcome (output, stop reason, usage, error), read once per update.
-        """
-        if self.store is None:
-            return []
-        found = await self.store.list_runs(limit=limit)
-        listed: dict[str, tuple[float, RunRecord]] = {}
-        for entry in found:
-            if self.registry.get(entry.run_id) is not None:
-                continue
-            known = self._listed.get(entry.run_id)
-            if known is None or known[0] != entry.updated:
-                known = (entry.updated, await self._listing(entry))
-            listed[entry.run_id] = known
-        self._listed = listed
-        return [record for _, record in listed.values()]
-
-    async def _listing(self, entry: StoredRecord) -> RunRecord:
-        """A stored run's record for the list: the checkpoint's outcome, no event log."""
-        assert self.store is not None
-        basic = RunRecord(
-            run_id=entry.run_id,
-            prompt=entry.prompt,
-            created=entry.created,
-            status=run_status(entry.status),
-        )
-        try:
-            stored = await self.store.load(entry.run_id)
-            failed = entry.status in ("failed", "cancelled")
-            events = await self.store.load_events(entry.run_id) if failed else []
-        except StoreError:
-            return basic
-        record = record_of(stored, events)
-        record.events = []  # the list shows no events; opening the run adopts its log
-        return record
+        """Runs known elsewhere (a store, a Temporal namespace) but not here, newest first."""
+        ...
 
     def cancel(self, run_id: str) -> bool:
         """Ask a running run to stop; False when it is not running here."""
-        task = self._tasks.get(run_id)
-        if task is None or task.done():
-            return False
-        task.cancel()
-        return True
+        ...
 
     async def cancel_suspended(self, record: RunRecord) -> None:
-        """Cancel a suspended run for good: in the store, and in its event log."""
-        if self.store is not None:
-            await self.store.set_status(record.run_id, "cancelled")
-        await self.end_run(record, "cancelled", "cancelled by request", "Cancelled")
-        self.forget_agent(record)
+        """Cancel a suspended run for good."""
+        ...
 
     async def wait(self, run_id: str) -> None:
-        """Return when the run's task has ended."""
-        task = self._tasks.get(run_id)
-        if task is not None:
-            await asyncio.gather(task, return_exceptions=True)
-
-    async def shutdown(self, drain_seconds: float = 0.0) -> None:
-        """Stop every running run and wait for them to record it.
-
-        With a store the runs stop resumably (``interrupted``), each once its running tool
-        calls have finished or ``drain_seconds`` have passed; without one they are cancelled.
-        """
-        await stop_runs(self, drain_seconds)
-
-    def can_interrupt(self, run_id: str) -> bool:
-        """True when the run is checkpointed to the server's store (stopping it loses nothing)."""
-        return self.store is not None and self._stores.get(run_id, self.store) is self.store
-
-    def interrupt(self, run_id: str) -> None:
-        """Stop a running run resumably: it ends ``interrupted`` and a resume continues it."""
-        task = self._tasks.get(run_id)
-        if task is None or task.done() or run_id in self.interrupting:
-            return
-        self.interrupting.add(run_id)
-        stream = self._streams.get(run_id)
-        if stream is not None:
-            stream.interrupt()
-        else:  # a resume drives the run in its own task
-            task.cancel(INTERRUPT)
-
-    def tasks(self) -> dict[str, asyncio.Task[None]]:
-        """The runs this server drives now, by id."""
-        return dict(self._tasks)
-
-    async def record_interrupted(self, record: RunRecord) -> None:
-        """Mark a run the shutdown stopped as ``interrupted`` (resumable)."""
-        self.interrupting.discard(record.run_id)
-        await self.registry.finish(record.run_id, "interrupted", error=INTERRUPTED)
-
-    async def _drive(
-        self,
-        record: RunRecord,
-        prompt: Prompt,
-        history: list[Message],
-        store: Store | None,
-        external_tools: list[ToolDefinition],
-    ) -> None:
-        registry, run_id = self.registry, record.run_id
-        output: str | None = None
-        try:
-            agent = self._agents[run_id] = self.agent()
-            stream = self._streams[run_id] = agent.stream(
-                prompt,
-                message_history=history,
-                run_id=run_id,
-                store=store,
-                external_tools=external_tools,
-                output_type=self._outputs.get(run_id),
-            )
-            async for event in stream:
-                await registry.append(run_id, event_to_dict(event))
-                if isinstance(event, RunFinished):
-                    output = event.output
-        except asyncio.CancelledError:
-            if run_id in self.interrupting:
-                await self.record_interrupted(record)
-                return
-            await self.end_run(record, "cancelled", "cancelled by request", "Cancelled")
-            raise
-        except Exception as error:
-            await self.end_run(record, "failed", str(error), type(error).__name__)
-            return
-        finally:
-            self._streams.pop(run_id, None)
-            self.forget_agent(record)
-        if record.status != "suspended":
-            await registry.finish(run_id, "completed", output=output)
+        """Return when the run has ended or waits for a decision."""
+        ...
 
     async def resume(self, record: RunRecord, decision: Any) -> RunRecord:
-        """Continue a suspended (or crashed) stored run with ``decision``.
+        """Continue a suspended run with ``decision``; returns once it is under way."""
+        ...
 
-        Returns once the run is under way; ``UserError`` for a bad decision or a cancelled
-        run, ``RunLeaseError`` when another process drives it, `RunConflict` otherwise.
-        """
-        if self.store_of(record.run_id) is None:
-            raise UserError("this server has no store: start it with --store to resume runs")
-        if self.is_active(record.run_id):
-            raise RunConflict(f"run {record.run_id!r} is running on this server")
-        if self.registry.get(record.run_id) is None:
-            raise RunConflict(f"run {record.run_id!r} cannot be resumed: {record.error}")
-        if record.status in ("completed", "cancelled"):
-            raise RunConflict(f"run {record.run_id!r} is {record.status}; it cannot be resumed")
-        resumed = ResumedRun(self, record, decision)
-        self._spawn(record.run_id, resumed.drive())
-        try:
-            await resumed.started
-        except RunLeaseError:
-            raise  # another process drives it: nothing is wrong with the run
-        except StoreError as error:  # damaged, or stopped before its first checkpoint
-            await self.fail_unresumable(record, error)
-            raise RunConflict(f"run {record.run_id!r} cannot be resumed: {error}") from None
-        return record
-
-    async def fail_unresumable(self, record: RunRecord, error: StoreError) -> None:
-        """Show a run whose resume the store refused as ``failed``, with the store's reason.
-
-        The store itself is left as it is (a run never checkpointed is marked failed there
-        by the resume): the error may be passing, and a later resume may then succeed.
-        """
-        await self.end_run(record, "failed", str(error), type(error).__name__)
-
-    async def end_run(
-        self, record: RunRecord, status: RunStatus, message: str, error_type: str
-    ) -> None:
-        """Close the run's log with a ``run_failed`` event (unless it has one) and its status."""
-        if not record.events or record.events[-1].get("kind") != "run_failed":
-            event = RunFailed(error=message, error_type=error_type)
-            event.run_id, event.seq, event.time = record.run_id, record.last_seq + 1, time.time()
-            await self.registry.append(record.run_id, event_to_dict(event))
-        await self.registry.finish(record.run_id, status, error=f"{error_type}: {message}")
-
-
-class ResumedRun:
-    """One resume of a stored run, whose events reach the registry through an agent hook.
-
-    Events are held back until the run makes progress past ``run_resumed``, so a resume
-    refused by the store (the lease) leaves the record as it was; ``started`` resolves
-    then, or with the refusal.
-    """
-
-    def __init__(self, launcher: RunLauncher, record: RunRecord, decision: Any) -> None:
-        self.launcher, self.record, self.decision = launcher, record, decision
-        self.started: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._held: list[dict[str, Any]] = []
-
-    async def _on_event(self, event: Event) -> None:
-        if event.run_id != self.record.run_id:
-            return
-        self._held.append(event_to_dict(event))
-        if event.kind == "run_resumed" and not self.started.done():
-            return
-        await self._release()
-
-    async def _release(self) -> None:
-        held, self._held = self._held, []
-        for event in held:
-            await self.launcher.registry.append(self.record.run_id, event)
-        if not self.started.done():
-            self.started.set_result(None)
-
-    async def drive(self) -> None:
-        """Run the resume to its next end; failures after the start close the log."""
-        agent, run_id = self.launcher.agent_of(self.record.run_id), self.record.run_id
-        hook = agent.on_event("*")(self._on_event)
-        try:
-            store = self.launcher.store_of(run_id)
-            output = self.launcher.output_of(run_id)
-            result = await agent.resume(run_id, self.decision, store=store, output_type=output)
-            await self._release()
-        except asyncio.CancelledError:
-            if not self.started.done():
-                self.started.set_exception(RunConflict("the server is shutting down"))
-                raise
-            if run_id in self.launcher.interrupting:
-                await self._release()
-                await self.launcher.record_interrupted(self.record)
-                return
-            await self.launcher.end_run(
-                self.record, "cancelled", "cancelled by request", "Cancelled"
-            )
-            raise
-        except Exception as error:
-            if not self.started.done():
-                self.started.set_exception(error)
-                return
-            await self.launcher.end_run(self.record, "failed", str(error), type(error).__name__)
-            return
-        finally:
-            agent.hooks.remove(hook)
-            self.launcher.forget_agent(self.record)
-        if result.status == "completed":
-            await self.launcher.registry.finish(run_id, "completed", output=result.text)
+    async def shutdown(self) -> None:
+        """Stop driving (or following) runs; the server is going away."""
+        ...

@@ -24,8 +24,8 @@ from fastapi.responses import JSONResponse, StreamingResponse
 
 from ponder.messages import UserMessage
 from ponder.server.idempotency import keys_of
-from ponder.server.launcher import RunLauncher
-from ponder.server.launchers import Launcher
+from ponder.server.launcher import Launcher
+from ponder.server.local_launcher import RunLauncher
 from ponder.server.openai_format import output_spec_of
 from ponder.server.openai_media import images_of
 from ponder.server.openai_pieces import delta_for, reasoning_text

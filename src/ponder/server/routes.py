@@ -14,8 +14,8 @@ from sse_starlette import EventSourceResponse, ServerSentEvent
 
 from ponder.messages import AssistantMessage, Message, SystemMessage, TextPart, UserMessage
 from ponder.server.accepted import start_accepted, start_over
-from ponder.server.launcher import RunLauncher
-from ponder.server.launchers import Launcher
+from ponder.server.launcher import Launcher
+from ponder.server.local_launcher import RunLauncher
 from ponder.server.runs import TERMINAL_KINDS, RunRecord
 from ponder.server.schemas import (
     ErrorBody,

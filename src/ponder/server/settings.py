@@ -18,11 +18,11 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
 from ponder.agent import Agent
 from ponder.config import AgentConfig
-from ponder.config_fields import apply_changes, describe_config, to_plain
-from ponder.config_file import write_changes
-from ponder.config_masking import unmask
+from ponder.config.fields import apply_changes, describe_config, to_plain
+from ponder.config.file import write_changes
+from ponder.config.masking import unmask
 from ponder.exceptions import ConfigError
-from ponder.server.launcher import AgentSource
+from ponder.server.local_launcher import AgentSource
 from ponder.server.schemas import ErrorBody
 
 __all__ = ["UNSAFE_KEYS", "ConfigPatch", "ConfigView", "LiveConfig", "UnsafeChange", "router"]
@@ -104,7 +104,7 @@ class LiveConfig:
     async def update(self, values: dict[str, Any], *, save: bool) -> AgentConfig:
         """Validate and apply ``values``; with ``save``, write them to the file first.
 
-        A value shown masked keeps its secrets (`ponder.config_masking.unmask`); a key
+        A value shown masked keeps its secrets (`ponder.config.masking.unmask`); a key
         whose value does not change is left out. ``ConfigError`` for an invalid value,
         `UnsafeChange` for a key only the file may change, `ConfigNotSaved` when the file
         cannot take them: then nothing changed, neither here nor in the file.

@@ -17,7 +17,7 @@ from ponder.server.accepted import recall, start_over
 from ponder.server.runs import RunRecord
 
 if TYPE_CHECKING:
-    from ponder.server.launcher import RunLauncher
+    from ponder.server.local_launcher import RunLauncher
 
 __all__ = ["RESUMED_STATUSES", "has_open_call", "recover_runs", "stop_runs"]
 

@@ -26,7 +26,7 @@ from ponder.events import RunFailed, event_to_dict
 from ponder.exceptions import PonderError, UserError
 from ponder.messages import Message
 from ponder.server.elicitations import PendingElicitations
-from ponder.server.launcher import RunConflict
+from ponder.server.local_launcher import RunConflict
 from ponder.server.runs import MemoryRunRegistry, RunRecord, RunRegistry
 from ponder.status import RunStatus
 from ponder.temporal.client import MEMO_PROMPT, TemporalAgent, connect

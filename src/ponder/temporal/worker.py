@@ -53,7 +53,9 @@ PONDER_PASSTHROUGH = (
     "ponder.mcp",
     "ponder.messages",
     "ponder.models",
+    "ponder.observability",
     "ponder.retrieval",
+    "ponder.status",
     "ponder.store",
     "ponder.tools",
     "ponder.vm",
@@ -67,6 +69,7 @@ PONDER_PASSTHROUGH = (
     "ponder.temporal.patching",
     "ponder.temporal.payloads",
     "ponder.temporal.proxies",
+    "ponder.temporal.results",
     "ponder.temporal.worker",
 )
 """All of ponder but the workflow module itself, which the sandbox loads for each run."""

@@ -58,6 +58,7 @@ with workflow.unsafe.imports_passed_through():
         ModelChannel,
         registry_from_specs,
     )
+    from ponder.temporal.results import result_of
     from ponder.vm import Finished, Interpreter, Outcome, Suspended
 
 __all__ = ["MEMO_STATUS", "MEMO_SUSPENSION", "WORKFLOW_NAME", "PonderWorkflow"]
@@ -294,17 +295,7 @@ class PonderWorkflow:
         await self._subs.tell_parent(waiting)
 
     def _result(self, state: RunState) -> dict[str, Any]:
-        found = {
-            "run_id": state.run_id,
-            "status": state.status,
-            "output": state.output or "",
-            "stop_reason": state.stop_reason or "",
-            "usage": state.usage.model_dump(mode="json"),
-            "cost": state.cost,
-            "rounds": state.rounds,
-            "tool_calls": state.tool_calls,
-            "messages": state.ledger.to_json(),
-        }
+        found = result_of(state)
         if self._subs.parent_id is not None:  # a sub-agent's: its parent shows its events
             found["events"] = self._events
         return found

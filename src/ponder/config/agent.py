@@ -2,7 +2,7 @@
 
 ``AgentConfig`` is flat so that ``AgentConfig(agent_tool_call_limit=5)`` reads naturally.
 ``load_config`` reads ``ponder.toml`` (keys at the top level or under ``[agent]``) or the
-existing bot's ``config.toml`` in either of its layouts (see `ponder.bot_config`), then
+existing bot's ``config.toml`` in either of its layouts (see `ponder.config.bot`), then
 applies ``PONDER_<KEY>`` environment overrides. Unknown keys and keys without effect warn;
 invalid values raise ``ConfigError`` naming the key and the allowed values. There is no
 global config.
@@ -27,7 +27,7 @@ from pydantic import (
     model_validator,
 )
 
-from ponder.bot_config import closest_key, flatten_document
+from ponder.config.bot import closest_key, flatten_document
 from ponder.exceptions import ConfigError
 
 __all__ = ["AgentConfig", "ConfigWarning", "load_config"]

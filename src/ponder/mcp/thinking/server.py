@@ -1,7 +1,7 @@
 """An MCP server for ``sequential_thinking``, a drop-in for the reference server.
 
-Run ``python -m ponder.mcp.thinking_server`` (stdio), or with ``--http HOST:PORT`` over
-streamable HTTP (see `ponder.mcp.thinking_http`). By default it serves the tool as
+Run ``python -m ponder.mcp.thinking`` (stdio), or with ``--http HOST:PORT`` over
+streamable HTTP (see `ponder.mcp.thinking.http`). By default it serves the tool as
 ``sequentialthinking`` with the reference server's camelCase input schema and output
 shape: exactly one text item holding the payload as 2-space JSON, and ``structuredContent``
 ``{thoughtNumber, totalThoughts, nextThoughtNeeded, branches, thoughtHistoryLength}``;
@@ -43,10 +43,10 @@ from mcp.server._otel import OpenTelemetryMiddleware as TracingMiddleware
 from mcp.shared.exceptions import MCPError
 from opentelemetry import trace
 
-from ponder.mcp.thinking_fast import FastToolCall
-from ponder.mcp.thinking_json import indented_json_without_floats
-from ponder.mcp.thinking_log import is_logging_disabled, render_thought_box
-from ponder.mcp.thinking_stdio import serve_stdio
+from ponder.mcp.thinking.fast import FastToolCall
+from ponder.mcp.thinking.json_text import indented_json_without_floats
+from ponder.mcp.thinking.log import is_logging_disabled, render_thought_box
+from ponder.mcp.thinking.stdio import serve_stdio
 from ponder.tools.thinking import (
     DESCRIPTION,
     TOOL_NAME,
@@ -326,7 +326,7 @@ def main(argv: list[str] | None = None, *, fast_path: bool = True, prog: str | N
     two); by default a 2026-07-28 connection's tool calls are answered in line.
     """
     parser = argparse.ArgumentParser(
-        prog=prog or "python -m ponder.mcp.thinking_server",
+        prog=prog or "python -m ponder.mcp.thinking",
         description="The sequential_thinking MCP server, over stdio or streamable HTTP.",
     )
     parser.add_argument("--native", action="store_true", help="serve sequential_thinking")
@@ -384,7 +384,7 @@ def _process_server(options: ThinkingServerOptions) -> _ThinkingServer:
 def _main_http(server: Server[_Scopes], args: argparse.Namespace) -> None:
     import os
 
-    from ponder.mcp.thinking_http import TOKEN_VARIABLE, HTTPOptions, parse_address, serve_http
+    from ponder.mcp.thinking.http import TOKEN_VARIABLE, HTTPOptions, parse_address, serve_http
 
     host, port = parse_address(args.http)
     token = args.token or os.environ.get(TOKEN_VARIABLE) or None

@@ -11,7 +11,7 @@ passed on as the exception, as the SDK's transport does. The read stream also ho
 frames up to the client's first request, which picks the protocol era as in
 ``Server.run``; the SDK's loop for that era then serves the connection, without the
 relay task ``Server.run`` puts in front of it. On a 2026-07-28 connection the read stream
-can also answer the thinking tool's calls itself, in line (`ponder.mcp.thinking_fast`).
+can also answer the thinking tool's calls itself, in line (`ponder.mcp.thinking.fast`).
 Anything that is not a pipe keeps the SDK's transport and ``Server.run``.
 """
 
@@ -31,7 +31,7 @@ from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
 from ponder.mcp.pipes import open_stdio_pipes
-from ponder.mcp.thinking_fast import Answer, FastToolCall
+from ponder.mcp.thinking.fast import Answer, FastToolCall
 
 __all__ = ["LEAD_LIMIT", "LineReadStream", "LineWriteStream", "parse_message", "serve_stdio"]
 
@@ -72,7 +72,7 @@ class LineReadStream:
         self._handed_on = False
 
     def answer_in_line(self, answer: Answer, writer: LineWriteStream) -> None:
-        """Let ``answer`` reply to the lines it takes (see `ponder.mcp.thinking_fast`).
+        """Let ``answer`` reply to the lines it takes (see `ponder.mcp.thinking.fast`).
 
         A line it answers is written to ``writer`` before the next line is read, so a
         reply is never lost to an end of input right after its request. Before answering,
@@ -211,7 +211,7 @@ async def serve_stdio(server: Server[Any], fast: FastToolCall | None = None) -> 
     """Serve one connection on stdin/stdout until the client closes it.
 
     With ``fast``, a 2026-07-28 connection over pipes answers the calls it covers in line
-    (`ponder.mcp.thinking_fast`); everything else, and every handshake-era connection,
+    (`ponder.mcp.thinking.fast`); everything else, and every handshake-era connection,
     is served by the SDK.
     """
     options = server.create_initialization_options()

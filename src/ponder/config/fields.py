@@ -18,8 +18,8 @@ from typing import Any, Literal, Union, get_args, get_origin
 
 from pydantic.fields import FieldInfo
 
-from ponder.config import AgentConfig
-from ponder.config_masking import mask
+from ponder.config.agent import AgentConfig
+from ponder.config.masking import mask
 from ponder.exceptions import ConfigError
 
 __all__ = [
@@ -169,7 +169,7 @@ def describe_config(config: AgentConfig) -> list[dict[str, Any]]:
     """The sections with each key's description and its value in ``config``.
 
     A secret key's value is replaced by whether it is set; secrets inside other values
-    (URL passwords, an MCP server's env and headers, tokens) by `ponder.config_masking.MASK`.
+    (URL passwords, an MCP server's env and headers, tokens) by `ponder.config.masking.MASK`.
     """
     by_section: dict[str, list[dict[str, Any]]] = {name: [] for name in SECTIONS}
     for item in config_fields():

@@ -22,8 +22,8 @@ from tomlkit.container import Container
 from tomlkit.exceptions import TOMLKitError
 from tomlkit.items import Table
 
-from ponder.bot_config import RENAMED, SECTIONS
-from ponder.config_fields import section_of, to_plain
+from ponder.config.bot import RENAMED, SECTIONS
+from ponder.config.fields import section_of, to_plain
 from ponder.exceptions import ConfigError
 
 __all__ = ["write_changes"]
