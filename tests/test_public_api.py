@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import pkgutil
+import re
 import subprocess
 import sys
+from pathlib import Path
 
 import ponder
 
@@ -53,3 +56,40 @@ def test_the_version_is_the_package_version() -> None:
     from importlib.metadata import version
 
     assert ponder.__version__ == version("ponder")
+
+
+ENTRY_MODULES = {
+    "ponder.protocols.agui",
+    "ponder.protocols.a2a_client",
+    "ponder.protocols.a2a_server",
+}
+"""Modules a package's docstring names as its entry points (CONTRIBUTING.md, "Public names")."""
+
+
+def _is_public(module: str) -> bool:
+    """The rule of CONTRIBUTING.md: packages, top-level modules and the named entry points."""
+    if module in ENTRY_MODULES or module.count(".") == 1:
+        return True
+    spec = importlib.util.find_spec(module)
+    return spec is not None and spec.submodule_search_locations is not None
+
+
+def _imported_modules(text: str) -> set[str]:
+    return set(re.findall(r"^\s*from (ponder(?:\.\w+)*) import", text, flags=re.MULTILINE))
+
+
+def test_examples_and_docs_import_only_public_modules() -> None:
+    root = Path(__file__).resolve().parents[1]
+    texts = [p.read_text() for p in sorted((root / "examples").glob("*.py"))]
+    texts += [p.read_text() for p in sorted((root / "docs").rglob("*.md"))]
+    texts.append((root / "README.md").read_text())
+    found = set().union(*(_imported_modules(t) for t in texts))
+    assert "ponder.models" in found  # the scan reads the files it should
+    assert sorted(m for m in found if not _is_public(m)) == []
+
+
+def test_the_rule_tells_internal_modules_apart() -> None:
+    assert _is_public("ponder.agent") and _is_public("ponder.messages")
+    assert _is_public("ponder.protocols.agui")
+    assert not _is_public("ponder.agent.run.context")
+    assert not _is_public("ponder.server.local_launcher")

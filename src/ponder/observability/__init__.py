@@ -4,3 +4,5 @@ Observers see a run through `RunTap` (``ponder.observability.tap``) and depend o
 event stream only, never on the run machinery. `run_taps` (``ponder.observability.wiring``)
 builds one run's taps from an agent's options.
 """
+
+__all__: list[str] = []

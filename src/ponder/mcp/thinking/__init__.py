@@ -4,3 +4,5 @@ for plain calls (`fast`), JSON text helpers (`json_text`) and its log (`log`).
 
 Run it with ``ponder mcp thinking`` or ``python -m ponder.mcp.thinking``.
 """
+
+__all__: list[str] = []
