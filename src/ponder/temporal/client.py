@@ -38,6 +38,7 @@ from ponder.messages import Message, messages_from_json, messages_to_json
 from ponder.models.base import Usage
 from ponder.temporal.inputs import check_answers
 from ponder.temporal.memo import status_from_memo
+from ponder.temporal.verbs import TemporalVerbs
 from ponder.temporal.workflow import MEMO_STATUS, WORKFLOW_NAME
 
 __all__ = [
@@ -132,8 +133,12 @@ def result_from_data(data: dict[str, Any]) -> RunResult:
     return result
 
 
-class TemporalAgent:
+class TemporalAgent(TemporalVerbs):
     """Runs ponder runs on the workers of one task queue.
+
+    Its verbs are `Agent`'s: ``run``, ``stream``, ``resume``, ``run_sync``, ``stream_sync``,
+    ``resume_sync`` (`TemporalVerbs`), besides ``start``, ``result``, ``decide``,
+    ``cancel``, ``status`` and ``follow``.
 
     ``heartbeat_timeout`` (seconds, default 5): how soon a lost worker is noticed and a
     cancel reaches a running tool — within about this long.

@@ -70,6 +70,7 @@ PONDER_PASSTHROUGH = (
     "ponder.temporal.payloads",
     "ponder.temporal.proxies",
     "ponder.temporal.results",
+    "ponder.temporal.verbs",
     "ponder.temporal.worker",
 )
 """All of ponder but the workflow module itself, which the sandbox loads for each run."""
