@@ -19,6 +19,7 @@ from ponder.cli.options import load_tools
 from ponder.cli.render import LiveDisplay
 from ponder.config import AgentConfig, load_config
 from ponder.events import (
+    AnswerWithdrawn,
     CheckpointWritten,
     Compaction,
     Event,
@@ -227,7 +228,7 @@ class RunOutcome:
                 | Todo() | PlanUpdated() | StepStarted() | StepFinished() | Compaction()
                 | Retrieval() | ReportRaised() | CheckpointWritten() | ModelDegraded()
                 | ModelUnanswered() | PlanReplanned() | McpEvent() | OutputPartial()
-                | OutputRejected() | ModelFallback() | SubAgentEvent()
+                | OutputRejected() | ModelFallback() | SubAgentEvent() | AnswerWithdrawn()
             ):  # fmt: skip
                 pass
             case _:

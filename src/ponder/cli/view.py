@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, assert_never
 
 from ponder.events import (
+    AnswerWithdrawn,
     CheckpointWritten,
     Compaction,
     Event,
@@ -149,6 +150,10 @@ class RunView:
                 self._notice(event)
             case TextDelta() | ReasoningDelta():
                 self._delta(event)
+            case AnswerWithdrawn():
+                self.answer = ""
+                again = "asking again" if event.retrying else "kept what remained"
+                self.notices.append(f"answer withdrawn ({event.reason}): {again}")
             case Usage():
                 self._usage(event)
             case McpEvent() | OutputRejected() | ModelFallback() | SubAgentEvent():

@@ -34,7 +34,13 @@ from ponder.events.base import (
     Verdict,
 )
 from ponder.events.mcp import McpEvent, McpEventType
-from ponder.events.output import ModelFallback, OutputPartial, OutputRejected, SubAgentEvent
+from ponder.events.output import (
+    AnswerWithdrawn,
+    ModelFallback,
+    OutputPartial,
+    OutputRejected,
+    SubAgentEvent,
+)
 from ponder.events.rounds import (
     Compaction,
     LimitReached,
@@ -76,7 +82,7 @@ from ponder.events.steps import (
 )
 
 __all__ = [
-    "EVENT_KINDS", "EVENT_TYPES", "CallStatus", "CheckType", "CheckpointWritten", "Compaction",
+    "EVENT_KINDS", "EVENT_TYPES", "AnswerWithdrawn", "CallStatus", "CheckType", "CheckpointWritten", "Compaction",
     "CompactionApplied", "Event", "EventBase", "EventKind", "LimitReached", "LoopDetected",
     "McpEvent", "McpEventType", "MiddleMessage", "ModelDegraded", "ModelFallback",
     "ModelUnanswered", "OutputPartial", "OutputRejected", "PlanReplanned", "PlanUpdated",
@@ -97,7 +103,7 @@ Event: TypeAlias = Annotated[
     | LimitReached | LoopDetected | StallDetected | TextDelta | ReasoningDelta | Thinking
     | Todo | PlanUpdated | PlanReplanned | StepStarted | StepFinished | Compaction | Retrieval
     | ReportRaised | CheckpointWritten | ModelDegraded | ModelUnanswered | McpEvent
-    | OutputPartial | OutputRejected | ModelFallback | SubAgentEvent,
+    | OutputPartial | OutputRejected | ModelFallback | SubAgentEvent | AnswerWithdrawn,
     Field(discriminator="kind"),
 ]  # fmt: skip
 
@@ -110,6 +116,7 @@ EventKind: TypeAlias = Literal[
     "step_started", "step_finished", "compaction", "retrieval", "report_raised",
     "checkpoint_written", "model_degraded", "model_unanswered", "mcp_event",
     "output_partial", "output_rejected", "model_fallback", "sub_agent_event",
+    "answer_withdrawn",
 ]  # fmt: skip
 
 EVENT_TYPES: dict[str, type[EventBase]] = {

@@ -79,6 +79,7 @@ def _piece(event: dict[str, Any]) -> tuple[str, str] | None:
             | "compaction" | "retrieval" | "report_raised" | "checkpoint_written"
             | "model_degraded" | "model_unanswered" | "plan_replanned" | "mcp_event"
             | "output_partial" | "output_rejected" | "model_fallback" | "sub_agent_event"
+            | "answer_withdrawn"
         ):  # fmt: skip
             return None
         case _:

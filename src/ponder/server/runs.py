@@ -99,7 +99,7 @@ class RunRecord:
                 | "step_finished" | "compaction" | "retrieval" | "report_raised"
                 | "checkpoint_written" | "model_degraded" | "model_unanswered" | "plan_replanned"
                 | "mcp_event" | "output_partial" | "output_rejected" | "model_fallback"
-                | "sub_agent_event"
+                | "sub_agent_event" | "answer_withdrawn"
             ):  # fmt: skip
                 pass
             case _:

@@ -110,6 +110,7 @@ const handlers = {
   model_unanswered(run, e) { run.notices.push(`the model gave no answer (${e.reason})${e.retrying ? "; asked again" : ""}`); },
   model_degraded(run, e) { run.notices.push(`${e.model}: no ${e.feature}; ${e.action}`); },
   text_delta(run, e) { run.answer += e.text; },
+  answer_withdrawn(run, e) { run.answer = ""; run.notices.push(`answer withdrawn (${e.reason})${e.retrying ? "; asked again" : ""}`); },
   reasoning_delta(run, e) { run.reasoningText += e.text; },
   run_finished(run, e) {
     Object.assign(run, {status: "completed", answer: e.output, stopReason: e.stop_reason});
