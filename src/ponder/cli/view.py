@@ -342,6 +342,7 @@ class RunView:
             "requests": event.requests,
             "input_tokens": event.input_tokens,
             "output_tokens": event.output_tokens,
+            "cached_input_tokens": event.cached_input_tokens,
         }
 
     def _call(self, call_id: str, name: str) -> ToolCallView:

@@ -56,7 +56,7 @@ function addRequest(run, e) {
     input: (e.input_tokens || 0) - (before.input_tokens || 0),
     output: (e.output_tokens || 0) - (before.output_tokens || 0)});
   run.usage = {requests: e.requests, input_tokens: e.input_tokens, output_tokens: e.output_tokens,
-               cost: e.cost ?? before.cost ?? null};
+               cached_input_tokens: e.cached_input_tokens || 0, cost: e.cost ?? before.cost ?? null};
 }
 
 // One line for an event of a sub-agent's run, shown under the parent's call.
