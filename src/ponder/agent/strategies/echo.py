@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import html
 import re
+from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from difflib import SequenceMatcher
 
 from ponder.agent.strategies import prompts
@@ -40,6 +40,8 @@ _RESULT_LINE = re.compile(r"^\s*- .+ → .*$", re.MULTILINE)
 _RUNTIME_MARK = "<BEGIN_OF_"
 _MIN_WORDS = 3
 """Shorter segments are echoes only when equal to an instruction sentence."""
+_MAX_SEGMENTS = 400
+"""Segments compared at most; an echo is short, and a long answer's tail is kept as it is."""
 _SIMILAR = 0.72
 """Word-sequence similarity (difflib ratio) from which a segment is a paraphrase."""
 _STATIC = (
@@ -78,27 +80,32 @@ def _segments(text: str) -> list[str]:
     return [s for s in _SEGMENT.split(text) if s.strip()]
 
 
-@dataclass(frozen=True, slots=True)
 class Said:
     """The instruction sentences the runtime sent, normalised."""
 
-    sentences: tuple[str, ...]
+    def __init__(self, sentences: Iterable[str]) -> None:
+        self.sentences = tuple(sentences)
+        self._words = [(s.split(), Counter(s.split())) for s in self.sentences]
+        self._padded = [f" {s} " for s in self.sentences]
 
     def echoes(self, segment: str) -> bool:
         """Whether the normalised ``segment`` repeats or paraphrases an instruction."""
         words = segment.split()
         if not words:
             return False
-        for sentence in self.sentences:
-            if segment == sentence:
+        if len(words) < _MIN_WORDS:
+            return segment in self.sentences
+        padded, counted = f" {segment} ", Counter(words)
+        for sentence, (other, bag) in zip(self._padded, self._words, strict=True):
+            if segment in sentence:
                 return True
-            if len(words) < _MIN_WORDS:
+            if len(other) > _MIN_WORDS and sentence in padded:
+                return True
+            # an upper bound of the ratio first (shared words), then the ratio itself
+            shared = sum((counted & bag).values())
+            if 2 * shared < _SIMILAR * (len(words) + len(other)):
                 continue
-            if f" {segment} " in f" {sentence} ":
-                return True
-            if len(sentence.split()) >= _MIN_WORDS + 1 and f" {sentence} " in f" {segment} ":
-                return True
-            if SequenceMatcher(None, words, sentence.split(), autojunk=False).ratio() >= _SIMILAR:
+            if SequenceMatcher(None, words, other, autojunk=False).ratio() >= _SIMILAR:
                 return True
         return False
 
@@ -153,9 +160,11 @@ def without_echo(text: str, said: Said) -> tuple[str, bool]:
     """``text`` without the lines and sentences that echo ``said``; whether any did."""
     kept_lines: list[str] = []
     echoed = False
+    budget = _MAX_SEGMENTS
     for line in decoded(text).splitlines():
         parts = [s for s in re.split(r"(?<=[.!?:;])\s+", line) if s.strip()]
-        kept = [p for p in parts if not said.echoes(normalise(p))]
+        budget -= len(parts)
+        kept = parts if budget < 0 else [p for p in parts if not said.echoes(normalise(p))]
         if len(kept) != len(parts):
             echoed = True
         if kept or not line.strip():
