@@ -17,7 +17,7 @@ import pytest
 from ponder import Agent
 from ponder.agent.strategies.echo import normalise, said_by_runtime, without_echo
 from ponder.events import event_from_dict, event_to_dict
-from ponder.messages import SystemMessage, UserMessage
+from ponder.messages import Message, SystemMessage, UserMessage
 from ponder.models import ModelRequest, ScriptedModel, call_tools, reply
 from ponder.testing import FakeOpenAIServer
 
@@ -126,7 +126,7 @@ async def test_a_correct_answer_in_the_runtimes_vocabulary_is_kept(answer: str) 
 
 
 def test_the_comparison_is_with_what_the_run_sent_less_the_request_and_results() -> None:
-    messages = [
+    messages: list[Message] = [
         SystemMessage(content="Reply in French. You work in rounds."),
         UserMessage(content="Summarise the report on tool loops."),
         UserMessage(

@@ -8,6 +8,7 @@ and a local server's template see the same head.
 
 from __future__ import annotations
 
+import itertools
 import json
 from typing import Any
 
@@ -53,7 +54,7 @@ def _roles(body: dict[str, Any]) -> list[str]:
 
 def _sent(body: dict[str, Any]) -> list[dict[str, Any]]:
     """The messages, less the instruction a degraded ``required`` adds to one request."""
-    messages = body["messages"]
+    messages: list[dict[str, Any]] = body["messages"]
     if str(messages[-1].get("content")).startswith("Reply with a tool call now"):
         return messages[:-1]
     return messages
@@ -63,7 +64,7 @@ def _sent(body: dict[str, Any]) -> list[dict[str, Any]]:
 @pytest.mark.parametrize("limit", [2, 9])
 def test_each_request_extends_the_previous_one(model: str, limit: int) -> None:
     bodies = _run(model, agent_tool_call_limit=limit)  # 2: the answer after the limit
-    for before, after in zip(bodies, bodies[1:], strict=False):
+    for before, after in itertools.pairwise(bodies):
         assert after["messages"][: len(_sent(before))] == _sent(before)
         assert after["tools"] == before["tools"]  # the answer request's too
     assert (bodies[-1]["tool_choice"] == "none") is (limit == 2)
@@ -73,13 +74,17 @@ def test_the_llamacpp_profile_sends_the_reasoning_as_a_user_message() -> None:
     bodies = _run("llamacpp:smollm2")
     for body in bodies:
         assert _roles(body).count("system") == 1 and _roles(body)[0] == "system"
-    fed_back = [m for m in bodies[-1]["messages"] if "<BEGIN_OF_REASONING>" in (m.get("content") or "")]
+    fed_back = [
+        m for m in bodies[-1]["messages"] if "<BEGIN_OF_REASONING>" in (m.get("content") or "")
+    ]
     assert fed_back and {m["role"] for m in fed_back} == {"user"}
 
 
 def test_other_providers_keep_the_reasoning_a_system_message() -> None:
     bodies = _run("openai:gpt-4o-mini")
-    fed_back = [m for m in bodies[-1]["messages"] if "<BEGIN_OF_REASONING>" in (m.get("content") or "")]
+    fed_back = [
+        m for m in bodies[-1]["messages"] if "<BEGIN_OF_REASONING>" in (m.get("content") or "")
+    ]
     assert fed_back and {m["role"] for m in fed_back} == {"system"}
 
 

@@ -7,6 +7,7 @@ cached tokens a run reports are what its wire format earned, not a scripted numb
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import pytest
@@ -61,7 +62,7 @@ def test_every_anthropic_request_marks_tools_system_and_history() -> None:
         )
         events = list(agent.stream_sync(PROMPT))
         bodies = server.requests
-    finished = [e for e in events if e.kind == "run_finished"][0]
+    finished = next(e for e in events if e.kind == "run_finished")
     assert finished.output == "17 times 23 is 391."
     for body in bodies:
         marks = _breakpoints(body)
@@ -70,7 +71,7 @@ def test_every_anthropic_request_marks_tools_system_and_history() -> None:
         assert marks[-1] == f"message:{len(body['messages']) - 1}"
     usage = [e for e in events if e.kind == "usage"]
     cached = [e.cached_input_tokens for e in usage]
-    assert cached[0] == 0 and all(b > a for a, b in zip(cached, cached[1:], strict=False))
+    assert cached[0] == 0 and all(b > a for a, b in itertools.pairwise(cached))
     total = finished.usage
     assert total["cached_input_tokens"] == cached[-1] < total["input_tokens"]
     # the cost prices the cached tokens at the cached rate

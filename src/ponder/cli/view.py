@@ -150,13 +150,15 @@ class RunView:
                 self._notice(event)
             case TextDelta() | ReasoningDelta():
                 self._delta(event)
-            case AnswerWithdrawn():
-                self.answer = ""
-                again = "asking again" if event.retrying else "kept what remained"
-                self.notices.append(f"answer withdrawn ({event.reason}): {again}")
             case Usage():
                 self._usage(event)
-            case McpEvent() | OutputRejected() | ModelFallback() | SubAgentEvent():
+            case (
+                McpEvent()
+                | OutputRejected()
+                | ModelFallback()
+                | SubAgentEvent()
+                | AnswerWithdrawn()
+            ):
                 self._side_notice(event)
             case (
                 StructuredReasoning() | ToolPrediction() | PlanUpdated() | Compaction()
@@ -288,8 +290,13 @@ class RunView:
         self.notices.append(notice)
 
     def _side_notice(
-        self, event: McpEvent | OutputRejected | ModelFallback | SubAgentEvent
+        self, event: McpEvent | OutputRejected | ModelFallback | SubAgentEvent | AnswerWithdrawn
     ) -> None:
+        if isinstance(event, AnswerWithdrawn):
+            self.answer = ""  # what was shown of the answer is not the answer
+            again = "asking again" if event.retrying else "kept what remained"
+            self.notices.append(f"answer withdrawn ({event.reason}): {again}")
+            return
         if isinstance(event, McpEvent):
             self._mcp(event)
             return

@@ -82,8 +82,9 @@ from ponder.events.steps import (
 )
 
 __all__ = [
-    "EVENT_KINDS", "EVENT_TYPES", "AnswerWithdrawn", "CallStatus", "CheckType", "CheckpointWritten", "Compaction",
-    "CompactionApplied", "Event", "EventBase", "EventKind", "LimitReached", "LoopDetected",
+    "EVENT_KINDS", "EVENT_TYPES", "AnswerWithdrawn", "CallStatus", "CheckType",
+    "CheckpointWritten", "Compaction", "CompactionApplied", "Event", "EventBase", "EventKind",
+    "LimitReached", "LoopDetected",
     "McpEvent", "McpEventType", "MiddleMessage", "ModelDegraded", "ModelFallback",
     "ModelUnanswered", "OutputPartial", "OutputRejected", "PlanReplanned", "PlanUpdated",
     "Reasoning", "ReasoningDelta", "ReasoningPhase", "ReasoningStep", "Reflection",

@@ -1,9 +1,10 @@
 """A fake Anthropic provider: a real HTTP server speaking ``/v1/messages``.
 
-Same scripts and faults as `FakeOpenAIServer`, and a prompt cache (`PromptCache`): ``reasoning`` becomes a signed thinking
-block, ``tool_calls`` become ``tool_use`` blocks (a string argument is streamed verbatim as
-``input_json_delta``, so malformed JSON can be scripted), and streams use the Messages API
-event sequence (``message_start`` … ``message_stop``).
+Same scripts and faults as `FakeOpenAIServer`, and Anthropic's prompt cache (`PromptCache`):
+``reasoning`` becomes a signed thinking block, ``tool_calls`` become ``tool_use`` blocks (a
+string argument is streamed verbatim as ``input_json_delta``, so malformed JSON can be
+scripted), and streams use the Messages API event sequence (``message_start`` …
+``message_stop``).
 """
 
 from __future__ import annotations
