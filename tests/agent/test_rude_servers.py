@@ -124,7 +124,7 @@ def _step_script(body: dict[str, Any]) -> FakeReply | str:
             plan = {"needs_decomposition": True, "reason": "one part", "steps": [step]}
             return "Here is the plan: " + json.dumps(plan) + " Done."
         return "```json\n" + json.dumps({"summary": "multiplied", "outputs": ["391"]}) + "\n```"
-    if body.get("tools") and body.get("tool_choice") != "none":
+    if body.get("tools"):
         if any(m["role"] == "tool" for m in body["messages"]):
             return FakeReply(
                 tool_calls=[FakeToolCall(name="agent_stop", arguments={"result": "391"})]
