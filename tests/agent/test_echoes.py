@@ -131,7 +131,7 @@ def test_the_comparison_is_with_what_the_run_sent_less_the_request_and_results()
         UserMessage(content="Summarise the report on tool loops."),
         UserMessage(
             content="<BEGIN_OF_INSTRUCTIONS>Stop now. The results of your tool calls:\n"
-            '- search(q="tool loops") → Tool loops waste requests.\n'
+            "- search(q=\"tool loops\") → Tool loops waste requests.\n"
             "Answer from these results.<END_OF_INSTRUCTIONS>"
         ),
     ]

@@ -31,7 +31,7 @@ async def test_the_request_limit_keeps_one_request_for_the_answer() -> None:
     reached = of_kind(events, "limit_reached")
     assert [(e.limit, e.value) for e in reached] == [("requests", 3)]
     final = model.requests[-1]
-    assert final.tools == model.requests[0].tools and final.tool_choice == "none"
+    assert final.tools == () and final.tool_choice == "none"
     instruction = final.messages[-1]
     assert isinstance(instruction, UserMessage)
     assert "3 requests" in instruction.content and "multiply(a=1, b=2) → 2" in instruction.content

@@ -10,7 +10,6 @@ control in ``run``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, ClassVar, Literal
 
 from ponder.agent.strategies import prompts
@@ -18,7 +17,6 @@ from ponder.agent.strategies.answer import answer_problem, gathered_results, str
 from ponder.agent.strategies.echo import Said, said_by_runtime, substantive, without_echo
 from ponder.events import AnswerWithdrawn, LimitReached, TextDelta
 from ponder.messages import SystemMessage, ToolCallPart
-from ponder.models.base import ToolDefinition
 from ponder.tools.tool import ToolResult
 
 if TYPE_CHECKING:
@@ -64,15 +62,6 @@ class AgentStrategy:
     def protocol(self) -> str:
         """What the system prompt says about the strategy's tools (none by default)."""
         return ""
-
-    def answer_tools(self) -> Sequence[ToolDefinition]:
-        """The tools a plain-text final answer is asked with (``tool_choice: "none"``).
-
-        A strategy that offered tools offers the same ones, so the request shares its
-        prefix with the earlier ones (a local server's template renders the tools first;
-        a provider's prompt cache keys on them).
-        """
-        return ()
 
     async def on_entry(self) -> None:
         """Called once when the strategy starts working on the turn."""
@@ -132,8 +121,7 @@ class AgentStrategy:
             self.ctx.append_user(instruction)
         for _ in range(self.config.agent_tool_refusal_rounds):
             output = self.ctx.answer_schema
-            tools = self.answer_tools() if output is None else ()
-            response = await self.ctx.request("final_answer", tools, "none", output=output)
+            response = await self.ctx.request("final_answer", (), "none", output=output)
             self.state.ledger.append(response.to_message())
             for call in response.tool_calls:
                 refused = ToolResult.fail("tools are off now; answer in plain text")

@@ -69,10 +69,6 @@ class ReActStrategy(AgentStrategy):
             self._tools = self.ctx.tools.offered_with(tuple(self.builtins.definitions.values()))
         return self._tools
 
-    def answer_tools(self) -> tuple[ToolDefinition, ...]:
-        """The action requests' tools: the answer request keeps their prefix."""
-        return self.tools
-
     def protocol(self) -> str:
         """The round protocol, naming exactly the built-ins this run offers."""
         offered = self.builtins.definitions
