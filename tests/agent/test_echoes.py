@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from ponder import Agent
+from ponder.agent.strategies import prompts
 from ponder.agent.strategies.echo import normalise, said_by_runtime, without_echo
 from ponder.events import event_from_dict, event_to_dict
 from ponder.messages import Message, SystemMessage, UserMessage
@@ -131,7 +132,7 @@ def test_the_comparison_is_with_what_the_run_sent_less_the_request_and_results()
         UserMessage(content="Summarise the report on tool loops."),
         UserMessage(
             content="<BEGIN_OF_INSTRUCTIONS>Stop now. The results of your tool calls:\n"
-            "- search(q=\"tool loops\") → Tool loops waste requests.\n"
+            '- search(q="tool loops") → Tool loops waste requests.\n'
             "Answer from these results.<END_OF_INSTRUCTIONS>"
         ),
     ]
@@ -197,3 +198,10 @@ def test_the_stock_servers_escaped_echo_over_the_wire() -> None:
     assert len(server.requests) == 3
     withdrawn = of_kind(events, "answer_withdrawn")
     assert [w.retrying for w in withdrawn] == [True, False]
+
+
+def test_the_models_own_reasoning_fed_back_is_not_an_instruction() -> None:
+    feedback = prompts.reasoning_feedback("echo: 2 messages", "", "hi", step_mode=False)
+    said = said_by_runtime([UserMessage(content="hi"), SystemMessage(content=feedback)])
+    assert without_echo("echo: 8 messages", said) == ("echo: 8 messages", False)
+    assert without_echo("Act on it now, or call agent_stop when you can answer.", said)[1]

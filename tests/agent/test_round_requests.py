@@ -45,9 +45,7 @@ async def test_reasoning_in_the_action_request_is_the_next_rounds_reasoning() ->
 
 async def test_a_model_that_only_reasons_costs_one_request_per_round() -> None:
     model = ScriptedModel(lambda request: think("thinking about it") if request.tools else "391")
-    result = await make_agent(model, agent_tool_call_limit=4, loop_reasoning_trigger=99).run(
-        PROMPT
-    )
+    result = await make_agent(model, agent_tool_call_limit=4, loop_reasoning_trigger=99).run(PROMPT)
     assert result.stop_reason in ("round_limit", "loop")
     reasoning = [c for c in _choices(model) if c == "think_and_reason"]
     assert len(reasoning) == 1  # only the first round's is forced

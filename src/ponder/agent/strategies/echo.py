@@ -38,6 +38,8 @@ _NON_WORD = re.compile(r"[\W_]+")
 _SEGMENT = re.compile(r"(?<=[.!?:;])\s+|\n+")
 _RESULT_LINE = re.compile(r"^\s*- .+ → .*$", re.MULTILINE)
 _RUNTIME_MARK = "<BEGIN_OF_"
+# The model's own words in the reasoning fed back: everything before the closing instruction.
+_FED_BACK = re.compile(r"<BEGIN_OF_REASONING>.*?(?=^Act on it now|<END_OF_REASONING>)", re.S | re.M)
 _MIN_WORDS = 3
 """Shorter segments are echoes only when equal to an instruction sentence."""
 _MAX_SEGMENTS = 400
@@ -133,7 +135,7 @@ def said_by_runtime(messages: Sequence[Message]) -> Said:
     calls: dict[str, str] = {}
     for message in messages:
         if isinstance(message, SystemMessage):
-            texts.append(message.content)
+            texts.append(_FED_BACK.sub("", message.content))
         elif isinstance(message, UserMessage) and _RUNTIME_MARK in message.content:
             texts.append(message.content)
         elif isinstance(message, AssistantMessage):
