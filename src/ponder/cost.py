@@ -42,7 +42,11 @@ def request_cost(model: str, usage: Usage, at: float | None = None) -> float | N
     except Exception:  # not installed, or not importable here (a Temporal workflow's sandbox)
         _unknown.add(model)
         return None
-    priced = PriceUsage(input_tokens=usage.input_tokens, output_tokens=usage.output_tokens)
+    priced = PriceUsage(
+        input_tokens=usage.input_tokens,
+        cache_read_tokens=usage.cached_input_tokens,  # priced at the cached rate
+        output_tokens=usage.output_tokens,
+    )
     when = datetime.fromtimestamp(at, UTC) if at is not None else None
     try:
         price = calc_price(

@@ -79,7 +79,6 @@ async def test_an_answer_echoing_the_limit_instruction_is_asked_for_again() -> N
         ),
         ("391 BEGIN_OF_REASONING", "391", "answered"),  # the marker without its brackets
         ("<|im_start|>assistant\n391<|im_end|>", "391", "answered"),
-        ("You must NOT call any tools again. 17 × 23 = 391.", "17 × 23 = 391.", "answered"),
         ('<tool_call>{"name": "nothing"}</tool_call>391', "391", "answered"),
         (
             "<BEGIN_OF_INSTRUCTIONS>Now generate the final response.<END_OF_INSTRUCTIONS>",

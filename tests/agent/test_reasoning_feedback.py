@@ -139,7 +139,7 @@ async def test_anthropic_keeps_its_system_field_and_gets_the_reasoning_in_a_user
         await agent.model.aclose()  # type: ignore[attr-defined]
     assert result.output == "391"
     systems = [body["system"] for body in server.requests]
-    assert len(set(systems)) == 1 and systems[0].startswith("Be exact.")
+    assert all(s == systems[0] for s in systems) and systems[0][0]["text"].startswith("Be exact.")
     turn = server.requests[1]["messages"][-1]
     assert turn["role"] == "user"
     assert turn["content"][0]["type"] == "tool_result"

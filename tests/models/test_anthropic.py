@@ -70,8 +70,11 @@ async def test_text_with_system_in_the_system_field() -> None:
         assert response.model_name == "claude-fake"
     assert "".join(d.text for d in deltas if isinstance(d, TextDelta)) == "Hello!"
     body = server.requests[0]
-    assert body["system"] == "Be brief."
-    assert body["messages"] == [{"role": "user", "content": [{"type": "text", "text": "hi"}]}]
+    cached = {"cache_control": {"type": "ephemeral"}}  # the prompt cache's breakpoints
+    assert body["system"] == [{"type": "text", "text": "Be brief.", **cached}]
+    assert body["messages"] == [
+        {"role": "user", "content": [{"type": "text", "text": "hi", **cached}]}
+    ]
     assert body["model"] == "claude-test" and body["max_tokens"] == 4096
     assert model.name == "anthropic:claude-test"
 
@@ -109,7 +112,13 @@ async def test_thinking_signed_tool_use_and_replay() -> None:
     assert results["role"] == "user"
     assert results["content"] == [
         {"type": "tool_result", "tool_use_id": "toolu_1", "content": "3"},
-        {"type": "tool_result", "tool_use_id": "toolu_2", "content": "oops", "is_error": True},
+        {
+            "type": "tool_result",
+            "tool_use_id": "toolu_2",
+            "content": "oops",
+            "is_error": True,
+            "cache_control": {"type": "ephemeral"},
+        },
     ]
 
 

@@ -183,8 +183,10 @@ def _usage(view: RunView) -> Text:
         return Text("tokens  — (none reported)", style="dim")
     total = usage.get("input_tokens", 0) + usage.get("output_tokens", 0)
     cost = "" if view.cost is None else f" · ${view.cost:.4f}"
+    cached = usage.get("cached_input_tokens", 0)
+    read = f" ({cached:,} cached)" if cached else ""
     return Text(
-        f"tokens  in {usage.get('input_tokens', 0):,} · out {usage.get('output_tokens', 0):,}"
+        f"tokens  in {usage.get('input_tokens', 0):,}{read} · out {usage.get('output_tokens', 0):,}"
         f" · total {total:,} · {usage.get('requests', 0)} request(s){cost}",
         style="dim",
     )

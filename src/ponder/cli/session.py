@@ -19,6 +19,7 @@ from ponder.cli.options import load_tools
 from ponder.cli.render import LiveDisplay
 from ponder.config import AgentConfig, load_config
 from ponder.events import (
+    AnswerWithdrawn,
     CheckpointWritten,
     Compaction,
     Event,
@@ -266,6 +267,7 @@ class RunOutcome:
                 | OutputRejected()
                 | ModelFallback()
                 | SubAgentEvent()
+                | AnswerWithdrawn()
             ):
                 pass
             case _:

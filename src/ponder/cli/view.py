@@ -12,6 +12,7 @@ from typing import Any, Literal, assert_never
 
 from ponder.cli.thoughts import ThoughtView, thought_from_data
 from ponder.events import (
+    AnswerWithdrawn,
     CheckpointWritten,
     Compaction,
     Event,
@@ -138,7 +139,13 @@ class RunView:
                 self._delta(event)
             case Usage():
                 self._usage(event)
-            case McpEvent() | OutputRejected() | ModelFallback() | SubAgentEvent():
+            case (
+                McpEvent()
+                | OutputRejected()
+                | ModelFallback()
+                | SubAgentEvent()
+                | AnswerWithdrawn()
+            ):
                 self._side_notice(event)
             case (
                 StructuredReasoning()
@@ -276,8 +283,13 @@ class RunView:
         self.notices.append(notice)
 
     def _side_notice(
-        self, event: McpEvent | OutputRejected | ModelFallback | SubAgentEvent
+        self, event: McpEvent | OutputRejected | ModelFallback | SubAgentEvent | AnswerWithdrawn
     ) -> None:
+        if isinstance(event, AnswerWithdrawn):
+            self.answer = ""  # what was shown of the answer is not the answer
+            again = "asking again" if event.retrying else "kept what remained"
+            self.notices.append(f"answer withdrawn ({event.reason}): {again}")
+            return
         if isinstance(event, McpEvent):
             self._mcp(event)
             return
@@ -330,6 +342,7 @@ class RunView:
             "requests": event.requests,
             "input_tokens": event.input_tokens,
             "output_tokens": event.output_tokens,
+            "cached_input_tokens": event.cached_input_tokens,
         }
 
     def _call(self, call_id: str, name: str) -> ToolCallView:

@@ -43,7 +43,13 @@ from ponder.events.base import (
     Verdict,
 )
 from ponder.events.mcp import McpEvent, McpEventType
-from ponder.events.output import ModelFallback, OutputPartial, OutputRejected, SubAgentEvent
+from ponder.events.output import (
+    AnswerWithdrawn,
+    ModelFallback,
+    OutputPartial,
+    OutputRejected,
+    SubAgentEvent,
+)
 from ponder.events.rounds import (
     Compaction,
     LimitReached,
@@ -87,6 +93,7 @@ from ponder.events.steps import (
 __all__ = [
     "EVENT_KINDS",
     "EVENT_TYPES",
+    "AnswerWithdrawn",
     "CallStatus",
     "CheckType",
     "CheckpointWritten",
@@ -184,7 +191,8 @@ Event: TypeAlias = Annotated[
     | OutputPartial
     | OutputRejected
     | ModelFallback
-    | SubAgentEvent,
+    | SubAgentEvent
+    | AnswerWithdrawn,
     Field(discriminator="kind"),
 ]
 
@@ -227,6 +235,7 @@ EventKind: TypeAlias = Literal[
     "output_rejected",
     "model_fallback",
     "sub_agent_event",
+    "answer_withdrawn",
 ]
 
 EVENT_TYPES: dict[str, type[EventBase]] = {

@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from ponder.events.base import EventBase
 
-__all__ = ["ModelFallback", "OutputPartial", "OutputRejected", "SubAgentEvent"]
+__all__ = ["AnswerWithdrawn", "ModelFallback", "OutputPartial", "OutputRejected", "SubAgentEvent"]
 
 
 @dataclass(slots=True, kw_only=True)
@@ -25,6 +25,21 @@ class OutputRejected(EventBase):
     kind: Literal["output_rejected"] = "output_rejected"
     problem: str
     attempt: int
+    retrying: bool
+
+
+@dataclass(slots=True, kw_only=True)
+class AnswerWithdrawn(EventBase):
+    """Answer text already streamed as `TextDelta` events is not the answer after all.
+
+    A consumer drops what it showed of the answer so far. ``retrying``: the model is asked
+    for the answer again (its text streams anew); otherwise the kept answer follows as one
+    `TextDelta` (the withdrawn text cleaned, or built from the tool results), if any.
+    """
+
+    kind: Literal["answer_withdrawn"] = "answer_withdrawn"
+    text: str
+    reason: str
     retrying: bool
 
 

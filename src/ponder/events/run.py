@@ -97,6 +97,8 @@ class Usage(EventBase):
     output_tokens: int
     purpose: str = ""
     """What the request was for: ``reasoning``, ``action``, ``compaction``, ``decompose``, ..."""
+    cached_input_tokens: int = 0
+    """Of ``input_tokens``, those read from the provider's prompt cache."""
     latency: float | None = None
     """Seconds the model request took, retries included (None: not measured)."""
     cost: float | None = None

@@ -66,7 +66,7 @@ def request_body(request: ModelRequest, max_tokens: int) -> dict[str, Any]:
     body: dict[str, Any] = {"max_tokens": request.settings.max_tokens or max_tokens}
     body["messages"] = _turns(messages[head:])
     if system:
-        body["system"] = system
+        body["system"] = [{"type": "text", "text": system}]
     tools, choice = list(request.tools), request.tool_choice
     if request.output is not None:
         tools.append(output_tool(request.output))
@@ -77,11 +77,31 @@ def request_body(request: ModelRequest, max_tokens: int) -> dict[str, Any]:
             for t in tools
         ]
         body["tool_choice"] = _tool_choice(choice, [t.name for t in tools])
+    _mark_cache_breakpoints(body)
     if request.settings.temperature is not None:
         body["temperature"] = request.settings.temperature
     if request.settings.extra_body:
         body["extra_body"] = request.settings.extra_body
     return body
+
+
+def _mark_cache_breakpoints(body: dict[str, Any]) -> None:
+    """Mark the stable prefix for Anthropic's prompt cache (3 of its 4 breakpoints).
+
+    The tools, the system prompt and the conversation so far: each request of a run sends
+    the previous one's messages again and adds to them, so the next request reads all of
+    it from the cache (a prefix shorter than the model's minimum is simply not cached).
+    """
+    ephemeral = {"type": "ephemeral"}
+    if body.get("tools"):
+        body["tools"][-1]["cache_control"] = ephemeral
+    if body.get("system"):
+        body["system"][-1]["cache_control"] = ephemeral
+    turns = body["messages"]
+    if turns and turns[-1]["content"]:
+        last = turns[-1]["content"][-1]
+        if last.get("type") not in ("thinking", "redacted_thinking"):
+            last["cache_control"] = ephemeral
 
 
 def _tool_choice(choice: Any, names: list[str]) -> dict[str, Any]:
@@ -150,7 +170,7 @@ def _assistant_block(part: AssistantPart) -> dict[str, Any] | None:
 
 
 def usage_from(raw: Any) -> Usage:
-    """Usage from an Anthropic usage object (cache reads count as input)."""
+    """Usage from an Anthropic usage object (cache reads count as input, and apart)."""
     if raw is None:
         return Usage(requests=1)
     input_tokens = sum(
@@ -158,7 +178,10 @@ def usage_from(raw: Any) -> Usage:
         for key in ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
     )
     return Usage(
-        requests=1, input_tokens=input_tokens, output_tokens=count(get(raw, "output_tokens"))
+        requests=1,
+        input_tokens=input_tokens,
+        output_tokens=count(get(raw, "output_tokens")),
+        cached_input_tokens=count(get(raw, "cache_read_input_tokens")),
     )
 
 

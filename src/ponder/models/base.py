@@ -104,6 +104,8 @@ class Usage(CopyOnWriteFields):
     input_tokens: int = 0
     output_tokens: int = 0
     reasoning_tokens: int = 0
+    cached_input_tokens: int = 0
+    """Input tokens read from the provider's prompt cache (part of ``input_tokens``)."""
 
     @property
     def total_tokens(self) -> int:
@@ -122,6 +124,7 @@ class Usage(CopyOnWriteFields):
                 "input_tokens": self.input_tokens + other.input_tokens,
                 "output_tokens": self.output_tokens + other.output_tokens,
                 "reasoning_tokens": self.reasoning_tokens + other.reasoning_tokens,
+                "cached_input_tokens": self.cached_input_tokens + other.cached_input_tokens,
             },
             _SUMMED,
         )

@@ -39,6 +39,7 @@ Feature = Literal[
     "length_limits",
     "replays_reasoning",
     "vision",
+    "late_system",
 ]
 FEATURES: tuple[Feature, ...] = get_args(Feature)
 
@@ -57,7 +58,10 @@ class Capabilities:
     - ``length_limits``: tool schemas may carry ``maxLength`` / ``minLength`` (llama.cpp
       expands them into a grammar that breaks the server for long limits);
     - ``replays_reasoning``: the provider wants ``reasoning_content`` sent back;
-    - ``vision``: user messages may carry images.
+    - ``vision``: user messages may carry images;
+    - ``late_system``: a system message later in the conversation (the round's reasoning)
+      goes as one; otherwise as a user message (the stock llama-cpp-python template appends
+      the whole tool list to every system message, so each round's grew the prompt by it).
     """
 
     forced_tool_choice: bool = True
@@ -71,6 +75,7 @@ class Capabilities:
     length_limits: bool = True
     replays_reasoning: bool = False
     vision: bool = True
+    late_system: bool = True
 
     def without(self, *features: Feature) -> Capabilities:
         """A copy with ``features`` turned off."""

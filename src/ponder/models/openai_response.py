@@ -46,11 +46,14 @@ def usage_from(raw: Any) -> Usage:
     if raw is None:
         return Usage(requests=1)
     details = get(raw, "completion_tokens_details")
+    prompt = count(get(raw, "prompt_tokens"))
+    cached = count(get(get(raw, "prompt_tokens_details"), "cached_tokens"))
     return Usage(
         requests=1,
-        input_tokens=count(get(raw, "prompt_tokens")),
+        input_tokens=prompt,
         output_tokens=count(get(raw, "completion_tokens")),
         reasoning_tokens=count(get(details, "reasoning_tokens")),
+        cached_input_tokens=min(cached, prompt),  # part of the prompt, whatever was reported
     )
 
 

@@ -96,6 +96,9 @@ def wire_messages(
             pending = []
         if getattr(message, "attachments", ()):
             _check_vision(message.attachments, caps, provider)  # type: ignore[union-attr]
+        if isinstance(message, SystemMessage) and wire and not caps.late_system:
+            wire.append({"role": "user", "content": message.content})  # see `late_system`
+            continue
         wire.append(to_wire(message, caps, provider))
         if isinstance(message, ToolMessage) and message.attachments:
             pending.append(

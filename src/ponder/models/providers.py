@@ -70,6 +70,7 @@ LLAMACPP = Capabilities(
     stream_tool_calls=False,
     length_limits=False,
     vision=False,
+    late_system=False,
 )
 """The stock llama-cpp-python server; llama.cpp's own ``llama-server --jinja`` does more
 (override single features in the config)."""

@@ -67,6 +67,7 @@ def answer_piece(event: dict[str, Any]) -> tuple[str, str] | None:
             | "output_rejected"
             | "model_fallback"
             | "sub_agent_event"
+            | "answer_withdrawn"
         ):
             return None
         case _:

@@ -122,6 +122,7 @@ class RunRecord:
                 | "output_rejected"
                 | "model_fallback"
                 | "sub_agent_event"
+                | "answer_withdrawn"
             ):
                 pass
             case _:

@@ -134,11 +134,7 @@ def result_from_data(data: dict[str, Any]) -> RunResult:
 
 
 class TemporalAgent(TemporalVerbs):
-    """Runs ponder runs on the workers of one task queue.
-
-    Its verbs are `Agent`'s: ``run``, ``stream``, ``resume``, ``run_sync``, ``stream_sync``,
-    ``resume_sync`` (`TemporalVerbs`), besides ``start``, ``result``, ``decide``,
-    ``cancel``, ``status`` and ``follow``.
+    """Runs ponder runs on the workers of one task queue, with `Agent`'s verbs (`TemporalVerbs`).
 
     ``heartbeat_timeout`` (seconds, default 5): how soon a lost worker is noticed and a
     cancel reaches a running tool — within about this long.
@@ -218,10 +214,6 @@ class TemporalAgent(TemporalVerbs):
             memo={MEMO_PROMPT: prompt[:_MEMO_PROMPT_CHARS]},
         )
         return run_id
-
-    async def run(self, prompt: str, **options: Any) -> RunResult:
-        """Start a run and wait until it completes or waits for a decision."""
-        return await self.result(await self.start(prompt, **options))
 
     def _handle(self, run_id: str) -> WorkflowHandle[Any, Any]:
         return self.client.get_workflow_handle(run_id)

@@ -30,8 +30,6 @@ class _Client(Protocol):
         session_id: str | None = None,
     ) -> str: ...
 
-    async def run(self, prompt: str, **options: Any) -> RunResult: ...
-
     async def result(self, run_id: str, *, poll: float = 0.1) -> RunResult: ...
 
     async def decide(self, run_id: str, decision: Any) -> bool: ...
@@ -41,6 +39,10 @@ class _Client(Protocol):
 
 class TemporalVerbs:
     """``stream``, ``resume`` and the sync verbs, on top of start, follow, decide and result."""
+
+    async def run(self: _Client, prompt: str, **options: Any) -> RunResult:
+        """Start a run and wait until it completes or waits for a decision."""
+        return await self.result(await self.start(prompt, **options))
 
     async def stream(self: _Client, prompt: str, **options: Any) -> AsyncIterator[Event]:
         """Start a run and yield its events until it ends or suspends (see ``result``)."""
@@ -55,7 +57,7 @@ class TemporalVerbs:
 
     def run_sync(self: _Client, prompt: str, **options: Any) -> RunResult:
         """`run` from synchronous code."""
-        return run_coroutine_sync(self.run(prompt, **options), "run_sync")
+        return run_coroutine_sync(TemporalVerbs.run(self, prompt, **options), "run_sync")
 
     def resume_sync(self: _Client, run_id: str, decision: Any) -> RunResult:
         """`resume` from synchronous code."""

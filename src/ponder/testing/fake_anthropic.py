@@ -1,9 +1,10 @@
 """A fake Anthropic provider: a real HTTP server speaking ``/v1/messages``.
 
-Same scripts and faults as `FakeOpenAIServer`: ``reasoning`` becomes a signed thinking
-block, ``tool_calls`` become ``tool_use`` blocks (a string argument is streamed verbatim as
-``input_json_delta``, so malformed JSON can be scripted), and streams use the Messages API
-event sequence (``message_start`` … ``message_stop``).
+Same scripts and faults as `FakeOpenAIServer`, and Anthropic's prompt cache (`PromptCache`):
+``reasoning`` becomes a signed thinking block, ``tool_calls`` become ``tool_use`` blocks (a
+string argument is streamed verbatim as ``input_json_delta``, so malformed JSON can be
+scripted), and streams use the Messages API event sequence (``message_start`` …
+``message_stop``).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Any
 
 from ponder.testing._http import HttpReply
 from ponder.testing.fake_openai import FakeOpenAIServer
+from ponder.testing.prompt_cache import PromptCache
 from ponder.testing.script import FakeReply, split_text
 
 __all__ = ["FakeAnthropicServer"]
@@ -27,6 +29,8 @@ class FakeAnthropicServer(FakeOpenAIServer):
 
     def __init__(self, script: Any = (), *, port: int = 0, model: str = "claude-fake") -> None:
         super().__init__(script, port=port, model=model)
+        self.cache = PromptCache()
+        """The prompt cache: requests that mark ``cache_control`` read what earlier ones wrote."""
 
     @property
     def base_url(self) -> str:
@@ -133,6 +137,7 @@ class FakeAnthropicServer(FakeOpenAIServer):
         completion = fake.output_tokens
         if completion is None:
             completion = len((fake.content or "") + (fake.reasoning or "")) // 4 + 1
+        read = self.cache.read(body)
         return {
             "id": f"msg_fake_{self.script.served}",
             "type": "message",
@@ -141,5 +146,9 @@ class FakeAnthropicServer(FakeOpenAIServer):
             "content": [],
             "stop_reason": None,
             "stop_sequence": None,
-            "usage": {"input_tokens": prompt, "output_tokens": completion},
+            "usage": {
+                "input_tokens": prompt - min(read, prompt),
+                "cache_read_input_tokens": min(read, prompt),
+                "output_tokens": completion,
+            },
         }

@@ -322,6 +322,7 @@ class RunContext:
                 requests=usage.requests,
                 input_tokens=usage.input_tokens,
                 output_tokens=usage.output_tokens,
+                cached_input_tokens=usage.cached_input_tokens,
                 purpose=purpose,
                 latency=latency,
                 cost=cost,

@@ -15,6 +15,7 @@ import json
 import re
 from collections.abc import Sequence
 
+from ponder.agent.strategies.echo import Said, substantive, without_echo
 from ponder.agent.strategies.prompts import CONTROL_PHRASES
 from ponder.messages import AssistantMessage, Message, ToolCallPart, ToolMessage
 from ponder.tools.builtin import CONTROL_TOOLS, PROCESSING_MESSAGE
@@ -32,6 +33,8 @@ _TAG = re.compile(
     r"</?(?:tool_response|tool_result|tool_call|think|thinking)>|<function=[^>]*>|</function>"
     r"|<\|[a-z_]+\|>(?:(?:system|user|assistant|tool)\n)?"
 )
+# A call in the stock llama.cpp server's function syntax (``functions.multiply:{...}``).
+_CALL_SYNTAX = re.compile(r"^\s*functions\.[A-Za-z_][\w.-]*\s*:.*$", re.MULTILINE)
 _PHRASES = tuple(p.lower() for p in CONTROL_PHRASES)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 
@@ -59,24 +62,30 @@ def _visible(text: str) -> str:
     return text
 
 
-def answer_problem(text: str) -> str | None:
-    """Why ``text`` cannot be the answer as it is, phrased for the model; None if it can."""
+def answer_problem(text: str, said: Said | None = None) -> str | None:
+    """Why ``text`` cannot be the answer as it is, phrased for the model; None if it can.
+
+    With ``said`` (the instructions the run sent), an answer echoes them only when nothing
+    substantive is left without the echoed sentences; without it, any control phrase counts.
+    """
     text = _visible(text)
     if not text.strip():
         return "was empty"
-    if _MARKER.search(text) or _TAG.search(text):
+    if _MARKER.search(text) or _TAG.search(text) or _CALL_SYNTAX.search(text):
         return "contained markup that is not meant for the user"
-    lowered = text.lower()
-    if any(phrase in lowered for phrase in _PHRASES):
-        return "repeated the runtime's instructions instead of answering"
-    return None
+    if said is not None:
+        kept, echoed = without_echo(text, said)
+        echo = echoed and not substantive(kept)
+    else:
+        echo = any(phrase in text.lower() for phrase in _PHRASES)
+    return "repeated the runtime's instructions instead of answering" if echo else None
 
 
 def strip_markup(text: str) -> str:
     """``text`` without echoed instruction blocks, tool-call markup, tags and phrases."""
     text = _BLOCK.sub(" ", _visible(text))
     text = _PAIRED.sub(" ", text)
-    text = _TAG.sub("", _MARKER.sub("", text))
+    text = _TAG.sub("", _MARKER.sub("", _CALL_SYNTAX.sub("", text)))
     return "\n".join(_without_phrases(line) for line in text.splitlines()).strip()
 
 

@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, ClassVar, Literal
 
 from ponder.agent.strategies import prompts
 from ponder.agent.strategies.answer import answer_problem, gathered_results, strip_markup
-from ponder.events import LimitReached, TextDelta
+from ponder.agent.strategies.echo import Said, said_by_runtime, substantive, without_echo
+from ponder.events import AnswerWithdrawn, LimitReached, TextDelta
 from ponder.messages import SystemMessage, ToolCallPart
 from ponder.status import LIMIT_STOP_REASONS, LoopLimit, StopReason
 from ponder.tools.tool import ToolResult
@@ -130,22 +131,46 @@ class AgentStrategy:
     async def settle_answer(self, text: str, stop_reason: StopReason) -> None:
         """Keep ``text`` as the answer; one more request first if it echoes ponder's markup.
 
-        An answer that still has markup after that is cleaned of it (an empty one was
-        already asked for again by ``RunContext.request``).
+        An answer is asked for again when it has markup or says nothing but ponder's own
+        instructions (see `ponder.agent.strategies.echo`); one that still has markup after
+        that is cleaned of it (an empty one was already asked for again by
+        ``RunContext.request``). Streamed text that is not kept is withdrawn.
         """
-        problem = answer_problem(text) if text.strip() else None
+        said = said_by_runtime(self.state.ledger.messages)
+        problem = answer_problem(text, said) if text.strip() else None
         if problem is not None and not self.state.answer_retried:
             self.state.answer_retried = True
+            self.withdraw(text, problem, retrying=True)
             await self.final_answer(prompts.answer_correction(problem), stop_reason)
             return
-        self.finish_cleaned(text, stop_reason)
+        self.finish_cleaned(text, stop_reason, said)
 
-    def finish_cleaned(self, text: str, stop_reason: StopReason) -> None:
-        """Finish with ``text`` cleaned of markup; nothing left is no answer."""
-        cleaned = strip_markup(text)
+    def finish_cleaned(self, text: str, stop_reason: StopReason, said: Said | None = None) -> None:
+        """Finish with ``text`` cleaned of markup and of ponder's instructions.
+
+        Nothing left is no answer, unless tools gave results: then those are the answer.
+        """
+        if said is None:
+            said = said_by_runtime(self.state.ledger.messages)
+        cleaned, echoed = without_echo(strip_markup(text), said)
+        if echoed and not substantive(cleaned):
+            cleaned = ""
         if text.strip() and not cleaned:
-            stop_reason = "empty_answer"
+            gathered = gathered_results(self.state.ledger.messages)
+            if gathered:
+                cleaned = f"{prompts.GATHERED_ANSWER_HEADER}\n{gathered}"
+            else:
+                stop_reason = "empty_answer"
+        if cleaned != text.strip():
+            self.withdraw(text, "cleaned of markup or instructions", retrying=False)
         self.finish(cleaned, stop_reason)
+
+    def withdraw(self, text: str, reason: str, *, retrying: bool) -> None:
+        """Tell stream consumers that the answer text streamed so far is not the answer."""
+        ctx = self.ctx
+        if ctx.answer_streamed:
+            ctx.answer_streamed = False
+            ctx.emit_now(AnswerWithdrawn(text=text, reason=reason, retrying=retrying))
 
     def finish(self, output: str, stop_reason: StopReason) -> None:
         """Record the turn's answer and end the loop.

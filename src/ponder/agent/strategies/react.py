@@ -2,7 +2,8 @@
 
 One round, as the spec describes it:
 
-1. ``think_and_reason`` forced with tool_choice (per ``agent_thought_mode``); its summary
+1. ``think_and_reason`` forced with tool_choice (per ``agent_thought_mode``), unless the
+   previous action request was answered with it (that is this round's reasoning); its summary
    and ``last_step`` come back as a system message (``REASONING_TEMPLATE``, with the
    user's request) appended after the call's result, and drive the action request;
 2. the action request, tool_choice ``required`` until ``agent_stop``, then ``auto``;
@@ -42,7 +43,7 @@ from ponder.agent.strategies.builtins import Builtins
 from ponder.agent.strategies.compaction import compact_if_needed
 from ponder.agent.strategies.reflection import judge_reflection, reflect
 from ponder.events import LoopDetected, Reasoning, RoundStarted
-from ponder.messages import SystemMessage, ToolCallPart
+from ponder.messages import AssistantMessage, SystemMessage, ToolCallPart, UserMessage
 from ponder.models.base import ForceTool, ToolChoice, ToolDefinition
 from ponder.tools.builtin import PROCESSING_MESSAGE, THINK_AND_REASON, UPDATE_STEP
 
@@ -236,7 +237,23 @@ class ReActStrategy(AgentStrategy):
         if self.state.suggested_stop or THINK_AND_REASON not in self.builtins:
             return False
         mode = self.config.agent_thought_mode
-        return mode == "reasoning-required" or (mode == "reasoning" and round_no == 1)
+        if mode == "reasoning-required":
+            return not self._reasoned_last()
+        return mode == "reasoning" and round_no == 1
+
+    def _reasoned_last(self) -> bool:
+        """Whether the previous action request was answered with reasoning only.
+
+        That reasoning is this round's: forcing another would spend a request on the same
+        thought (small models answer the action request with ``think_and_reason`` often).
+        """
+        for message in reversed(self.state.ledger.messages):
+            if isinstance(message, AssistantMessage):
+                names = {c.name for c in message.tool_calls}
+                return THINK_AND_REASON in names and self._needs_action(message.tool_calls)
+            if isinstance(message, UserMessage):
+                return False  # the runtime said something since (a correction, a summary)
+        return False
 
     async def after_round(self) -> None:
         """Count the round, run the loop guard, keep the context inside its window."""

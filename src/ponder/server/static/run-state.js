@@ -56,7 +56,7 @@ function addRequest(run, e) {
     input: (e.input_tokens || 0) - (before.input_tokens || 0),
     output: (e.output_tokens || 0) - (before.output_tokens || 0)});
   run.usage = {requests: e.requests, input_tokens: e.input_tokens, output_tokens: e.output_tokens,
-               cost: e.cost ?? before.cost ?? null};
+               cached_input_tokens: e.cached_input_tokens || 0, cost: e.cost ?? before.cost ?? null};
 }
 
 // One line for an event of a sub-agent's run, shown under the parent's call.
@@ -110,6 +110,7 @@ const handlers = {
   model_unanswered(run, e) { run.notices.push(`the model gave no answer (${e.reason})${e.retrying ? "; asked again" : ""}`); },
   model_degraded(run, e) { run.notices.push(`${e.model}: no ${e.feature}; ${e.action}`); },
   text_delta(run, e) { run.answer += e.text; },
+  answer_withdrawn(run, e) { run.answer = ""; run.notices.push(`answer withdrawn (${e.reason})${e.retrying ? "; asked again" : ""}`); },
   reasoning_delta(run, e) { run.reasoningText += e.text; },
   run_finished(run, e) {
     Object.assign(run, {status: "completed", answer: e.output, stopReason: e.stop_reason});

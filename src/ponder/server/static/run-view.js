@@ -112,7 +112,8 @@ export function usageLine(run) {
   if (!usage) return ended ? `${run.status} · no usage recorded` : "tokens: counted after each model response";
   const total = (usage.input_tokens || 0) + (usage.output_tokens || 0);
   const price = typeof usage.cost === "number" ? ` · $${usage.cost.toFixed(4)}` : "";  // unknown price: tokens only
-  const line = `tokens: in ${usage.input_tokens || 0} · out ${usage.output_tokens || 0} · total ${total} · ${usage.requests || 0} request(s)${price}`;
+  const cached = usage.cached_input_tokens ? ` (${usage.cached_input_tokens} cached)` : "";
+  const line = `tokens: in ${usage.input_tokens || 0}${cached} · out ${usage.output_tokens || 0} · total ${total} · ${usage.requests || 0} request(s)${price}`;
   return ended ? `${run.status}${run.stopReason ? " (" + run.stopReason + ")" : ""} · ${line}` : line;
 }
 
