@@ -14,7 +14,13 @@ from typing import TYPE_CHECKING, ClassVar, Literal
 
 from ponder.agent.strategies import prompts
 from ponder.agent.strategies.answer import answer_problem, gathered_results, strip_markup
-from ponder.agent.strategies.echo import Said, said_by_runtime, substantive, without_echo
+from ponder.agent.strategies.echo import (
+    ECHO_WINDOW,
+    Said,
+    said_by_runtime,
+    substantive,
+    without_echo,
+)
 from ponder.events import AnswerWithdrawn, LimitReached, TextDelta
 from ponder.messages import SystemMessage, ToolCallPart
 from ponder.status import LIMIT_STOP_REASONS, LoopLimit, StopReason
@@ -136,7 +142,7 @@ class AgentStrategy:
         that is cleaned of it (an empty one was already asked for again by
         ``RunContext.request``). Streamed text that is not kept is withdrawn.
         """
-        said = said_by_runtime(self.state.ledger.messages)
+        said = self.said()
         problem = answer_problem(text, said) if text.strip() else None
         if problem is not None and not self.state.answer_retried:
             self.state.answer_retried = True
@@ -145,13 +151,23 @@ class AgentStrategy:
             return
         self.finish_cleaned(text, stop_reason, said)
 
+    def said(self) -> Said:
+        """What ponder told the model that an answer may echo.
+
+        The system prompt, the turn's prompt and the latest `ECHO_WINDOW` messages.
+        """
+        messages = self.state.ledger.messages
+        head = [m for m in messages[:1] if isinstance(m, SystemMessage)]
+        recent = messages[-ECHO_WINDOW:]
+        return said_by_runtime([*head, self.state.prompt_message(), *recent])
+
     def finish_cleaned(self, text: str, stop_reason: StopReason, said: Said | None = None) -> None:
         """Finish with ``text`` cleaned of markup and of ponder's instructions.
 
         Nothing left is no answer, unless tools gave results: then those are the answer.
         """
         if said is None:
-            said = said_by_runtime(self.state.ledger.messages)
+            said = self.said()
         cleaned, echoed = without_echo(strip_markup(text), said)
         if echoed and not substantive(cleaned):
             cleaned = ""

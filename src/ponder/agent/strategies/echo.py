@@ -27,7 +27,7 @@ from ponder.agent.strategies import prompts
 from ponder.messages import AssistantMessage, Message, SystemMessage, ToolMessage, UserMessage
 from ponder.tools.builtin import CONTROL_TOOLS
 
-__all__ = ["Said", "normalise", "said_by_runtime", "substantive", "without_echo"]
+__all__ = ["ECHO_WINDOW", "Said", "normalise", "said_by_runtime", "substantive", "without_echo"]
 
 _UNESCAPE_ROUNDS = 3
 _MARKUP = re.compile(
@@ -41,6 +41,10 @@ _RUNTIME_MARK = "<BEGIN_OF_"
 # The model's own words in the reasoning fed back: everything before the closing instruction.
 _FED_BACK = re.compile(r"<BEGIN_OF_REASONING>.*?(?=^Act on it now|<END_OF_REASONING>)", re.S | re.M)
 _MIN_WORDS = 3
+ECHO_WINDOW = 60
+"""How many of the latest messages an answer is checked against (besides the system prompt
+and the turn's prompt): what the model can echo is what it read last, and a long run's
+answer then costs no more to check than a short one's."""
 """Shorter segments are echoes only when equal to an instruction sentence."""
 _MAX_SEGMENTS = 400
 """Segments compared at most; an echo is short, and a long answer's tail is kept as it is."""
@@ -143,19 +147,21 @@ def said_by_runtime(messages: Sequence[Message]) -> Said:
         elif isinstance(message, ToolMessage) and calls.get(message.call_id) in CONTROL_TOOLS:
             texts.append(message.content)
     data = _data(messages)
+    # the data sentences long enough to count inside a template, padded once for all texts
+    carried = [f" {d} " for d in data if len(d.split()) >= _MIN_WORDS]
     sentences: dict[str, None] = {}
     for text in texts:
         for segment in _segments(_RESULT_LINE.sub("", decoded(text))):
             norm = normalise(segment)
-            if norm and norm not in data and not _overlaps(norm, data):
+            if norm and norm not in data and not _overlaps(norm, carried):
                 sentences[norm] = None
     return Said(tuple(sentences))
 
 
-def _overlaps(sentence: str, data: Iterable[str]) -> bool:
-    """Whether ``sentence`` carries one of the data sentences (the request in a template)."""
+def _overlaps(sentence: str, carried: Iterable[str]) -> bool:
+    """Whether ``sentence`` carries a (padded) data sentence: the request in a template."""
     padded = f" {sentence} "
-    return any(len(d.split()) >= _MIN_WORDS and f" {d} " in padded for d in data)
+    return any(d in padded for d in carried)
 
 
 def without_echo(text: str, said: Said) -> tuple[str, bool]:
