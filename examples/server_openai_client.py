@@ -33,9 +33,15 @@ def free_port() -> int:
 
 @contextmanager
 def ponder_serve(model: str, *options: str) -> Iterator[str]:
-    """Run ``ponder serve`` until the block ends; yields its base URL."""
+    """Run ``ponder serve`` until the block ends; yields its base URL.
+
+    The server runs with ``--no-token`` (allowed on loopback only) so the example stays
+    short; a real deployment keeps the token ``ponder serve`` prints and sends it as the
+    client's API key.
+    """
     port = free_port()
-    command = [sys.executable, "-m", "ponder.cli.main", "serve", "--model", model, *options]
+    command = [sys.executable, "-m", "ponder.cli.main", "serve", "--no-token", "--model", model]
+    command += options
     server = subprocess.Popen([*command, "--port", str(port)], stdout=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
     try:

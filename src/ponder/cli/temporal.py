@@ -56,8 +56,11 @@ def _client_opened() -> None:
 
 def _on_temporal(work: Coroutine[Any, Any, T]) -> T:
     """Run ``work``; a request the Temporal server refuses is one clear error."""
-    from ponder.temporal.client import service_errors
-
+    try:
+        from ponder.temporal.client import service_errors  # the `temporal` extra
+    except BaseException:
+        work.close()  # never started: no "never awaited" warning after the extra's error
+        raise
     with service_errors():
         return asyncio.run(work)
 
