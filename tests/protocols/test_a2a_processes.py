@@ -37,9 +37,14 @@ def free_port() -> int:
 def ponder_serve(
     *options: str, env: dict[str, str] | None = None, kill: bool = False
 ) -> Iterator[str]:
-    """``ponder serve`` as a subprocess until the block ends (``kill``: SIGKILL); its URL."""
+    """``ponder serve`` as a subprocess until the block ends (``kill``: SIGKILL); its URL.
+
+    Without a ``--token`` in ``options`` the server runs with ``--no-token`` (loopback).
+    """
     port = free_port()
     command = [sys.executable, "-m", "ponder.cli.main", "serve", "--port", str(port), *options]
+    if "--token" not in options:
+        command.append("--no-token")
     server = subprocess.Popen(
         command, cwd=ROOT, env={**os.environ, **(env or {})}, stdout=subprocess.DEVNULL
     )
