@@ -89,6 +89,21 @@ def test_the_card_describes_the_agent_and_its_tools(server: LiveServer) -> None:
     assert card["skills"][0]["description"] == "Publish a text."
 
 
+def test_a_factory_is_called_for_runs_and_once_for_the_card() -> None:
+    made: list[Agent] = []
+
+    def factory() -> Agent:
+        made.append(approval_agent())
+        return made[-1]
+
+    with live_server(create_app(factory)) as running:
+        assert made == []  # mounting the endpoints makes no agent
+        first = httpx.get(f"{running.url}/.well-known/agent-card.json").json()
+        again = httpx.get(f"{running.url}/.well-known/agent-card.json").json()
+    assert len(made) == 1
+    assert [s["id"] for s in first["skills"]] == ["publish"] and again == first
+
+
 def test_send_returns_the_completed_task_with_its_answer(tmp_path: Path) -> None:
     async def go(url: str) -> Task:
         client = await client_for(url)

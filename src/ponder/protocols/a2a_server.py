@@ -294,10 +294,12 @@ def a2a_routes(
     description: str | None = None,
 ) -> list[Route]:
     """The agent card route and the JSON-RPC route, to add to a Starlette or FastAPI app."""
-    agent = launcher.agent() if isinstance(launcher, RunLauncher) else None
+    # a factory is not called here: it makes one agent per run (see `card` below)
+    agent = launcher.fixed_agent if isinstance(launcher, RunLauncher) else None
     base = agent_card(
         agent, "http://localhost" + RPC_PATH, name=name, description=description, token=token
     )
+    described: list[AgentCard] = []  # a factory's agent, described at the first card request
     builder = SimpleRequestContextBuilder(
         task_id_generator=_RunIds(), context_id_generator=_TaskContexts()
     )
@@ -310,8 +312,18 @@ def a2a_routes(
     )
 
     async def card(request: Request) -> JSONResponse:
+        if not described:
+            fresh = None
+            if agent is None and isinstance(launcher, RunLauncher):
+                fresh = launcher.agent()  # a factory's agent, made once for its description
+            url = base.supported_interfaces[0].url
+            described.append(
+                base
+                if fresh is None
+                else agent_card(fresh, url, name=name, description=description, token=token)
+            )
         served = AgentCard()
-        served.CopyFrom(base)
+        served.CopyFrom(described[0])
         url = str(request.base_url).rstrip("/") + RPC_PATH
         served.supported_interfaces[0].url = url
         return JSONResponse(agent_card_to_dict(served))

@@ -64,6 +64,11 @@ class RunLauncher:
         self.interrupting: set[str] = set()
         """Runs stopped resumably by a shutdown (they end ``interrupted``, not ``cancelled``)."""
 
+    @property
+    def fixed_agent(self) -> Agent | None:
+        """The server's one agent, or None when each run gets a fresh one from a factory."""
+        return self._source if isinstance(self._source, Agent) else None
+
     def agent(self) -> Agent:
         """The agent for a run (the same one, or a fresh one from the factory).
 

@@ -42,6 +42,8 @@ class ToolResult(BaseModel):
         cls, output: str, data: Any = None, *, display: Literal["thinking", "plan"] | None = None
     ) -> ToolResult:
         """A successful result (``display``: the event it makes, see `display`)."""
+        if display is None:  # the fields set stays the one a plain result has
+            return cls(success=True, output=output, data=data)
         return cls(success=True, output=output, data=data, display=display)
 
     @classmethod
