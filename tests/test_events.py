@@ -100,3 +100,13 @@ def test_kind_of_names_the_unknown_kind() -> None:
     assert kind_of({"kind": "usage"}) == "usage"
     with pytest.raises(ValueError, match="unknown event kind 3"):
         kind_of({"kind": 3})
+
+
+def test_the_older_event_names_resolve_with_a_deprecation_warning() -> None:
+    import ponder.events as events
+
+    for old, cls in events.DEPRECATED_NAMES.items():
+        with pytest.warns(DeprecationWarning, match=f"{old} is deprecated; use .*{cls.__name__}"):
+            assert getattr(events, old) is cls
+    with pytest.raises(AttributeError):
+        events.NoSuchEvent  # noqa: B018

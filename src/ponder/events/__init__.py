@@ -18,18 +18,18 @@ are imported from ``ponder.events``; where a name is also a ``ponder.models`` cl
 events``) or alias one of them.
 
 The classes live in `base` (the shared fields and closed value sets), `run`, `rounds`,
-`steps`, `output` and `mcp`; import them from here. Six keep their older names as aliases:
-``UsageUpdated``,
-``ReasoningStep``, ``ThinkingRecorded``, ``TodoUpdated``, ``CompactionApplied``,
-``RetrievalDone``.
+`steps`, `output` and `mcp`; import them from here. Six older names still resolve, with a
+`DeprecationWarning`: ``UsageUpdated``, ``ReasoningStep``, ``ThinkingRecorded``,
+``TodoUpdated``, ``CompactionApplied`` and ``RetrievalDone`` (see `DEPRECATED_NAMES`).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from collections.abc import Mapping
 from functools import cache
-from typing import Annotated, Any, Literal, TypeAlias, get_args
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeAlias, get_args
 
 from pydantic import Field, TypeAdapter
 
@@ -91,6 +91,7 @@ from ponder.events.steps import (
 )
 
 __all__ = [
+    "DEPRECATED_NAMES",
     "EVENT_KINDS",
     "EVENT_TYPES",
     "AnswerWithdrawn",
@@ -98,7 +99,6 @@ __all__ = [
     "CheckType",
     "CheckpointWritten",
     "Compaction",
-    "CompactionApplied",
     "Event",
     "EventBase",
     "EventKind",
@@ -117,12 +117,10 @@ __all__ = [
     "Reasoning",
     "ReasoningDelta",
     "ReasoningPhase",
-    "ReasoningStep",
     "Reflection",
     "ReplanTrigger",
     "ReportRaised",
     "Retrieval",
-    "RetrievalDone",
     "RoundStarted",
     "RunCancelled",
     "RunFailed",
@@ -138,15 +136,12 @@ __all__ = [
     "SubAgentEvent",
     "TextDelta",
     "Thinking",
-    "ThinkingRecorded",
     "Todo",
-    "TodoUpdated",
     "ToolCallFailed",
     "ToolCallFinished",
     "ToolCallStarted",
     "ToolPrediction",
     "Usage",
-    "UsageUpdated",
     "Verdict",
     "event_from_dict",
     "event_to_dict",
@@ -245,12 +240,36 @@ EVENT_KINDS: frozenset[str] = frozenset(EVENT_TYPES)
 if EVENT_KINDS != frozenset(get_args(EventKind)):  # pragma: no cover - a programming error
     raise TypeError(f"EventKind and Event disagree: {EVENT_KINDS ^ set(get_args(EventKind))}")
 
-UsageUpdated: TypeAlias = Usage
-ReasoningStep: TypeAlias = Reasoning
-ThinkingRecorded: TypeAlias = Thinking
-TodoUpdated: TypeAlias = Todo
-CompactionApplied: TypeAlias = Compaction
-RetrievalDone: TypeAlias = Retrieval
+DEPRECATED_NAMES: dict[str, type[EventBase]] = {
+    "UsageUpdated": Usage,
+    "ReasoningStep": Reasoning,
+    "ThinkingRecorded": Thinking,
+    "TodoUpdated": Todo,
+    "CompactionApplied": Compaction,
+    "RetrievalDone": Retrieval,
+}
+"""Older names of event classes, resolved with a `DeprecationWarning` (one grammar: see above)."""
+
+
+if TYPE_CHECKING:  # type checkers see the exact classes; at run time `__getattr__` warns
+    UsageUpdated = Usage
+    ReasoningStep = Reasoning
+    ThinkingRecorded = Thinking
+    TodoUpdated = Todo
+    CompactionApplied = Compaction
+    RetrievalDone = Retrieval
+
+
+def __getattr__(name: str) -> type[EventBase]:
+    cls = DEPRECATED_NAMES.get(name)
+    if cls is None:
+        raise AttributeError(f"module 'ponder.events' has no attribute {name!r}")
+    warnings.warn(
+        f"ponder.events.{name} is deprecated; use ponder.events.{cls.__name__}",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    return cls
 
 
 def kind_of(data: Mapping[str, Any]) -> EventKind:
