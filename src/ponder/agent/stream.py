@@ -54,6 +54,8 @@ class RunStream(Generic[OutputT]):
         self._closed = False
         self._task: asyncio.Future[RunResult[OutputT]] | None = None
         self._stopping = False
+        self._early: tuple[str | None] | None = None
+        """An `interrupt` or `cancel` that came before the run started: applied at its start."""
 
     @property
     def result(self) -> RunResult[OutputT]:
@@ -117,12 +119,18 @@ class RunStream(Generic[OutputT]):
     def _begin(self, queue: asyncio.Queue[Any]) -> asyncio.Future[RunResult[OutputT]]:
         task = self._task = asyncio.ensure_future(self._start(queue.put_nowait))
         task.add_done_callback(lambda _: queue.put_nowait(_DONE))
+        if self._early is not None:  # stopped before it started: it records that at once
+            self._stop(self._early[0])
         return task
 
     def _stop(self, message: str | None) -> None:
         """Cancel the run once (a second cancel would cut its cleanup short)."""
         task = self._task
-        if task is None or task.done() or self._stopping:
+        if task is None:
+            if self._early is None and not self._closed:
+                self._early = (message,)  # an interrupt before the first event keeps its kind
+            return
+        if task.done() or self._stopping:
             return
         self._stopping = True
         task.cancel(message)

@@ -7,6 +7,7 @@ resumed here by any client, also when another process started it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -308,6 +309,11 @@ class RunLauncher:
                     output = event.output
         except asyncio.CancelledError:
             if run_id in self.interrupting:
+                if store is not None:
+                    # a run stopped before its driver began (or before its run began at all)
+                    # wrote no status: it must not stay ``running``
+                    with contextlib.suppress(StoreError):
+                        await store.set_status(run_id, "interrupted")
                 await self.record_interrupted(record)
                 return
             await self.end_run(record, "cancelled", "cancelled by request", "Cancelled")
