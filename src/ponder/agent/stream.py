@@ -119,7 +119,7 @@ class RunStream(Generic[OutputT]):
     def _begin(self, queue: asyncio.Queue[Any]) -> asyncio.Future[RunResult[OutputT]]:
         task = self._task = asyncio.ensure_future(self._start(queue.put_nowait))
         task.add_done_callback(lambda _: queue.put_nowait(_DONE))
-        if self._early is not None:  # stopped before it started: it records that at once
+        if self._early is not None:  # stopped before it started: cancelled before its first step
             self._stop(self._early[0])
         return task
 
@@ -128,7 +128,7 @@ class RunStream(Generic[OutputT]):
         task = self._task
         if task is None:
             if self._early is None and not self._closed:
-                self._early = (message,)  # an interrupt before the first event keeps its kind
+                self._early = (message,)  # kept, with its kind, for when the run starts
             return
         if task.done() or self._stopping:
             return
