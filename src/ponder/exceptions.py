@@ -8,6 +8,7 @@ PonderError                      base of everything ponder raises
 ├── RunError                     a run failed
 │   ├── ModelError               the model provider failed
 │   │   ├── ModelHTTPError       an HTTP error status from the provider
+│   │   │   └── ContextOverflowError  the prompt is longer than the model's window
 │   │   ├── ModelTimeoutError    the request took longer than its total timeout
 │   │   ├── ModelConnectionError the provider could not be reached
 │   │   └── ModelResponseError   the provider answered with something unusable
@@ -35,6 +36,7 @@ from typing import Any
 __all__ = [
     "CompileError",
     "ConfigError",
+    "ContextOverflowError",
     "EmptyStreamError",
     "LedgerError",
     "ModelConnectionError",
@@ -103,6 +105,28 @@ class ModelHTTPError(ModelError):
         super().__init__(f"HTTP {status_code}: {message}", model_name=model_name)
         self.status_code = status_code
         self.body = body
+
+
+class ContextOverflowError(ModelHTTPError):
+    """The provider refused the prompt as longer than the model's context window.
+
+    ``limit`` is the window in tokens and ``prompt_tokens`` what the prompt counted, each
+    when the provider said (OpenAI, vLLM, llama.cpp and Anthropic do); ``None`` otherwise.
+    """
+
+    def __init__(
+        self,
+        status_code: int,
+        message: str,
+        *,
+        model_name: str | None = None,
+        body: Any = None,
+        limit: int | None = None,
+        prompt_tokens: int | None = None,
+    ) -> None:
+        super().__init__(status_code, message, model_name=model_name, body=body)
+        self.limit = limit
+        self.prompt_tokens = prompt_tokens
 
 
 class ModelTimeoutError(ModelError):

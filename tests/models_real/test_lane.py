@@ -16,8 +16,8 @@ from typing import Any
 
 from ponder import Agent
 from ponder.events import Event
-from ponder.messages import ensure_sendable
-from ponder.models.capabilities import forget_learned
+from ponder.messages import AssistantMessage, Message, TextPart, UserMessage, ensure_sendable
+from ponder.models.capabilities import forget_learned, learned_window
 from ponder.testing.llama_server import LlamaServer
 from tests.models_real.lane_tools import TOOLS
 
@@ -131,3 +131,25 @@ def test_step_react_with_sequential_thinking_and_an_mcp_tool(server: LlamaServer
     tools = {t.name for t in agent.tool_registry().definitions()}
     assert {"multiply", "sequential_thinking", "sequentialthinking"} <= tools
     assert finished[0].usage["requests"] <= 30
+
+
+def test_a_history_longer_than_the_window_is_cut_to_fit(server: LlamaServer) -> None:
+    # The server runs with a 4096-token window and says so only when a prompt overflows it:
+    # the run learns the window from that refusal, drops the oldest turns, and goes on.
+    forget_learned()
+    notes = "The meeting notes say the budget was approved and the launch moved to May. " * 12
+    history: list[Message] = []
+    for turn in range(12):
+        history += [
+            UserMessage(content=f"Note {turn}: {notes}"),
+            AssistantMessage(parts=(TextPart(text="Noted."),)),
+        ]
+    agent, events = _agent(
+        server, "llamacpp:smollm2", **LEAN, agent_thought_mode="chat", context_strategy="slide"
+    )
+    result = agent.run_sync("When is the launch?", message_history=history)
+    assert result.status == "completed" and result.stop_reason in STOP_REASONS
+    assert server.statuses.count(400) == 1 and server.statuses[-1] == 200
+    assert _kinds(events, "compaction")
+    assert learned_window("llamacpp:smollm2") == server.n_ctx
+    forget_learned()

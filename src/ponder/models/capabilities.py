@@ -6,6 +6,8 @@ features (``model_capabilities = {required_tool_choice = false}``). What a profi
 not know is learned from the provider's errors: `learn` records a feature as unsupported
 for one (provider, base URL, model) for the rest of the process, and `effective` folds
 the profile, the overrides and what was learned into the capabilities to send with.
+`learn_window` keeps the context window a provider's overflow error named, per model name,
+so the next run compacts before it would overflow.
 """
 
 from __future__ import annotations
@@ -24,7 +26,9 @@ __all__ = [
     "effective",
     "forget_learned",
     "learn",
+    "learn_window",
     "learned",
+    "learned_window",
 ]
 
 Feature = Literal[
@@ -97,6 +101,7 @@ class Capabilities:
 
 Key = tuple[str, str | None, str]
 _LEARNED: dict[Key, set[Feature]] = {}
+_WINDOWS: dict[str, int] = {}
 _LOCK = threading.Lock()
 
 
@@ -116,10 +121,22 @@ def learned(key: Key) -> frozenset[Feature]:
         return frozenset(_LEARNED.get(key, ()))
 
 
+def learn_window(model_name: str, tokens: int) -> None:
+    """Record ``tokens`` as the context window the provider enforces for ``model_name``."""
+    with _LOCK:
+        _WINDOWS[model_name] = tokens
+
+
+def learned_window(model_name: str) -> int:
+    """The context window learned for ``model_name`` in this process; 0 if none was."""
+    return _WINDOWS.get(model_name, 0)
+
+
 def forget_learned() -> None:
     """Forget everything learned (for tests and long-lived processes that changed server)."""
     with _LOCK:
         _LEARNED.clear()
+        _WINDOWS.clear()
 
 
 def effective(base: Capabilities, key: Key) -> Capabilities:

@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ponder.exceptions import EmptyStreamError, ModelError, ModelHTTPError
+from ponder.exceptions import ContextOverflowError, EmptyStreamError, ModelError, ModelHTTPError
 from ponder.messages import AssistantMessage, Message, ToolMessage, UserMessage
 from ponder.models.base import Degradation, ForceTool, ModelRequest
 from ponder.models.capabilities import Capabilities, Feature
@@ -145,6 +145,8 @@ _SIGNS: tuple[tuple[Feature, Callable[[str], bool]], ...] = (
 def refused_feature(error: ModelError, body: dict[str, Any]) -> Feature | None:
     """The feature ``body`` used that ``error`` names, if it is a 4xx/5xx about one."""
     if not isinstance(error, ModelHTTPError) or error.status_code in (408, 409, 429):
+        return None
+    if isinstance(error, ContextOverflowError):  # the prompt's size, not a feature
         return None
     text = str(error).lower()
     used = _used_features(body)

@@ -6,12 +6,14 @@ The ``openai`` and ``anthropic`` SDKs share one exception layout (``APIStatusErr
 
 from __future__ import annotations
 
+import re
 from types import ModuleType
 from typing import Any
 
 from pydantic import ValidationError
 
 from ponder.exceptions import (
+    ContextOverflowError,
     EmptyStreamError,
     ModelConnectionError,
     ModelHTTPError,
@@ -20,7 +22,7 @@ from ponder.exceptions import (
 )
 from ponder.models.retry import Failure, parse_retry_after, retryable_status
 
-__all__ = ["translate_sdk_error"]
+__all__ = ["context_overflow", "translate_sdk_error"]
 
 
 def translate_sdk_error(exc: BaseException, model_name: str, sdk: ModuleType) -> Failure | None:
@@ -73,9 +75,20 @@ def _event_failure(exc: Any, model_name: str) -> Failure:
 
 def _status_failure(exc: Any, model_name: str) -> Failure:
     headers = exc.response.headers
-    error = ModelHTTPError(
-        exc.status_code, _provider_message(exc), model_name=model_name, body=exc.body
-    )
+    message = _provider_message(exc)
+    overflow = context_overflow(exc.status_code, message, exc.body)
+    if overflow is not None:
+        limit, prompt = overflow
+        error: ModelHTTPError = ContextOverflowError(
+            exc.status_code,
+            message,
+            model_name=model_name,
+            body=exc.body,
+            limit=limit,
+            prompt_tokens=prompt,
+        )
+        return Failure(error, is_retryable=False)
+    error = ModelHTTPError(exc.status_code, message, model_name=model_name, body=exc.body)
     retry_after = parse_retry_after(headers.get("retry-after-ms"))
     if retry_after is not None:
         retry_after /= 1000
@@ -91,3 +104,58 @@ def _provider_message(exc: Any) -> str:
         if isinstance(inner, dict) and inner.get("message"):
             return str(inner["message"])
     return str(exc.message)
+
+
+_OVERFLOW_SIGNS = (
+    "maximum context length",
+    "context length exceeded",
+    "context_length_exceeded",
+    "exceeds the available context size",
+    "exceed_context_size",
+    "exceeds the context window",
+    "exceed context limit",
+    "context window",
+    "prompt is too long",
+    "context length of only",
+)
+_LIMIT = re.compile(
+    r"maximum context length is (\d+)|context length of only (\d+)|(\d+) maximum\b|> (\d+),"
+)
+_PROMPT = re.compile(
+    r"\((\d+) in the messages|request has (\d+) input tokens|messages resulted in (\d+) tokens"
+    r"|prompt is too long: (\d+) tokens|keep the first (\d+) tokens|context limit: (\d+) \+"
+)
+
+
+def context_overflow(status: int, message: str, body: Any) -> tuple[int | None, int | None] | None:
+    """``(limit, prompt_tokens)`` if a 4xx says the prompt overflowed the context window.
+
+    Reads the shapes real servers send: OpenAI's ``context_length_exceeded`` code, vLLM's and
+    llama-cpp-python's "maximum context length is N tokens … (M in the messages …)",
+    llama.cpp's ``exceed_context_size_error`` with ``n_ctx`` and ``n_prompt_tokens``,
+    Anthropic's "prompt is too long: M tokens > N maximum" and LM Studio's "context length
+    of only N tokens". Either number is ``None`` when the server did not give it.
+    """
+    if not 400 <= status < 500:
+        return None
+    inner = body.get("error", body) if isinstance(body, dict) else None
+    fields = inner if isinstance(inner, dict) else {}
+    kind = f"{fields.get('type') or ''} {fields.get('code') or ''}".lower()
+    text = message.lower()
+    if not any(sign in text or sign in kind for sign in _OVERFLOW_SIGNS):
+        return None
+    limit, prompt = _number(fields.get("n_ctx")), _number(fields.get("n_prompt_tokens"))
+    if limit is None and (found := _LIMIT.search(text)):
+        limit = _number(next(g for g in found.groups() if g))
+    if prompt is None and (found := _PROMPT.search(text)):
+        prompt = _number(next(g for g in found.groups() if g))
+    return limit, prompt
+
+
+def _number(value: Any) -> int | None:
+    """A positive token count from a JSON value or a matched string."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | str) and str(value).isdigit() and int(value) > 0:
+        return int(value)
+    return None

@@ -19,7 +19,7 @@ import json
 import sys
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Self
+from typing import Any, Literal, Self
 
 from ponder.testing._http import HttpReply, HttpRequest, LocalHttpServer
 from ponder.testing.quirks import (
@@ -39,9 +39,14 @@ from ponder.testing.script import (
     split_text,
 )
 
-__all__ = ["FakeOpenAIServer", "main"]
+__all__ = ["FakeOpenAIServer", "OverflowShape", "main"]
 
 _DONE = b"data: [DONE]\n\n"
+
+OverflowShape = Literal["vllm", "llamacpp", "bare"]
+"""How an over-long prompt is refused: vLLM's and llama-cpp-python's message with both
+numbers, llama.cpp's ``exceed_context_size_error`` with ``n_ctx`` fields, or OpenAI's
+"exceeds the context window" with no number at all."""
 
 
 class FakeOpenAIServer:
@@ -56,8 +61,18 @@ class FakeOpenAIServer:
         port: int = 0,
         model: str = "fake-model",
         quirks: Iterable[str] = (),
+        context_window: int | None = None,
+        overflow_shape: OverflowShape = "vllm",
     ):
+        """A server answering from ``script``; ``quirks`` are its rude behaviours.
+
+        ``context_window`` refuses (in ``overflow_shape``) a request whose prompt, counted
+        as a server would (its messages and tool schemas as JSON, four characters a token),
+        plus its ``max_tokens`` is longer; the script's next reply waits for the next request.
+        """
         self.script = FakeScript(script)
+        self.context_window = context_window
+        self.overflow_shape: OverflowShape = overflow_shape
         self.quirks = check_quirks(quirks)
         self.model = model
         self._http = LocalHttpServer(self._handle, port=port)
@@ -104,6 +119,11 @@ class FakeOpenAIServer:
             await reply.start_stream()
             await reply.end_stream()
             reply.drop()
+            return
+        overflow = self._overflow(body)
+        if overflow is not None:
+            self.script.record(body)
+            await reply.send_json(400, overflow)
             return
         refused = refusal(body, self.quirks)
         if refused is not None:
@@ -169,6 +189,31 @@ class FakeOpenAIServer:
                 await reply.send_chunk(b'data: {"id": "chatcmpl-fake", "choices": [{\n\n')
         await reply.send_chunk(_DONE)
         await reply.end_stream()
+
+    def _overflow(self, body: dict[str, Any]) -> dict[str, Any] | None:
+        """The error body for a prompt longer than ``context_window``; None if it fits."""
+        if self.context_window is None:
+            return None
+        prompt = prompt_tokens(body)
+        completion = body.get("max_tokens") or body.get("max_completion_tokens") or 0
+        if not isinstance(completion, int):
+            completion = 0
+        window = self.context_window
+        if prompt + completion <= window:
+            return None
+        if self.overflow_shape == "llamacpp":
+            message = "the request exceeds the available context size, try increasing it"
+            error = {"code": 400, "message": message, "type": "exceed_context_size_error"}
+            return {"error": {**error, "n_prompt_tokens": prompt, "n_ctx": window}}
+        if self.overflow_shape == "bare":
+            message = "Your input exceeds the context window of this model."
+            return self.error_body(message)
+        message = (
+            f"This model's maximum context length is {window} tokens. However, you requested "
+            f"{prompt + completion} tokens ({prompt} in the messages, {completion} in the "
+            "completion). Please reduce the length of the messages or completion."
+        )
+        return self.error_body(message)
 
     def error_body(self, message: str, kind: str = "invalid_request_error") -> dict[str, Any]:
         """The provider's JSON error body."""
@@ -253,6 +298,13 @@ async def send_raw(reply: HttpReply, raw: RawReply) -> None:
             await reply.end_stream()
     if raw.cut:
         reply.drop()
+
+
+def prompt_tokens(body: dict[str, Any]) -> int:
+    """A request's prompt tokens as this server counts them: messages and tools as JSON."""
+    return (
+        len(json.dumps(body.get("messages", []))) // 4 + len(json.dumps(body.get("tools", []))) // 4
+    )
 
 
 def _usage(fake: FakeReply, body: dict[str, Any]) -> dict[str, Any]:

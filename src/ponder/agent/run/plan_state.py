@@ -69,3 +69,7 @@ class ContextTracking(SharedFieldsModel):
 
     estimated_tokens: int = 0
     estimated_upto: int = 0
+    window: int = 0
+    """The model's context window as its provider stated it in this run (0: not stated)."""
+    overhead: int = 0
+    """Prompt tokens the estimate misses (tool schemas, the chat template), from that error."""

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, ClassVar, Literal
 
 from ponder.agent.strategies import prompts
 from ponder.agent.strategies.answer import answer_problem, gathered_results, strip_markup
+from ponder.agent.strategies.compaction import request_in_window
 from ponder.agent.strategies.echo import (
     ECHO_WINDOW,
     Said,
@@ -124,7 +125,7 @@ class AgentStrategy:
             self.ctx.append_user(instruction)
         for _ in range(self.config.agent_tool_refusal_rounds):
             output = self.ctx.answer_schema
-            response = await self.ctx.request("final_answer", (), "none", output=output)
+            response = await request_in_window(self.ctx, "final_answer", (), "none", output=output)
             self.state.ledger.append(response.to_message())
             for call in response.tool_calls:
                 refused = ToolResult.fail("tools are off now; answer in plain text")

@@ -14,6 +14,12 @@ which re-checks the pairing.
 
 The step workflow has its own form, `compact_steps`: finished steps' messages are
 replaced by their summaries.
+
+The window is ``session_tokens_windows`` until the provider states a smaller one: a
+request refused as too long (`ContextOverflowError`) teaches the run, and the process, the
+model's window and how many prompt tokens the estimate misses (tool schemas, the chat
+template); `request_in_window` then compacts once and sends again, and the triggers above
+use the smaller window from then on, so later rounds compact before they would overflow.
 """
 
 from __future__ import annotations
@@ -26,8 +32,10 @@ from ponder.agent.run.window import context_messages, minimal_messages, prompt_i
 from ponder.agent.strategies.prompts import STEP_SUMMARY_HEADER, compaction_instruction
 from ponder.config import AgentConfig
 from ponder.events import Compaction
-from ponder.exceptions import ModelError
+from ponder.exceptions import ContextOverflowError, ModelError
 from ponder.messages import Message, SystemMessage, ToolMessage, UserMessage
+from ponder.models.base import ModelResponse, OutputSchema, ToolChoice, ToolDefinition
+from ponder.models.capabilities import learn_window, learned_window
 from ponder.models.tokens import estimate_messages_tokens, estimate_tokens
 
 if TYPE_CHECKING:
@@ -41,7 +49,10 @@ __all__ = [
     "context_tokens",
     "is_over_window",
     "minimal_messages",
+    "request_in_window",
+    "shrink",
     "summary_budget",
+    "window_tokens",
 ]
 
 
@@ -55,9 +66,25 @@ def context_tokens(state: RunState) -> int:
     return track.estimated_tokens
 
 
+def window_tokens(ctx: RunContext) -> int:
+    """The estimated prompt tokens the ledger must fit in.
+
+    ``session_tokens_windows``, or less once the provider stated a smaller window (in this
+    run, or earlier in this process for the same model): that window less room for the
+    completion (``max_tokens``, else an eighth of the window) and less what the estimate
+    misses.
+    """
+    config, track = ctx.config, ctx.state.context
+    window = config.session_tokens_windows
+    stated = track.window or learned_window(ctx.model.name)
+    if stated:
+        reserve = config.max_tokens or stated // 8
+        window = min(window, max(stated - reserve - track.overhead, stated // 4))
+    return window
+
+
 def _trigger_tokens(ctx: RunContext) -> int:
-    config = ctx.config
-    return int(config.compaction_trigger_ratio * config.session_tokens_windows)
+    return int(ctx.config.compaction_trigger_ratio * window_tokens(ctx))
 
 
 def is_over_window(ctx: RunContext) -> bool:
@@ -78,11 +105,61 @@ async def compact_if_needed(ctx: RunContext) -> bool:
     return await compact(ctx, config.context_strategy)
 
 
+async def request_in_window(
+    ctx: RunContext,
+    purpose: str,
+    tools: Sequence[ToolDefinition] = (),
+    tool_choice: ToolChoice = "auto",
+    *,
+    output: OutputSchema | None = None,
+) -> ModelResponse:
+    """`RunContext.request` for the ledger, made to fit when the provider says it does not.
+
+    On a `ContextOverflowError` the run learns the window (see `window_tokens`), `shrink`s
+    the ledger once and sends again; with nothing to cut, compaction off, or a second
+    overflow, the error stands.
+    """
+    try:
+        return await ctx.request(purpose, tools, tool_choice, output=output)
+    except ContextOverflowError as exc:
+        _learn_window(ctx, exc)
+        if not await shrink(ctx):
+            raise
+    return await ctx.request(purpose, tools, tool_choice, output=output)
+
+
+def _learn_window(ctx: RunContext, exc: ContextOverflowError) -> None:
+    track = ctx.state.context
+    sent = estimate_messages_tokens(context_messages(ctx.state, ctx.config.use_minimal_context))
+    if exc.prompt_tokens:
+        track.overhead = max(0, exc.prompt_tokens - sent)
+    if exc.limit:
+        track.window = exc.limit
+        learn_window(ctx.model.name, exc.limit)
+    else:  # no number given: the window is smaller than what was sent
+        track.window = min(track.window or sent + track.overhead, sent + track.overhead)
+
+
+async def shrink(ctx: RunContext) -> bool:
+    """Compact now, whatever the triggers say; False if compaction is off or finds nothing.
+
+    The step workflow compacts its finished steps only (its plan keeps ledger positions).
+    """
+    config, state = ctx.config, ctx.state
+    if not config.enable_compaction or config.context_strategy == "none":
+        return False
+    if state.ledger.open_calls:
+        return False
+    if state.step.steps_begin is not None:
+        return await compact_steps(ctx)
+    return await compact(ctx, config.context_strategy)
+
+
 def _cut_index(ctx: RunContext, messages: Sequence[Message]) -> int:
     """Where the kept tail begins: about half the trigger, never inside a call's results."""
     config = ctx.config
     ratio = config.slide_target_ratio
-    budget = int(ratio * config.session_tokens_windows) if ratio else _trigger_tokens(ctx) // 2
+    budget = int(ratio * window_tokens(ctx)) if ratio else _trigger_tokens(ctx) // 2
     limit = config.memory_length_limit
     keep_at_most = max(1, limit // 2) if limit else len(messages)
     cut, used = len(messages), 0

@@ -16,6 +16,7 @@ from typing import Any
 
 from ponder.agent.run.context import RunContext
 from ponder.agent.strategies import prompts
+from ponder.agent.strategies.compaction import request_in_window
 from ponder.events import OutputRejected
 from ponder.status import StopReason
 
@@ -46,7 +47,7 @@ async def settle_output(ctx: RunContext) -> None:
     while state.output_attempts <= retries:
         state.output_attempts += 1
         ctx.append_user(instruction)
-        response = await ctx.request("final_output", (), "none", output=spec.schema)
+        response = await request_in_window(ctx, "final_output", (), "none", output=spec.schema)
         state.ledger.append(response.to_message())
         text = response.text
         read = spec.read(text)

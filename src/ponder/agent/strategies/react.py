@@ -40,7 +40,7 @@ from ponder.agent.strategies.acting import act, answer_open_calls, call_signatur
 from ponder.agent.strategies.answer import gathered_results, strip_markup
 from ponder.agent.strategies.base import AgentStrategy
 from ponder.agent.strategies.builtins import Builtins
-from ponder.agent.strategies.compaction import compact_if_needed
+from ponder.agent.strategies.compaction import compact_if_needed, request_in_window
 from ponder.agent.strategies.reflection import judge_reflection, reflect
 from ponder.events import LoopDetected, Reasoning, RoundStarted
 from ponder.messages import AssistantMessage, SystemMessage, ToolCallPart, UserMessage
@@ -133,7 +133,9 @@ class ReActStrategy(AgentStrategy):
         if await self.usage_limited():
             return False
         self.state.phase = "reasoning"
-        response = await self.ctx.request("reasoning", self.tools, ForceTool(THINK_AND_REASON))
+        response = await request_in_window(
+            self.ctx, "reasoning", self.tools, ForceTool(THINK_AND_REASON)
+        )
         calls = await act(self.ctx, response, self.builtins, round_no)
         if not calls:
             await self.reason_from_text(response.text, round_no)
@@ -175,7 +177,7 @@ class ReActStrategy(AgentStrategy):
             return False
         if state.phase != phase:
             state.phase = phase
-        response = await self.ctx.request(phase, self.tools, choice)
+        response = await request_in_window(self.ctx, phase, self.tools, choice)
         calls = await act(self.ctx, response, self.builtins, round_no)
         if not calls:
             return await self.on_text_reply(response.text)

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from ponder.agent.strategies import prompts
 from ponder.agent.strategies.acting import act
+from ponder.agent.strategies.compaction import request_in_window
 from ponder.models.base import ForceTool, ToolChoice
 from ponder.tools.builtin import VERIFY_REASONING
 
@@ -64,7 +65,7 @@ def check_request(name: str) -> str:
 async def _ask(ctx: RunContext, builtins: Builtins, instruction: str, choice: ToolChoice) -> None:
     ctx.append_user(instruction)
     offered = [builtins.definitions[VERIFY_REASONING]]
-    response = await ctx.request("reflection", offered, choice)
+    response = await request_in_window(ctx, "reflection", offered, choice)
     await act(ctx, response, builtins, ctx.state.rounds + 1)
 
 

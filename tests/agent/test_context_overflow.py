@@ -1,0 +1,192 @@
+"""A prompt longer than the model's window: learned from the provider, compacted, sent again.
+
+The fake provider refuses an over-long prompt as real servers do (vLLM's and
+llama-cpp-python's message, llama.cpp's ``exceed_context_size_error``, OpenAI's message
+with no number, Anthropic's "prompt is too long"); runs go through the official SDKs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from ponder.agent import Agent
+from ponder.events import Event
+from ponder.exceptions import ContextOverflowError
+from ponder.models.capabilities import forget_learned, learned_window
+from ponder.testing import FakeOpenAIServer
+from ponder.testing.fake_anthropic import FakeAnthropicServer
+from ponder.testing.fake_openai import OverflowShape, prompt_tokens
+from ponder.testing.script import FakeReply, FakeToolCall
+from ponder.tools import tool
+
+from .scripts import of_kind
+
+WINDOW = 2000
+MAX_TOKENS = 100
+
+
+@tool
+def fetch(page: int) -> str:
+    """Fetch a page of the report.
+
+    Args:
+        page: The page number.
+    """
+    return f"page {page}: " + "lorem ipsum dolor sit amet " * 80
+
+
+def call(name: str, n: int, **arguments: Any) -> FakeReply:
+    return FakeReply(tool_calls=[FakeToolCall(name=name, id=f"c{n}", arguments=arguments)])
+
+
+def reading(pages: int) -> list[FakeReply]:
+    """Fetch ``pages`` pages, stop, answer: each page adds about 600 prompt tokens."""
+    fetches = [call("fetch", n, page=n) for n in range(pages)]
+    return [*fetches, call("agent_stop", 99), FakeReply(content="The report says lorem.")]
+
+
+@pytest.fixture(autouse=True)
+def _fresh_windows() -> Iterator[None]:
+    forget_learned()
+    yield
+    forget_learned()
+
+
+def agent_for(server: FakeOpenAIServer, model: str = "openai:fake-model", **config: Any) -> Agent:
+    return Agent(
+        model,
+        tools=[fetch],
+        base_url=server.base_url,
+        api_key="k",
+        enable_thinking_tool=False,
+        max_tokens=MAX_TOKENS,
+        **{"agent_thought_mode": "chat", "context_strategy": "slide", **config},
+    )
+
+
+async def run(agent: Agent) -> tuple[Any, list[Event]]:
+    stream = agent.stream("Read the report and say what it is about.")
+    events = [event async for event in stream]
+    return stream.result, events
+
+
+def refused(server: FakeOpenAIServer) -> list[int]:
+    """The indexes of the requests the server refused as too long."""
+    return [
+        i
+        for i, body in enumerate(server.requests)
+        if prompt_tokens(body) + (body.get("max_tokens") or 0) > WINDOW
+    ]
+
+
+@pytest.mark.parametrize("shape", ["vllm", "llamacpp", "bare"])
+async def test_an_overflow_is_compacted_once_and_later_rounds_fit(shape: OverflowShape) -> None:
+    script = reading(6)
+    async with FakeOpenAIServer(script, context_window=WINDOW, overflow_shape=shape) as server:
+        result, events = await run(agent_for(server))
+    assert result.status == "completed" and result.output == "The report says lorem."
+    # one refused request, answered after compaction; every later one fits
+    assert len(refused(server)) == 1
+    first = refused(server)[0]
+    assert prompt_tokens(server.requests[first + 1]) < prompt_tokens(server.requests[first])
+    assert of_kind(events, "compaction")
+    assert len(server.requests) == len(script) + 1
+    assert result.usage.requests == len(script)  # the refused request is not a request made
+    if shape != "bare":  # the window was named: the next run of this model starts knowing it
+        assert learned_window("openai:fake-model") == WINDOW
+
+
+async def test_the_next_run_of_the_model_compacts_before_it_overflows() -> None:
+    async with FakeOpenAIServer(reading(5), context_window=WINDOW) as server:
+        first, _ = await run(agent_for(server))
+        assert first.status == "completed" and len(refused(server)) == 1
+        server.script = type(server.script)(reading(6))  # a new script, a new request log
+        second, events = await run(agent_for(server))
+    assert second.status == "completed" and second.output == "The report says lorem."
+    assert refused(server) == []  # the second run never sent an over-long prompt
+    assert of_kind(events, "compaction")
+
+
+async def test_compact_mode_sends_a_summary_that_fits() -> None:
+    replies = iter(reading(6))
+
+    def answer(body: dict[str, Any]) -> FakeReply:
+        if "BEGIN_OF_COMPACTION" in str(body["messages"][-1].get("content")):
+            return FakeReply(content="The earlier pages are lorem ipsum.")
+        return next(replies)
+
+    async with FakeOpenAIServer(answer, context_window=WINDOW) as server:
+        result, events = await run(agent_for(server, context_strategy="compact"))
+    assert result.status == "completed" and result.output == "The report says lorem."
+    assert of_kind(events, "compaction")[0].mode == "compact"
+    answered = server.requests[refused(server)[0] + 2]  # refused, summary, sent again
+    texts = [str(m.get("content")) for m in answered["messages"]]
+    assert any("The earlier pages are lorem ipsum." in text for text in texts)
+    assert len(refused(server)) == 1
+
+
+@pytest.mark.parametrize("config", [{"enable_compaction": False}, {"context_strategy": "none"}])
+async def test_with_compaction_off_the_overflow_fails_the_run_with_its_numbers(
+    config: dict[str, Any],
+) -> None:
+    events: list[Event] = []
+    async with FakeOpenAIServer(reading(6), context_window=WINDOW) as server:
+        agent = agent_for(server, **config)
+        agent.on_event()(events.append)
+        with pytest.raises(ContextOverflowError):
+            await agent.run("Read the report.")
+    failed = of_kind(events, "run_failed")
+    assert failed and "maximum context length is 2000 tokens" in failed[0].error
+    assert len(refused(server)) == 1  # not retried: the same prompt would be refused again
+
+
+async def test_an_overflow_through_the_python_api_raises_the_typed_error() -> None:
+    async with FakeOpenAIServer(reading(6), context_window=WINDOW) as server:
+        agent = agent_for(server, enable_compaction=False)
+        with pytest.raises(ContextOverflowError) as caught:
+            await agent.run("Read the report.")
+    assert caught.value.limit == WINDOW and caught.value.status_code == 400
+    assert caught.value.prompt_tokens is not None and caught.value.prompt_tokens > WINDOW // 2
+
+
+async def test_an_overflow_is_not_taken_for_a_refused_feature() -> None:
+    # a 400 about the prompt's size names no feature: nothing is degraded
+    async with FakeOpenAIServer(reading(6), context_window=WINDOW) as server:
+        result, events = await run(agent_for(server, agent_thought_mode="reasoning"))
+    assert result.status == "completed"
+    assert not of_kind(events, "model_degraded")
+    assert any(body.get("tool_choice") == "required" for body in server.requests[-4:])
+
+
+ANTHROPIC_REFUSALS = [
+    "prompt is too long: 5210 tokens > 4096 maximum",
+    "input length and `max_tokens` exceed context limit: 4000 + 100 > 4096, decrease input "
+    "length or `max_tokens` and try again",
+]
+
+
+@pytest.mark.parametrize("message", ANTHROPIC_REFUSALS)
+async def test_anthropic_says_prompt_is_too_long_and_the_run_compacts(message: str) -> None:
+    script = reading(3)
+    script.insert(2, FakeReply(status=400, error_message=message))
+    async with FakeAnthropicServer(script) as server:
+        agent = Agent(
+            "anthropic:claude-fake",
+            tools=[fetch],
+            base_url=server.base_url,
+            api_key="k",
+            enable_thinking_tool=False,
+            agent_thought_mode="chat",
+            max_tokens=MAX_TOKENS,
+            context_strategy="slide",
+        )
+        result, events = await run(agent)
+    assert result.status == "completed" and result.output == "The report says lorem."
+    assert of_kind(events, "compaction")
+    assert learned_window("anthropic:claude-fake") == 4096
+    after = server.requests[3]["messages"]
+    before = server.requests[2]["messages"]
+    assert len(after) < len(before)
