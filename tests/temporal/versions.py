@@ -20,5 +20,5 @@ class Greeter(ReActStrategy):
         await super().on_entry()
         if UNPATCHED[0] or (CHANGED[0] and patched("greet-first")):
             await asyncio.sleep(0.05)
-            response = await self.ctx.request("greet", (), "none")
+            response = await self.ctx.caller.request("greet", (), "none")
             self.ctx.append_user(f"note: {response.text}")

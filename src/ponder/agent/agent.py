@@ -239,18 +239,21 @@ class Agent(EntryPoints[OutputT], Generic[OutputT]):
         """
         from ponder.agent.launch import RunRequest, launch
 
-        request = RunRequest(
-            prompt,
-            self._spec(output_type),
-            message_history=message_history,
-            deps=deps,
-            run_id=run_id,
-            session_id=session_id,
-            store=store or self.store,
-            limits=limits,
-            external_tools=external_tools,
+        # the request is not kept here: the launch lets go of it once the run is under way
+        return await launch(
+            self,
+            RunRequest(
+                prompt,
+                self._spec(output_type),
+                message_history=message_history,
+                deps=deps,
+                run_id=run_id,
+                session_id=session_id,
+                store=store or self.store,
+                limits=limits,
+                external_tools=external_tools,
+            ),
         )
-        return await launch(self, request)
 
     @overload
     def stream(

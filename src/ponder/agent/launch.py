@@ -13,9 +13,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from ponder.agent.limits import UsageLimits
-from ponder.agent.output import OutputSpec
+from ponder.agent.output import OutputSpec, restored_output
 from ponder.agent.result import RunResult
-from ponder.agent.run.context import EventSink, RunContext
+from ponder.agent.run.build import build_context
+from ponder.agent.run.context import ContextBuilder, EventSink, Resumed, RunContext, RunTools
 from ponder.agent.run.driver import drive, prepare_start
 from ponder.agent.run.sessions import session_tool_states
 from ponder.agent.run.state import RunState
@@ -33,9 +34,19 @@ from ponder.tools.registry import ToolRegistry
 if TYPE_CHECKING:
     from ponder.agent.agent import Agent
     from ponder.agent.run.deps import RunDeps, Strategy
+    from ponder.mcp.elicitation import InputHold
     from ponder.vm import Interpreter
 
-__all__ = ["Prompt", "RunRequest", "launch", "new_run", "new_state", "run_context", "run_tap"]
+__all__ = [
+    "Prompt",
+    "RunRequest",
+    "context_builder",
+    "launch",
+    "new_run",
+    "new_state",
+    "run_context",
+    "run_tap",
+]
 
 Prompt: TypeAlias = str | Sequence[str | Image | File]
 """A run's prompt: text, or text with images and files (``[text, Image(...), File(...)]``)."""
@@ -68,7 +79,9 @@ async def launch(
         return await _launch_bound(agent, request, state, sink)
     # awaited from here (no `with`, no helper coroutine): a waiting run keeps fewer objects
     deps, vm, owner = await _prepare(agent, request, state, sink)
-    return await drive(deps, vm, request.store, owner)
+    store = request.store
+    del request  # nor the request, which the run no longer reads
+    return await drive(deps, vm, store, owner)
 
 
 async def _launch_turn(
@@ -103,7 +116,14 @@ async def _prepare(
     agent: Agent[Any], request: RunRequest, state: RunState, sink: EventSink | None
 ) -> tuple[RunDeps[Strategy], Interpreter, str]:
     ctx = await run_context(
-        agent, state, request.deps, sink, sink is not None, request.output, run_tap(agent)
+        agent,
+        state,
+        request.deps,
+        sink,
+        sink is not None,
+        request.output,
+        run_tap(agent),
+        request.store,
     )
     return await prepare_start(ctx, agent.strategy_type, agent.program, request.store)
 
@@ -166,42 +186,70 @@ async def run_context(
     stream: bool = False,
     output: OutputSpec | None = None,
     tap: RunTap | None = None,
+    store: Store | None = None,
+    resumed: Resumed | None = None,
 ) -> RunContext:
-    """The live pieces of one run of ``agent`` on ``state``, bound to its MCP servers."""
+    """The live pieces of one run of ``agent`` on ``state``, bound to its MCP servers.
+
+    A restored ``state`` keeps the output type it was started with (see `restored_output`).
+    """
     toolbox = agent.toolbox
     registry, executor = await toolbox.current()
-    ctx = RunContext(
-        config=agent.config,
-        model=agent.model,
-        tools=registry,
-        executor=executor,
-        hooks=agent.hooks,
-        state=state,
-        instructions=agent.instructions,
-        deps=deps,
-        sink=sink,
-        stream_text=stream,
-        output=output,
-        tap=tap,
-    )
-    if tap is not None:
-        tap.attach(ctx)
+    inputs: InputHold | None = None
+    built: list[RunContext] = []  # the source below reports to the context built last
     binding = toolbox.mcp.bindings.get(state.run_id) if toolbox.mcp else None
+    if binding is None and not state.external_tools:
+        tools = toolbox.static_tools(registry, executor)
+    else:
+        tools = RunTools(registry, executor)
     if binding is not None:
 
         async def source() -> tuple[ToolRegistry, ToolExecutor]:
-            binding.attach(ctx.emit_now)  # after RunStarted: the first round asks
+            binding.attach(built[0].bus.emit_now)  # after RunStarted: the first round asks
             return await toolbox.current()
 
         def add_usage(usage: Usage) -> None:
-            ctx.state.usage = ctx.state.usage + usage
+            state.usage = state.usage + usage
 
-        ctx.tool_source, binding.add_usage = source, add_usage
+        tools.source, binding.add_usage = source, add_usage
         if binding.elicit is None:
             from ponder.mcp.elicitation import InputHold  # runs with MCP servers only
 
-            ctx.inputs = binding.hold = InputHold()
+            inputs = binding.hold = InputHold()
+    ctx = build_context(
+        config=agent.config,
+        model=agent.model,
+        hooks=agent.hooks,
+        state=state,
+        tools=tools,
+        instructions=agent.instructions,
+        deps=deps,
+        sink=sink,
+        stream=stream,
+        output=restored_output(output, state.output_schema),
+        tap=tap,
+        store=store,
+        inputs=inputs,
+        resumed=resumed,
+    )
+    built.append(ctx)
     return ctx
+
+
+def context_builder(
+    agent: Agent[Any],
+    deps: Any,
+    sink: EventSink | None = None,
+    output: OutputSpec | None = None,
+    store: Store | None = None,
+) -> ContextBuilder:
+    """How the driver builds a resumed run's context once its state is restored."""
+
+    async def build(state: RunState, resumed: Resumed) -> RunContext:
+        streams = sink is not None
+        return await run_context(agent, state, deps, sink, streams, output, None, store, resumed)
+
+    return build
 
 
 def run_tap(agent: Agent[Any]) -> RunTap | None:

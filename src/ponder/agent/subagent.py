@@ -15,7 +15,7 @@ from __future__ import annotations
 import contextvars
 from typing import TYPE_CHECKING, Any
 
-from ponder.agent.launch import RunRequest, new_run, run_context
+from ponder.agent.launch import RunRequest, context_builder, new_run, run_context
 from ponder.agent.run.context import RunContext
 from ponder.agent.run.driver import resume_run, start_run
 from ponder.agent.run.link import CURRENT_RUN, RunLink, is_held
@@ -98,15 +98,15 @@ async def _run_child(
     output = agent._output
     with agent.toolbox.bind(child_id, agent.model):
         if store is not None and await _stored(store, child_id):
-            fresh = agent.new_state("", run_id=child_id)
-            ctx = await run_context(agent, fresh, call.deps, sink, sink is not None, output)
+            build = context_builder(agent, call.deps, sink, output, store)
             decision = _decision_for(parent, call.call_id)
             strategy = agent.strategy_type
-            return await resume_run(ctx, strategy, agent.program, store, child_id, decision)
+            return await resume_run(build, strategy, agent.program, store, child_id, decision)
         request = RunRequest(task, output, run_id=child_id, store=store)
         state = await new_run(agent, request)
         state.limits = limits
-        ctx = await run_context(agent, state, call.deps, sink, sink is not None, output)
+        sinks = sink is not None
+        ctx = await run_context(agent, state, call.deps, sink, sinks, output, None, store)
         return await start_run(ctx, agent.strategy_type, agent.program, store)
 
 
@@ -117,12 +117,12 @@ def _decision_for(parent: RunContext | None, call_id: str) -> Any:
 
 
 def _nested(parent: RunContext | None, call_id: str, name: str) -> Any:
-    if parent is None or parent.sink is None:
+    if parent is None or not parent.streams:
         return None
 
     def deliver(event: Event) -> None:
         data = event_to_dict(event)
-        parent.emit_now(SubAgentEvent(call_id=call_id, agent=name, event=data))
+        parent.bus.emit_now(SubAgentEvent(call_id=call_id, agent=name, event=data))
 
     return deliver
 

@@ -88,7 +88,7 @@ class EntryPoints(Generic[OutputT]):
         A typed run keeps its type: ``output_type`` (else the agent's) validates the answer,
         and without either the answer is the JSON the run's stored schema describes.
         """
-        from ponder.agent.launch import run_context
+        from ponder.agent.launch import context_builder
         from ponder.agent.run.driver import resume_run
 
         agent = cast("Agent[Any]", self)  # the one subclass
@@ -97,9 +97,9 @@ class EntryPoints(Generic[OutputT]):
             raise UserError("resume needs the store the run was checkpointed to")
         output = agent._spec(output_type)
         with agent.toolbox.bind(run_id, agent.model):
-            fresh = agent.new_state("", run_id=run_id)
-            ctx = await run_context(agent, fresh, deps, output=output)
-            return await resume_run(ctx, agent.strategy_type, agent.program, chosen, run_id, value)
+            build = context_builder(agent, deps, output=output, store=chosen)
+            program = agent.program
+            return await resume_run(build, agent.strategy_type, program, chosen, run_id, value)
 
     @overload
     def run_sync(

@@ -14,6 +14,7 @@ from contextlib import AbstractContextManager, contextmanager, nullcontext
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
+from ponder.agent.run.context import RunTools
 from ponder.config import AgentConfig
 from ponder.exceptions import UserError
 from ponder.models import resolve_model
@@ -133,6 +134,7 @@ class Toolbox:
         self._registry = ToolRegistry(self.base)
         self._mcp_tools: list[Tool] = []
         self._executor: ToolExecutor | None = None
+        self._static: RunTools | None = None
         self.sampling_model: Model | None = None
         """The model that answers MCP sampling; None = ``mcp_sampling_model`` or the run's."""
 
@@ -198,6 +200,16 @@ class Toolbox:
                 max_output_chars=self.config.tool_output_max_chars,
             )
         return registry, executor
+
+    def static_tools(self, registry: ToolRegistry, executor: ToolExecutor) -> RunTools:
+        """The tools of a run whose set never changes (no MCP servers, no external tools).
+
+        One object for all such runs of the current tool set: a waiting run keeps no copy.
+        """
+        found = self._static
+        if found is None or found.registry is not registry or found.executor is not executor:
+            found = self._static = RunTools(registry, executor)
+        return found
 
     async def close(self) -> None:
         """Close the MCP sessions (stdio servers exit)."""

@@ -87,7 +87,7 @@ class OtelTap(RunTap):
         set_header_source(_headers)
 
     def attach(self, ctx: TappedRun) -> None:
-        """Start the run's span and trace the run's model."""
+        """Start the run's span."""
         self.ctx = ctx
         provider, model = _split(ctx.model.name)
         attributes = {
@@ -104,7 +104,10 @@ class OtelTap(RunTap):
         self.run = self.tracer.start_span(
             "invoke_agent ponder", kind=SpanKind.INTERNAL, attributes=attributes
         )
-        ctx.model = TracedModel(ctx.model, self)
+
+    def wrap_model(self, model: Model) -> Model:
+        """Trace each request of the run's model."""
+        return TracedModel(model, self)
 
     def parent(self) -> otel_context.Context:
         """The context new spans start in: the innermost open span of the run."""

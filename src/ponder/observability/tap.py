@@ -1,9 +1,10 @@
 """Taps: what watches one run from outside its strategy — logging, recording, replay, tracing.
 
-A `RunTap` is attached to a run (a `TappedRun`: the run's context) before it starts (it
-may wrap the model), sees every event the moment it is emitted, runs around each tool
-call (and may answer a call itself), sees each VM node before it runs, and is told when
-the run is over. `ponder.observability.run_taps` builds a run's taps from the agent's
+A `RunTap` may wrap the run's model (`RunTap.wrap_model`) while the run's context is
+built, is attached to the run (a `TappedRun`: the run's context) before it starts, sees
+every event the moment it is emitted, runs around each tool call (and may answer a call
+itself), sees each VM node before it runs, and is told when the run is over.
+`ponder.observability.run_taps` builds a run's taps from the agent's
 ``record``/``instrument`` options and its model; a run without any pays nothing for them.
 """
 
@@ -30,8 +31,9 @@ class TappedRun(Protocol):
     Taps depend on this view, not on the run machinery: observers sit below the agent.
     """
 
-    model: Model
-    """The run's model; a tap may wrap it in `attach`."""
+    @property
+    def model(self) -> Model:
+        """The run's model (as the taps wrapped it)."""
 
     @property
     def config(self) -> AgentConfig:
@@ -62,8 +64,12 @@ class RunTap:
 
     wants_nodes = True
 
+    def wrap_model(self, model: Model) -> Model:
+        """The model the run will use instead of ``model`` (to see each request)."""
+        return model
+
     def attach(self, ctx: TappedRun) -> None:
-        """The run is about to start on ``ctx`` (a tap may wrap ``ctx.model`` here)."""
+        """The run is about to start on ``ctx``."""
 
     def event(self, event: Event) -> None:
         """``event`` was just emitted (stamped, in emission order)."""
@@ -87,6 +93,12 @@ class Taps(RunTap):
     def __init__(self, taps: Sequence[RunTap]) -> None:
         self.taps = tuple(taps)
         self.wants_nodes = any(t.wants_nodes for t in self.taps)
+
+    def wrap_model(self, model: Model) -> Model:
+        """``model`` wrapped by every tap in turn (the last one outermost)."""
+        for tap in self.taps:
+            model = tap.wrap_model(model)
+        return model
 
     def attach(self, ctx: TappedRun) -> None:
         """Attach every tap."""

@@ -87,9 +87,9 @@ class _Call:
     def emit(self, event: dict[str, Any]) -> None:
         link = CURRENT_RUN.get()
         parent = None if link is None else link.run
-        if parent is not None and parent.sink is not None:
+        if parent is not None and parent.streams:
             sub = SubAgentEvent(call_id=self.ctx.call_id, agent=self.name, event=event)
-            parent.emit_now(sub)
+            parent.bus.emit_now(sub)
 
     def take(self, item: StreamResponse) -> None:
         """Fold one streamed item into the task."""

@@ -88,10 +88,13 @@ class Recorder(RunTap):
         self._ctx: TappedRun | None = None
         self._sent: tuple[Message, ...] = ()
 
+    def wrap_model(self, model: Model) -> Model:
+        """Record each exchange of the run's model."""
+        return RecordingModel(model, self)
+
     def attach(self, ctx: TappedRun) -> None:
-        """Wrap the run's model so each exchange is recorded."""
+        """Keep the run, to name each exchange's purpose."""
         self._ctx = ctx
-        ctx.model = RecordingModel(ctx.model, self)
 
     def exchange(self, request: ModelRequest) -> Exchange:
         """A new exchange for ``request``, appended to the cassette."""

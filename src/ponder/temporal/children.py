@@ -96,7 +96,7 @@ class SubRuns:
         agent = call.name
         for event in raw.get("events") or ():
             if isinstance(event, dict):
-                ctx.emit_now(SubAgentEvent(call_id=call.id, agent=agent, event=event))
+                ctx.bus.emit_now(SubAgentEvent(call_id=call.id, agent=agent, event=event))
 
     def note(self, data: Any) -> bool:
         """Take a ``child_waits`` Signal; True when what the run waits for changed."""

@@ -10,7 +10,7 @@ from ponder.temporal import patched
 class MyStrategy(ReActStrategy):
     async def on_entry(self) -> None:
         if patched("greet-first"):      # new runs (and every local run) greet first
-            await self.ctx.request("greet", (), "none")
+            await self.ctx.caller.request("greet", (), "none")
 ```
 
 Once no run started before the change is left, replace the check with the new code

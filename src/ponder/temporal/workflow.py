@@ -28,7 +28,8 @@ with workflow.unsafe.imports_passed_through():
 
     from ponder.agent.hooks import Hooks
     from ponder.agent.run.approval import accept_decision, check_decision
-    from ponder.agent.run.context import RunContext
+    from ponder.agent.run.build import build_context
+    from ponder.agent.run.context import Resumed, RunContext, RunTools
     from ponder.agent.run.deps import RunDeps
     from ponder.agent.run.state import RunState
     from ponder.agent.strategies.base import AgentStrategy
@@ -111,7 +112,7 @@ class PonderWorkflow:
                 non_retryable=True,
             ) from None
         ctx, self._vm = deps.run, vm
-        await ctx.emit(
+        await ctx.bus.emit(
             RunStarted(
                 prompt=ctx.state.prompt, workflow=ctx.config.agent_workflow, model=ctx.model.name
             )
@@ -177,21 +178,23 @@ class PonderWorkflow:
             ledger=Ledger(messages_from_json(data.get("message_history") or [])),
         )
         executor = ActivityToolExecutor(registry, options)
-        ctx = RunContext(
+        inputs = None
+        if spec.get("holds_input") and workflow.patched(ELICITATION_HOLDS):
+            inputs = executor.inputs = InputHold()
+        ctx = build_context(
             config=config,
             model=ActivityModel(spec["model"], options, self._channel),
-            tools=registry,
-            stream_text=True,
-            executor=executor,
             hooks=Hooks(),
             state=state,
+            tools=RunTools(registry, executor),
             instructions=spec.get("instructions", ""),
             sink=self._record,
+            stream=True,
+            inputs=inputs,
             clock=workflow.time,
+            resumed=Resumed(),  # suspensions are resumed in the workflow itself
         )
         executor.on_child, self._subs.ctx = self._subs.finished, ctx
-        if spec.get("holds_input") and workflow.patched(ELICITATION_HOLDS):
-            ctx.inputs = executor.inputs = InputHold()
         return ctx
 
     def _record(self, event: Event) -> None:
@@ -206,23 +209,23 @@ class PonderWorkflow:
             while isinstance(outcome, Suspended):
                 value = await self._suspend(ctx, outcome)
                 accept_decision(ctx, value, suspended=True)
-                await ctx.emit(RunResumed(pc=vm.pc))
+                await ctx.bus.emit(RunResumed(pc=vm.pc))
                 outcome = await vm.resume(value)
         except VMError as error:
             cause = error.__cause__ or error
             self._status = state.status = "failed"
             await deps.strategy.on_exception(cause)
-            await ctx.emit(RunFailed(error=str(cause), error_type=type(cause).__name__))
+            await ctx.bus.emit(RunFailed(error=str(cause), error_type=type(cause).__name__))
             raise ApplicationError(
                 str(cause), type=type(cause).__name__, non_retryable=True
             ) from None
         except asyncio.CancelledError:
             self._status = state.status = "cancelled"
-            await ctx.emit(RunCancelled())
+            await ctx.bus.emit(RunCancelled())
             raise
         assert isinstance(outcome, Finished)
         self._status = state.status = "completed"
-        await ctx.emit(
+        await ctx.bus.emit(
             RunFinished(
                 output=state.output or "",
                 stop_reason=state.stop_reason or "",
@@ -251,7 +254,7 @@ class PonderWorkflow:
         """Wait for the ``decide`` Update; returns the decision."""
         self._status = ctx.state.status = "suspended"
         self._suspension = suspended
-        await ctx.emit(RunSuspended(reason=suspended.reason, payload=suspended.payload))
+        await ctx.bus.emit(RunSuspended(reason=suspended.reason, payload=suspended.payload))
         memo: dict[str, Any] = {MEMO_STATUS: "suspended"}  # visible without a worker
         described = workflow.patched(SUSPENSION_MEMO)
         if described:
@@ -286,11 +289,11 @@ class PonderWorkflow:
         waiting = self._subs.first()
         if waiting is not None:
             self._status = "suspended"
-            ctx.emit_now(RunSuspended(reason=waiting["reason"], payload=waiting["payload"]))
+            ctx.bus.emit_now(RunSuspended(reason=waiting["reason"], payload=waiting["payload"]))
             workflow.upsert_memo({MEMO_STATUS: "suspended", MEMO_SUSPENSION: waiting})
         elif self._status == "suspended":
             self._status = "running"
-            ctx.emit_now(RunResumed(pc=self._vm.pc if self._vm is not None else 0))
+            ctx.bus.emit_now(RunResumed(pc=self._vm.pc if self._vm is not None else 0))
             workflow.upsert_memo({MEMO_STATUS: "running", MEMO_SUSPENSION: None})
         await self._subs.tell_parent(waiting)
 

@@ -83,15 +83,20 @@ def approval_settled(ctx: RunContext) -> None:
 
 
 def accept_decision(ctx: RunContext, value: Any, *, suspended: bool) -> None:
-    """Check a resume value against the calls the run waits for, and keep it for them."""
+    """Check a resume value against the calls the run waits for, and keep it for them.
+
+    ``ctx`` must be a context built to be resumed (one with ``resumed``).
+    """
+    resumed = ctx.resumed
+    assert resumed is not None, "a resumed run's context is built with `Resumed`"
     if suspended and ctx.state.awaiting_input:
         accept_answers(ctx, value)
-        ctx.decision = None
+        resumed.decision = None
         return
     awaiting = ctx.state.awaiting_approval
     if suspended and awaiting:
         check_decision(value, awaiting)
-    ctx.decision = value if suspended else None
+    resumed.decision = value if suspended else None
 
 
 def check_pending_tools(ctx: RunContext) -> None:

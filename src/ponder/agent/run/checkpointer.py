@@ -13,6 +13,7 @@ reuses ids across rounds never gets one round's result for another round's call.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
@@ -24,10 +25,11 @@ from ponder.store.base import FORMAT, Checkpoint, Store, StoredRun
 from ponder.tools.executor import ToolOutcome
 
 if TYPE_CHECKING:
-    from ponder.agent.run.context import RunContext
+    from ponder.agent.run.bus import EventBus
+    from ponder.agent.run.state import RunState
     from ponder.vm import Interpreter
 
-__all__ = ["Checkpointer", "effect_key"]
+__all__ = ["Checkpointer", "Loaded", "effect_key", "load_checkpoint"]
 
 _MERGED = frozenset({"text_delta", "reasoning_delta"})
 POSITION_KEYS = "position"
@@ -42,9 +44,10 @@ def effect_key(generation: int, index: int, call_id: str) -> str:
 class Checkpointer:
     """The link between one run and its store."""
 
-    def __init__(self, store: Store, run: RunContext) -> None:
+    def __init__(self, store: Store, state: RunState, bus: EventBus) -> None:
         self.store = store
-        self.run = run
+        self.state = state
+        self.bus = bus
         self.vm: Interpreter | None = None
         self.owner: str | None = None
         """The lease holder; checkpoints are written only while it holds the run."""
@@ -77,7 +80,7 @@ class Checkpointer:
         """Write the events no checkpoint took (those after the run's last one)."""
         events = self.take_events()
         if events:
-            await self.store.append_events(self.run.state.run_id, events)
+            await self.store.append_events(self.state.run_id, events)
 
     async def after_node(self, vm: Interpreter, pc: int) -> None:
         """The interpreter's ``after`` hook: checkpoint after nodes marked ``durable``.
@@ -92,7 +95,7 @@ class Checkpointer:
     async def checkpoint(self, status: str | None = None) -> int:
         """Write the header and the messages added since the last checkpoint."""
         assert self.vm is not None
-        state = self.run.state
+        state = self.state
         ledger = state.ledger
         # a fresh run's first write appends, so a used run id conflicts instead of rewriting
         rewrite = self._generation is not None and ledger.generation != self._generation
@@ -122,7 +125,7 @@ class Checkpointer:
         size = await self.store.write(checkpoint)
         self._written, self._generation = len(ledger), ledger.generation
         self._has_effects = self._has_effects and not checkpoint.drop_effects
-        self.run.emit_now(CheckpointWritten(pc=self.vm.pc, bytes_written=size))
+        self.bus.emit_now(CheckpointWritten(pc=self.vm.pc, bytes_written=size))
         return size
 
     async def record(self, outcome: ToolOutcome) -> None:
@@ -136,7 +139,7 @@ class Checkpointer:
         self._current_effects()[message.call_id] = message
         key = effect_key(generation, index, message.call_id)
         self._has_effects = True
-        await self.store.write_effect(self.run.state.run_id, key, message.model_dump(mode="json"))
+        await self.store.write_effect(self.state.run_id, key, message.model_dump(mode="json"))
 
     def saved(self, call_id: str) -> ToolMessage | None:
         """The saved result of the open assistant message's call ``call_id``, if any."""
@@ -148,7 +151,7 @@ class Checkpointer:
             self.effects.pop(call_id, None)
 
     def _position(self) -> tuple[int, int]:
-        ledger = self.run.state.ledger
+        ledger = self.state.ledger
         return ledger.generation, ledger.assistant_index
 
     def _current_effects(self) -> dict[str, ToolMessage]:
@@ -159,25 +162,41 @@ class Checkpointer:
             self._effects_at = position
         return self.effects
 
-    def load(self, stored: StoredRun) -> tuple[dict[str, Any], Ledger]:
-        """The VM snapshot and the ledger of a stored run; remembers what is stored.
+    def continue_from(self, loaded: Loaded) -> None:
+        """Go on from a stored run: what it stored is not written again."""
+        self._written, self._generation = loaded.length, loaded.ledger.generation
+        self.effects = dict(loaded.effects)
+        self._effects_at = (loaded.ledger.generation, loaded.ledger.assistant_index)
+        self._has_effects = loaded.has_effects
 
-        ``StoreError`` if what is stored has the wrong shape (valid JSON, wrong fields).
-        """
-        try:
-            ledger = Ledger(stored.ledger_messages())
-            info = stored.header.get("ledger", {})
-            ledger.generation = int(info.get("generation", 0))
-            effects = _open_effects(stored, ledger, info.get("keys") == POSITION_KEYS)
-        except (LedgerError, ValidationError, TypeError, ValueError, AttributeError) as exc:
-            raise StoreError(
-                f"run {stored.record.run_id!r}: what is stored has the wrong shape "
-                f"({type(exc).__name__}: {' '.join(str(exc).split())[:300]})"
-            ) from None
-        self._written, self._generation = len(ledger), ledger.generation
-        self.effects, self._effects_at = effects, (ledger.generation, ledger.assistant_index)
-        self._has_effects = bool(stored.effects)
-        return stored.vm_snapshot(), ledger
+
+@dataclass(frozen=True, slots=True)
+class Loaded:
+    """A stored run read back: its VM snapshot, its ledger and its open calls' results."""
+
+    snapshot: dict[str, Any]
+    ledger: Ledger
+    effects: dict[str, ToolMessage]
+    has_effects: bool
+    length: int
+
+
+def load_checkpoint(stored: StoredRun) -> Loaded:
+    """The VM snapshot, the ledger and the open calls' saved results of a stored run.
+
+    ``StoreError`` if what is stored has the wrong shape (valid JSON, wrong fields).
+    """
+    try:
+        ledger = Ledger(stored.ledger_messages())
+        info = stored.header.get("ledger", {})
+        ledger.generation = int(info.get("generation", 0))
+        effects = _open_effects(stored, ledger, info.get("keys") == POSITION_KEYS)
+    except (LedgerError, ValidationError, TypeError, ValueError, AttributeError) as exc:
+        raise StoreError(
+            f"run {stored.record.run_id!r}: what is stored has the wrong shape "
+            f"({type(exc).__name__}: {' '.join(str(exc).split())[:300]})"
+        ) from None
+    return Loaded(stored.vm_snapshot(), ledger, effects, bool(stored.effects), len(ledger))
 
 
 def _open_effects(stored: StoredRun, ledger: Ledger, by_position: bool) -> dict[str, ToolMessage]:

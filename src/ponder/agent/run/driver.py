@@ -1,7 +1,8 @@
 """Driving one run on the VM to its end: finished, suspended, failed, cancelled or interrupted.
 
-The driver builds what a run needs around its `RunContext`: the checkpointer (with a
-store), the strategy, and the `RunDeps` the nodes get. With a store, the run's lease is
+The driver builds what a run needs around its `RunContext`: the strategy and the
+`RunDeps` the nodes get; a resumed run's context is built (by the caller's
+`ContextBuilder`) only once its state is restored. With a store, the run's lease is
 taken before anything is loaded, renewed while the run is driven (every third of
 ``Store.lease_seconds``), and released after the final status is written. Checkpoints are
 fenced by the lease: a process that lost it cannot overwrite the run, and gets
@@ -17,11 +18,10 @@ import socket
 import uuid
 from typing import Any
 
-from ponder.agent.output import restored_output
 from ponder.agent.result import RunResult
 from ponder.agent.run.approval import accept_decision, check_pending_tools
-from ponder.agent.run.checkpointer import Checkpointer
-from ponder.agent.run.context import RunContext
+from ponder.agent.run.checkpointer import load_checkpoint
+from ponder.agent.run.context import ContextBuilder, Resumed, RunContext
 from ponder.agent.run.deps import RunDeps, Strategy, StrategyType
 from ponder.agent.run.link import CURRENT_RUN, RunLink
 from ponder.agent.run.shielding import settled
@@ -57,8 +57,7 @@ async def prepare_start(
     The lease is taken and `RunStarted` emitted. `start_run` is this and `drive`; a caller
     that awaits the two itself keeps one coroutine fewer alive while the run waits.
     """
-    checkpointer = ctx.checkpointer = Checkpointer(store, ctx) if store is not None else None
-    ctx.add_external_tools()
+    checkpointer = ctx.checkpointer
     deps = RunDeps(ctx, strategy_type(ctx))
     after = checkpointer.after_node if checkpointer is not None else None
     before = ctx.tap.node if ctx.tap is not None and ctx.tap.wants_nodes else None
@@ -69,7 +68,7 @@ async def prepare_start(
         if store is not None:
             await _acquire(store, state.run_id, owner)
             acquired = True
-        await ctx.emit(
+        await ctx.bus.emit(
             RunStarted(
                 prompt=state.prompt, workflow=ctx.config.agent_workflow, model=ctx.model.name
             )
@@ -99,21 +98,21 @@ async def _stopped_early(store: Store, run_id: str, owner: str, error: BaseExcep
 
 
 async def resume_run(
-    ctx: RunContext,
+    build: ContextBuilder,
     strategy_type: StrategyType,
     program: Program,
     store: Store,
     run_id: str,
     value: Any,
 ) -> RunResult:
-    """Continue a stored run after a crash or a suspension; ``ctx`` gets its restored state.
+    """Continue a stored run after a crash or a suspension; ``build`` makes its context.
 
     The lease is taken first, so what is loaded cannot change under the run.
     """
     owner = _owner()
     await _acquire(store, run_id, owner)
     try:
-        restored = await _restore(ctx, strategy_type, program, store, run_id, value)
+        ctx, restored = await _restore(build, strategy_type, program, store, run_id, value)
     except BaseException:
         await store.release(run_id, owner)
         raise
@@ -121,19 +120,19 @@ async def resume_run(
         await store.release(run_id, owner)
         return RunResult.from_state(ctx.state, ctx.output)
     deps, vm = restored
-    await ctx.emit(RunResumed(pc=vm.pc))
+    await ctx.bus.emit(RunResumed(pc=vm.pc))
     return await drive(deps, vm, store, owner, resume=vm.status == "suspended", value=value)
 
 
 async def _restore(
-    ctx: RunContext,
+    build: ContextBuilder,
     strategy_type: StrategyType,
     program: Program,
     store: Store,
     run_id: str,
     value: Any,
-) -> tuple[RunDeps[Strategy], Interpreter] | None:
-    """Load the run into ``ctx``: its deps and VM, or None if it is over already."""
+) -> tuple[RunContext, tuple[RunDeps[Strategy], Interpreter] | None]:
+    """Load the run and build its context: with its deps and VM, or None if it is over."""
     stored = await store.load(run_id)
     if stored.record.status == "cancelled":
         raise UserError(f"run {run_id!r} was cancelled and cannot be resumed")
@@ -143,30 +142,32 @@ async def _restore(
             f"run {run_id!r} stopped before its first checkpoint, so there is nothing to "
             "resume; it is now marked failed: start the task again as a new run"
         )
-    checkpointer = Checkpointer(store, ctx)
-    snapshot, ledger = checkpointer.load(stored)
-    vm = Interpreter.restore(program, snapshot, state_type=RunState, after=checkpointer.after_node)
+    loaded = load_checkpoint(stored)
+    vm = Interpreter.restore(program, loaded.snapshot, state_type=RunState)
     state = vm.state
     assert isinstance(state, RunState)  # state_type=RunState
-    state.ledger = ledger
-    ctx.state, ctx.checkpointer = state, checkpointer
-    ctx.output = restored_output(ctx.output, state.output_schema)
-    ctx.add_external_tools()
+    state.ledger = loaded.ledger
+    resumed = Resumed()
+    ctx = await build(state, resumed)
+    checkpointer = ctx.checkpointer
+    assert checkpointer is not None  # built with the store the run is resumed from
+    checkpointer.continue_from(loaded)
+    vm.after = checkpointer.after_node
     if stored.record.status == "completed" or vm.is_finished:
-        return None
+        return ctx, None
     accept_decision(ctx, value, suspended=vm.status == "suspended")
     check_pending_tools(ctx)
     asked = {str(q.get("call_id")) for q in state.awaiting_input}
-    ctx.interrupted = {
+    resumed.interrupted = {
         c
-        for c in ledger.open_calls
+        for c in loaded.ledger.open_calls
         if checkpointer.saved(c) is None and c not in state.awaiting_approval and c not in asked
     }
     # the strategy is built from the restored state, so the nodes get their deps only now
     deps = RunDeps(ctx, strategy_type(ctx))
     vm.deps = vm.ctx.deps = deps
     state.status = "running"
-    return deps, vm
+    return ctx, (deps, vm)
 
 
 async def drive(
@@ -275,7 +276,7 @@ async def _failed(deps: RunDeps[Strategy], cause: BaseException) -> None:
     ctx.state.status = "failed"
     await _save(ctx, "failed")
     await deps.strategy.on_exception(cause)
-    await ctx.emit(RunFailed(error=str(cause), error_type=type(cause).__name__))
+    await ctx.bus.emit(RunFailed(error=str(cause), error_type=type(cause).__name__))
     await _save_events(ctx)
 
 
@@ -286,7 +287,7 @@ async def _cancelled(ctx: RunContext, cancel: asyncio.CancelledError) -> None:
     # written to the end even if the run is cancelled again meanwhile: it ends cancelled anyway
     await settled(lambda: _save(ctx, ctx.state.status))
     with contextlib.suppress(asyncio.CancelledError):
-        await ctx.emit(RunCancelled(resumable=resumable))
+        await ctx.bus.emit(RunCancelled(resumable=resumable))
     await settled(lambda: _save_events(ctx))
 
 
@@ -295,7 +296,7 @@ async def _settled(ctx: RunContext, outcome: Outcome) -> None:
     state = ctx.state
     if isinstance(outcome, Finished):
         state.status = "completed"
-        await ctx.emit(
+        await ctx.bus.emit(
             RunFinished(
                 output=state.output or "",
                 stop_reason=state.stop_reason or "",
@@ -305,7 +306,7 @@ async def _settled(ctx: RunContext, outcome: Outcome) -> None:
         )
     else:
         state.status = "suspended"
-        await ctx.emit(RunSuspended(reason=outcome.reason, payload=outcome.payload))
+        await ctx.bus.emit(RunSuspended(reason=outcome.reason, payload=outcome.payload))
 
 
 async def _save(ctx: RunContext, status: str) -> None:

@@ -7,7 +7,7 @@ record and summaries intact.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -65,7 +65,18 @@ class StepRunState(SharedFieldsModel):
 
 
 class ContextTracking(SharedFieldsModel):
-    """An incremental estimate of the ledger's prompt size, so checks stay O(new messages)."""
+    """An incremental estimate of the ledger's prompt size, so checks stay O(new messages).
+
+    Assignments store the value as it is, like `RunState`'s: they are ponder's own ints,
+    and the shared fields set stays shared (one set fewer in every waiting run).
+    """
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        """Store a field as it is (see the class)."""
+        if name in _TRACKING_FIELDS:
+            self.__dict__[name] = value
+        else:
+            super().__setattr__(name, value)
 
     estimated_tokens: int = 0
     estimated_upto: int = 0
@@ -73,3 +84,6 @@ class ContextTracking(SharedFieldsModel):
     """The model's context window as its provider stated it in this run (0: not stated)."""
     overhead: int = 0
     """Prompt tokens the estimate misses (tool schemas, the chat template), from that error."""
+
+
+_TRACKING_FIELDS = frozenset(ContextTracking.model_fields)

@@ -22,11 +22,14 @@ that are missing or repeated within a response are made unique before it is appe
 from __future__ import annotations
 
 from collections.abc import Collection
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from ponder.agent.run.approval import approval_decision, approval_settled, hold_for_approval
+from ponder.agent.run.context import NOTHING
 from ponder.agent.run.elicitation import hold_for_input
 from ponder.agent.run.link import is_held
+from ponder.agent.run.tool_reports import report_tool
 from ponder.events import ToolCallStarted
 from ponder.exceptions import LedgerError
 from ponder.jsontext import json_encoder
@@ -102,8 +105,8 @@ def _append_answers(
     ctx: RunContext, calls: tuple[ToolCallPart, ...], answers: dict[str, ToolMessage]
 ) -> None:
     """Append the batch's answers in call order; saved results are in the ledger now."""
-    if ctx.interrupted:
-        ctx.interrupted = frozenset()
+    if ctx.resumed is not None and ctx.resumed.interrupted:
+        ctx.resumed.interrupted = NOTHING
     ledger = ctx.state.ledger
     for call in calls:
         if call.id in answers:
@@ -260,22 +263,22 @@ def _split_by_limit(
 async def _run(ctx: RunContext, calls: list[ToolCallPart], answers: dict[str, ToolMessage]) -> None:
     if not calls:
         return
-    heard = ctx.heard
+    heard = ctx.bus.heard
     for call in calls:
         if not heard:
-            ctx.skip_event()
+            ctx.bus.skip()
             continue
         arguments: Any = call.args if call.args is not None else call.arguments
-        ctx.emit_now(ToolCallStarted(call_id=call.id, name=call.name, arguments=arguments))
+        ctx.bus.emit_now(ToolCallStarted(call_id=call.id, name=call.name, arguments=arguments))
     outcomes = await ctx.executor.run_batch(
         calls,
         run_id=ctx.state.run_id,
         states=ctx.state.tool_states,
         deps=ctx.deps,
-        on_finish=ctx.tool_finished,
+        on_finish=partial(report_tool, ctx),
         intercept=ctx.tap.tool if ctx.tap is not None else None,
     )
-    await ctx.flush()
+    await ctx.bus.flush()
     actions = 0
     for call in calls:
         if call.name not in CONTROL_TOOLS:

@@ -102,7 +102,7 @@ class AgentStrategy:
 
     async def on_limited(self, limit: LoopLimit, value: int) -> None:
         """A limit ended the tool loop: by default, answer without tools."""
-        await self.ctx.emit(LimitReached(limit=limit, value=value))
+        await self.ctx.bus.emit(LimitReached(limit=limit, value=value))
         stop_reason = LIMIT_STOP_REASONS[limit]
         gathered = gathered_results(self.state.ledger.messages)
         await self.final_answer(prompts.limit_instruction(limit, value, gathered), stop_reason)
@@ -185,9 +185,9 @@ class AgentStrategy:
     def withdraw(self, text: str, reason: str, *, retrying: bool) -> None:
         """Tell stream consumers that the answer text streamed so far is not the answer."""
         ctx = self.ctx
-        if ctx.answer_streamed:
-            ctx.answer_streamed = False
-            ctx.emit_now(AnswerWithdrawn(text=text, reason=reason, retrying=retrying))
+        if ctx.caller.answer_streamed:
+            ctx.caller.answer_streamed = False
+            ctx.bus.emit_now(AnswerWithdrawn(text=text, reason=reason, retrying=retrying))
 
     def finish(self, output: str, stop_reason: StopReason) -> None:
         """Record the turn's answer and end the loop.
@@ -195,12 +195,19 @@ class AgentStrategy:
         An empty "answer" after the model gave no answer twice (empty, or withheld by a
         content filter) stops with that reason instead of ``answered``.
         """
-        blank = self.ctx.unanswered
+        blank = self.ctx.caller.unanswered
         if stop_reason == "answered" and blank is not None and not output.strip():
             stop_reason = "content_filter" if blank == "content_filter" else "empty_answer"
         self.state.output = output
         self.state.stop_reason = stop_reason
         self.state.done = True
         ctx = self.ctx
-        if output and ctx.stream_text and not ctx.answer_streamed and ctx.output is None:
-            ctx.emit_now(TextDelta(text=output))  # settled from a reply that streamed as reasoning
+        if (
+            output
+            and ctx.caller.stream_text
+            and not ctx.caller.answer_streamed
+            and ctx.output is None
+        ):
+            ctx.bus.emit_now(
+                TextDelta(text=output)
+            )  # settled from a reply that streamed as reasoning

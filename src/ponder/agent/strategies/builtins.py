@@ -8,9 +8,12 @@ field — and its effect is applied to the run state, with its event.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, TypeVar, get_args
 
 from ponder.agent.strategies import prompts
+from ponder.config import AgentConfig
 from ponder.events import (
     CheckType,
     MiddleMessage,
@@ -31,7 +34,12 @@ from ponder.tools.tool import ToolResult
 if TYPE_CHECKING:
     from ponder.agent.run.context import RunContext
 
-__all__ = ["Builtins", "parse_structured_reasoning", "parse_tool_prediction"]
+__all__ = [
+    "Builtins",
+    "builtin_definitions",
+    "parse_structured_reasoning",
+    "parse_tool_prediction",
+]
 
 _STEP = re.compile(
     r"\[Step\s+(\d+)\s*/\s*(\d+)\]\s*\[(analy[sz]e|plan|execute|verify)\]\s*(.*)", re.IGNORECASE
@@ -100,23 +108,45 @@ def _choice(
     return allowed[0]
 
 
+_DefinitionsKey = tuple[bool, str, bool, bool]
+_definitions: dict[_DefinitionsKey, Mapping[str, ToolDefinition]] = {}
+
+
+def builtin_definitions(config: AgentConfig) -> Mapping[str, ToolDefinition]:
+    """The built-in tools ``config`` enables, by name: read-only, one per distinct set.
+
+    Each run of an agent holds the same mapping, so a waiting run keeps no copy of it.
+    """
+    guidance = prompts.structured_guidance(config)
+    key = (
+        config.agent_thought_mode != "chat",
+        guidance,
+        config.agent_middle_message,
+        config.enable_reflection,
+    )
+    found = _definitions.get(key)
+    if found is None:
+        made: dict[str, ToolDefinition] = {}
+        if key[0]:
+            made[builtin.THINK_AND_REASON] = builtin.think_and_reason_definition(guidance)
+        if config.agent_middle_message:
+            made[builtin.PROCESSING_MESSAGE] = builtin.processing_message_definition()
+        made[builtin.AGENT_STOP] = builtin.agent_stop_definition()
+        if config.enable_reflection:
+            made[builtin.VERIFY_REASONING] = builtin.verify_reasoning_definition()
+        found = _definitions[key] = MappingProxyType(made)
+    return found
+
+
 class Builtins:
     """The built-in tools enabled for one run, and their effects."""
 
+    __slots__ = ("ctx", "definitions")
+
     def __init__(self, ctx: RunContext) -> None:
         self.ctx = ctx
-        config = ctx.config
-        self.definitions: dict[str, ToolDefinition] = {}
-        if config.agent_thought_mode != "chat":
-            guidance = prompts.structured_guidance(config)
-            self.definitions[builtin.THINK_AND_REASON] = builtin.think_and_reason_definition(
-                guidance
-            )
-        if config.agent_middle_message:
-            self.definitions[builtin.PROCESSING_MESSAGE] = builtin.processing_message_definition()
-        self.definitions[builtin.AGENT_STOP] = builtin.agent_stop_definition()
-        if config.enable_reflection:
-            self.definitions[builtin.VERIFY_REASONING] = builtin.verify_reasoning_definition()
+        self.definitions: Mapping[str, ToolDefinition] = builtin_definitions(ctx.config)
+        """Shared by the runs of one configuration: replaced, never changed in place."""
 
     def __contains__(self, name: object) -> bool:
         return name in self.definitions
@@ -142,7 +172,7 @@ class Builtins:
         if name == builtin.PROCESSING_MESSAGE:
             content = _string(args, "content", required=True, issues=issues)
             if not issues:
-                await self.ctx.emit(MiddleMessage(content=content))
+                await self.ctx.bus.emit(MiddleMessage(content=content))
             return ToolResult.ok(f"Sent a message to user: {content}")
         if name == builtin.AGENT_STOP:
             return self._stop(args, issues)
@@ -157,7 +187,7 @@ class Builtins:
             return ToolResult.fail("invalid")
         state = self.ctx.state
         state.last_summary, state.last_step = summary, last_step
-        await self.ctx.emit(Reasoning(round=round_no, last_step=last_step, summary=summary))
+        await self.ctx.bus.emit(Reasoning(round=round_no, last_step=last_step, summary=summary))
         dropped = await self.emit_structured(summary)
         return ToolResult.ok(prompts.REASONING_RECORDED + dropped)
 
@@ -173,14 +203,14 @@ class Builtins:
         blocks = parse_structured_reasoning(summary, _ALL_BLOCKS)
         depth = config.reasoning_depth
         for index, total, phase, sub in blocks[:depth]:
-            await self.ctx.emit(
+            await self.ctx.bus.emit(
                 StructuredReasoning(
                     step_index=index, total_steps=total, phase=phase, sub_problem=sub
                 )
             )
         prediction = parse_tool_prediction(summary) if config.tool_prediction else None
         if prediction:
-            await self.ctx.emit(
+            await self.ctx.bus.emit(
                 ToolPrediction(predicted_tools=prediction[0], predicted_next_action=prediction[1])
             )
         if len(blocks) <= depth:
@@ -220,7 +250,7 @@ class Builtins:
         state = self.ctx.state
         state.reflection_verdicts = (*state.reflection_verdicts, verdict)
         state.reflection_checks[check_type] = (verdict, detail)
-        await self.ctx.emit(
+        await self.ctx.bus.emit(
             Reflection(
                 check_type=check_type,
                 result=verdict,

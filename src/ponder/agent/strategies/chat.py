@@ -17,7 +17,9 @@ class NoActionStrategy(AgentStrategy):
         """Answer the user's message directly (from it alone with ``use_minimal_context``)."""
         minimal = minimal_messages(self.state) if self.config.use_minimal_context else None
         output = self.ctx.answer_schema
-        response = await self.ctx.request("chat", (), "auto", output=output, messages=minimal)
+        response = await self.ctx.caller.request(
+            "chat", (), "auto", output=output, messages=minimal
+        )
         self.state.ledger.append(response.to_message())
         if minimal is None:
             await self.settle_answer(response.text, "answered")

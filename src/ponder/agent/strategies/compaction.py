@@ -120,12 +120,12 @@ async def request_in_window(
     overflow, the error stands.
     """
     try:
-        return await ctx.request(purpose, tools, tool_choice, output=output)
+        return await ctx.caller.request(purpose, tools, tool_choice, output=output)
     except ContextOverflowError as exc:
         _learn_window(ctx, exc)
         if not await shrink(ctx):
             raise
-    return await ctx.request(purpose, tools, tool_choice, output=output)
+    return await ctx.caller.request(purpose, tools, tool_choice, output=output)
 
 
 def _learn_window(ctx: RunContext, exc: ContextOverflowError) -> None:
@@ -210,7 +210,7 @@ async def _summarise(ctx: RunContext, prefix: list[Message]) -> str:
     budget = summary_budget(ctx.config)
     request = [*prefix, UserMessage(content=compaction_instruction(budget))]
     try:
-        response = await ctx.request("compaction", (), "none", messages=request)
+        response = await ctx.caller.request("compaction", (), "none", messages=request)
     except ModelError:
         return ""
     return _clip(response.text.strip(), budget)
@@ -240,7 +240,7 @@ async def _replace(
     state.ledger.replace(after)
     tokens_after = estimate_messages_tokens(after)
     state.context.estimated_tokens, state.context.estimated_upto = tokens_after, len(after)
-    await ctx.emit(
+    await ctx.bus.emit(
         Compaction(
             mode=mode, tokens_before=estimate_messages_tokens(before), tokens_after=tokens_after
         )

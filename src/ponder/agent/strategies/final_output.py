@@ -56,7 +56,7 @@ async def settle_output(ctx: RunContext) -> None:
             return
         problem = read.problem
         attempt = state.output_attempts
-        await ctx.emit(
+        await ctx.bus.emit(
             OutputRejected(problem=problem, attempt=attempt, retrying=attempt <= retries)
         )
         instruction = prompts.structured_correction(problem)

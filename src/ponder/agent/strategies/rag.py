@@ -66,7 +66,7 @@ class RagStrategy(AgentStrategy):
     async def _answer_from_index(self) -> None:
         state, limit = self.state, self.config.rag_top_k
         passages = await self._retriever().retrieve(state.prompt, limit)
-        await self.ctx.emit(
+        await self.ctx.bus.emit(
             Retrieval(
                 query=state.prompt,
                 sources=[f"{p.source}#{p.chunk}" for p in passages],
@@ -86,20 +86,20 @@ class RagStrategy(AgentStrategy):
                 "the agent tools"
             )
         builtins = Builtins(self.ctx)
-        builtins.definitions.clear()  # the round offers the agent's own tools only
+        builtins.definitions = {}  # the round offers the agent's own tools only (not shared)
         state = self.state
         if state.ledger.open_calls:  # resumed after an approval or a crash
             await answer_open_calls(self.ctx, builtins, 1)
         elif not self._retrieved():
             turn = context_messages(state, minimal=True)
-            response = await self.ctx.request("rag_retrieval", tools, "auto", messages=turn)
+            response = await self.ctx.caller.request("rag_retrieval", tools, "auto", messages=turn)
             calls = await act(self.ctx, response, builtins, 1)
             if not calls:
                 self.finish(response.text, "answered")
                 return
             state.rounds = 1
             names = sorted({c.name for c in calls})
-            await self.ctx.emit(Retrieval(query=state.prompt, sources=names, scores=[]))
+            await self.ctx.bus.emit(Retrieval(query=state.prompt, sources=names, scores=[]))
         await self._answer(context_messages(state, minimal=True), "tools are off now")
 
     def _retrieved(self) -> bool:
@@ -108,7 +108,9 @@ class RagStrategy(AgentStrategy):
 
     async def _answer(self, messages: list[Message], refusal: str) -> None:
         output = self.ctx.answer_schema
-        response = await self.ctx.request("rag", (), "none", output=output, messages=messages)
+        response = await self.ctx.caller.request(
+            "rag", (), "none", output=output, messages=messages
+        )
         self.state.ledger.append(response.to_message())
         for call in response.tool_calls:
             self.state.ledger.append(ToolResult.fail(refusal).to_message(call))

@@ -52,6 +52,9 @@ if TYPE_CHECKING:
 
 __all__ = ["ReActStrategy"]
 
+FORCE_THINKING = ForceTool(THINK_AND_REASON)
+"""The reasoning request's tool choice (one shared value: a waiting run keeps no copy)."""
+
 _TEXT_REASONING_CHARS = 2000
 
 
@@ -103,12 +106,12 @@ class ReActStrategy(AgentStrategy):
             if over is not None:
                 await self._limit_reached(*over)
                 return False
-            if self.ctx.tool_source is not None and await self.ctx.refresh_tools():
+            if self.ctx.toolset.source is not None and await self.ctx.toolset.refresh(self.state):
                 self._tools = None
-            if self.ctx.heard:
-                await self.ctx.emit(RoundStarted(round=round_no, tool_choice=self._choice()))
+            if self.ctx.bus.heard:
+                await self.ctx.bus.emit(RoundStarted(round=round_no, tool_choice=self._choice()))
             else:
-                self.ctx.skip_event()
+                self.ctx.bus.skip()
             if state.last_summary:  # a state assignment costs more than this test
                 state.last_summary = ""
             if self._must_think(round_no) and not await self.think(round_no):
@@ -133,9 +136,7 @@ class ReActStrategy(AgentStrategy):
         if await self.usage_limited():
             return False
         self.state.phase = "reasoning"
-        response = await request_in_window(
-            self.ctx, "reasoning", self.tools, ForceTool(THINK_AND_REASON)
-        )
+        response = await request_in_window(self.ctx, "reasoning", self.tools, FORCE_THINKING)
         calls = await act(self.ctx, response, self.builtins, round_no)
         if not calls:
             await self.reason_from_text(response.text, round_no)
@@ -153,7 +154,9 @@ class ReActStrategy(AgentStrategy):
         if not summary:
             return
         self.state.last_summary = summary
-        await self.ctx.emit(Reasoning(round=round_no, last_step="", summary=summary, source="text"))
+        await self.ctx.bus.emit(
+            Reasoning(round=round_no, last_step="", summary=summary, source="text")
+        )
         await self.builtins.emit_structured(summary)
         self.feed_back_reasoning()
 
@@ -280,7 +283,7 @@ class ReActStrategy(AgentStrategy):
     async def _guard_loop(self, shown: str) -> None:
         state = self.state
         if state.loop_corrected is not None and state.reasoning_pc > 0:
-            await self.ctx.emit(
+            await self.ctx.bus.emit(
                 LoopDetected(signature=shown, repeats=state.reasoning_pc + 1, action="ended")
             )
             gathered = gathered_results(self.state.ledger.messages)
@@ -288,7 +291,9 @@ class ReActStrategy(AgentStrategy):
             return
         if state.reasoning_pc > self.config.loop_reasoning_trigger:
             repeats = state.reasoning_pc + 1
-            await self.ctx.emit(LoopDetected(signature=shown, repeats=repeats, action="corrected"))
+            await self.ctx.bus.emit(
+                LoopDetected(signature=shown, repeats=repeats, action="corrected")
+            )
             self.ctx.append_user(prompts.loop_correction(repeats))
             state.loop_corrected, state.reasoning_pc = shown, 0
 

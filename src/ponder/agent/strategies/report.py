@@ -110,7 +110,7 @@ async def check_report(ctx: RunContext) -> bool:
     verdict = await request_structured(ctx, "report", messages, REPORT_SCHEMA, ReportVerdict)
     if verdict is None or not verdict.flagged:
         return False
-    await ctx.emit(ReportRaised(level=level, category=verdict.category, reason=verdict.reason))
+    await ctx.bus.emit(ReportRaised(level=level, category=verdict.category, reason=verdict.reason))
     if not config.report_then_block:
         return False
     answer = block_message(config.report_block_message)

@@ -38,7 +38,7 @@ async def request_structured(
     sent = list(messages)
     spec = output_schema(schema)
     for _ in range(ctx.config.structured_output_retries + 1):
-        response = await ctx.request(purpose, (), "none", output=spec, messages=sent)
+        response = await ctx.caller.request(purpose, (), "none", output=spec, messages=sent)
         try:
             value = parse_structured(response, output_type)
         except StructuredOutputError as error:

@@ -80,7 +80,9 @@ class StepBuiltins(Builtins):
 
     def expose_update_step(self) -> None:
         """Offer ``update_step`` from now on (idempotent)."""
-        self.definitions.setdefault(builtin.UPDATE_STEP, builtin.update_step_definition())
+        if builtin.UPDATE_STEP not in self.definitions:  # shared with other runs: replaced
+            update = {builtin.UPDATE_STEP: builtin.update_step_definition()}
+            self.definitions = {**self.definitions, **update}
 
     async def dispatch(
         self, name: str, args: dict[str, Any], issues: list[ArgumentIssue], round_no: int
@@ -146,7 +148,7 @@ class StepReActStrategy(ReActStrategy):
         if replanned is not None:
             trigger, before = replanned
             replaced = sorted(before - self._unfinished())
-            await self.ctx.emit(
+            await self.ctx.bus.emit(
                 PlanReplanned(
                     revision=self.step.revision,
                     trigger=trigger,
@@ -155,7 +157,9 @@ class StepReActStrategy(ReActStrategy):
                     steps=steps,
                 )
             )
-        await self.ctx.emit(PlanUpdated(revision=self.step.revision, steps=steps, reason=reason))
+        await self.ctx.bus.emit(
+            PlanUpdated(revision=self.step.revision, steps=steps, reason=reason)
+        )
 
     def _unfinished(self) -> set[str]:
         return {s.id for s in self.step.plan if s.status in ("pending", "running")}
@@ -180,7 +184,7 @@ class StepReActStrategy(ReActStrategy):
         step.iterations, step.signatures, step.stall_signature, step.stop_result = 0, {}, "", ""
         step.input_tokens_at_start, step.ledger_start = state.usage.input_tokens, len(state.ledger)
         self._inject_status(ready)
-        await self.ctx.emit(
+        await self.ctx.bus.emit(
             StepStarted(
                 step_id=ready.id,
                 description=ready.description,
@@ -205,12 +209,12 @@ class StepReActStrategy(ReActStrategy):
         if self.state.done or step.current_id is None or step.end is not None:
             return False
         if step.iterations >= config.step_iteration_limit:
-            await self.ctx.emit(LimitReached(limit="step_iterations", value=step.iterations))
+            await self.ctx.bus.emit(LimitReached(limit="step_iterations", value=step.iterations))
             step.end = "limit"
             return False
         budget = config.agent_step_token_budget
         if budget > 0 and self.state.usage.input_tokens - step.input_tokens_at_start >= budget:
-            await self.ctx.emit(LimitReached(limit="token_budget", value=budget))
+            await self.ctx.bus.emit(LimitReached(limit="token_budget", value=budget))
             step.end = "budget"
             return False
         return True
@@ -301,7 +305,7 @@ class StepReActStrategy(ReActStrategy):
     async def _on_stall(self, stall: Stall) -> None:
         shown, step_id = display_signature(stall.signature), self.step.current_id or ""
         if stall.stage == "corrected":
-            await self.ctx.emit(
+            await self.ctx.bus.emit(
                 StallDetected(
                     step_id=step_id, signature=shown, repeats=stall.repeats, action="corrected"
                 )
@@ -311,7 +315,7 @@ class StepReActStrategy(ReActStrategy):
         action = self.config.stall_action
         if action == "replan" and self.step.stall_replans >= MAX_STALL_REPLANS:
             action = "abandon"
-        await self.ctx.emit(
+        await self.ctx.bus.emit(
             StallDetected(step_id=step_id, signature=shown, repeats=stall.repeats, action=action)
         )
         current = self.current()
@@ -364,7 +368,7 @@ class StepReActStrategy(ReActStrategy):
                     current.summary, current.outputs = await summarise_step(self.ctx, current)
                 current.status = "done"
         summary = current.summary if current is not None else "removed from the plan"
-        await self.ctx.emit(StepFinished(step_id=step.current_id, summary=summary, status=end))
+        await self.ctx.bus.emit(StepFinished(step_id=step.current_id, summary=summary, status=end))
         step.current_id = None
         if not self.state.done and self._compaction_due(end):
             await compact_steps(self.ctx)
