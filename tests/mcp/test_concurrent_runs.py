@@ -161,3 +161,21 @@ async def test_a_request_on_a_session_with_no_call_in_flight_is_refused(
     assert not [e for e in seen if isinstance(e, McpEvent) and e.type == "elicitation"]
     statuses = [e["status"] for e in operator if e["kind"] == "mcp.elicitation"]
     assert statuses == ["refused", "refused"]
+
+
+async def test_a_resource_read_asks_the_run_that_reads_it(shared_http: HTTPServer) -> None:
+    asked: list[ElicitationRequest] = []
+
+    async def elicit(request: ElicitationRequest) -> ElicitationAnswer:
+        asked.append(request)
+        return ElicitationAnswer("accept", {"name": request.run_id, "age": 1})
+
+    async with MCPToolset([parse_server_spec(shared_http.url)]) as toolset:
+        tools = {t.name: t for t in await toolset.tools()}
+        owner, reader = RunBinding("owner", elicit=elicit), RunBinding("reader", elicit=elicit)
+        with toolset.bind(owner), toolset.bind(reader):
+            assert await call_as(tools["register"], "owner") == "0"  # owner keeps session 0
+            read = {"server": "127_0_0_1", "uri": "ask://lunch"}
+            text = await call_as(tools["mcp_read_resource"], "reader", read)
+    assert text == "lunch: reader"
+    assert [(q.run_id, q.message) for q in asked] == [("reader", "note about lunch?")]

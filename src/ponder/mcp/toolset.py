@@ -135,7 +135,7 @@ class MCPToolset:
         stale = [c for c in self._connections.values() if c.tools_stale]
         if stale or self._tools is None:
             await asyncio.gather(*(self._refresh(c) for c in stale))
-            self._tools = self._build_tools() + resource_tools(self._connections)
+            self._tools = self._build_tools() + resource_tools(self._connections, self._session_for)
         return list(self._tools)
 
     async def _refresh(self, connection: MCPServerConnection) -> None:
@@ -195,7 +195,6 @@ class MCPToolset:
     ) -> ToolResult:
         if self._closed:
             return ToolResult.fail("the MCP toolset is closed")
-        bindings = self.bindings
 
         async def progress(progress: float, total: float | None, message: str | None) -> None:
             # the SDK calls this for the progress token of this call only
@@ -203,16 +202,22 @@ class MCPToolset:
             raw = {"kind": "mcp.progress", "server": server, "tool": tool, "call_id": ctx.call_id}
             self._emit({**raw, **details}, holder=ctx.run_id)
 
-        is_bound = bindings.get(ctx.run_id) is not None
         try:
-            with (
-                self._pools[server].lent(ctx.run_id, hold=is_bound) as connection,
-                bindings.calling(server, ctx.run_id, ctx.call_id),
-            ):
+            with self._session_for(server, ctx) as connection:
                 result = await connection.call_tool(tool, args, timeout=timeout, progress=progress)
         except ToolError as exc:
             return ToolResult.fail(str(exc), data={"mcp_server": server, "mcp_tool": tool})
         return to_tool_result(result)
+
+    @contextmanager
+    def _session_for(self, server: str, ctx: ToolContext) -> Iterator[MCPServerConnection]:
+        """The session ``ctx``'s run uses on ``server``, with its call marked in flight."""
+        is_bound = self.bindings.get(ctx.run_id) is not None
+        with (
+            self._pools[server].lent(ctx.run_id, hold=is_bound) as connection,
+            self.bindings.calling(server, ctx.run_id, ctx.call_id),
+        ):
+            yield connection
 
     def _open(self, config: MCPServerConfig, slot: int) -> MCPServerConnection:
         """A new session to ``config``'s server; what arrives on it goes to its holder."""
