@@ -136,7 +136,7 @@ async def test_a_request_on_a_session_with_no_call_in_flight_is_refused(
     shared_http: HTTPServer,
 ) -> None:
     asked: list[ElicitationRequest] = []
-    seen: list[Event] = []
+    seen: dict[str, list[Event]] = {"owner": [], "other": []}
     operator: list[dict[str, Any]] = []
 
     async def elicit(request: ElicitationRequest) -> ElicitationAnswer:
@@ -148,8 +148,8 @@ async def test_a_request_on_a_session_with_no_call_in_flight_is_refused(
         tools = {t.name: t for t in await toolset.tools()}
         register, ask = tools["register"], tools["ask_session"]
         owner, other = RunBinding("owner", elicit=elicit), RunBinding("other", elicit=elicit)
-        owner.attach(seen.append)
-        other.attach(seen.append)
+        owner.attach(seen["owner"].append)
+        other.attach(seen["other"].append)
         with toolset.bind(owner), toolset.bind(other):
             held = [await call_as(register, run) for run in ("owner", "other", "stranger")]
             assert held == ["0", "1", "2"]  # owner and other keep theirs; stranger's is idle
@@ -158,9 +158,16 @@ async def test_a_request_on_a_session_with_no_call_in_flight_is_refused(
     for refused in (held_elsewhere, idle):
         assert refused.startswith("error: elicitation refused: no tool call of a run")
     assert asked == []
-    assert not [e for e in seen if isinstance(e, McpEvent) and e.type == "elicitation"]
+    assert not mcp_events([*seen["owner"], *seen["other"]], "elicitation")
     statuses = [e["status"] for e in operator if e["kind"] == "mcp.elicitation"]
     assert statuses == ["refused", "refused"]
+    # a log goes to the run whose session it came on; from an idle session, to no run
+    assert [e.data["data"] for e in mcp_events(seen["owner"], "log")] == ["log for session 0"]
+    assert mcp_events(seen["other"], "log") == []
+    assert [e["data"] for e in operator if e["kind"] == "mcp.log"] == [
+        "log for session 0",
+        "log for session 2",
+    ]
 
 
 async def test_a_resource_read_asks_the_run_that_reads_it(shared_http: HTTPServer) -> None:
