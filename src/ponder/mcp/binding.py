@@ -3,12 +3,12 @@
 The toolset's servers are shared by every run of an agent, but a server's logs,
 progress, sampling and elicitation requests belong to one run. Each run registers a
 `RunBinding` for its lifetime. What arrives on a session lent to a run goes to that run
-(see `ponder.mcp.pool`); progress goes to the run whose call sent its token. What
-arrives on an idle session is attributed to no run: a request is refused, a log is not
-shown to any run (its data may be another user's), and news of the server itself
-(connected, failed, tools changed: no user data) goes to every bound run. That news, when
-no run is bound, is kept (a bounded number) for the next run that binds, so a server that
-failed between runs is still reported.
+(see `ponder.mcp.pool`), and progress to the run whose call sent its token; a request is
+answered only while that run has a call in flight on the server, else refused. What
+arrives on an idle session is attributed to no run: a log is shown to none (its data may
+be another user's), and news of the server itself (connected, failed, tools changed: no
+user data) goes to every bound run. That news, when no run is bound, is kept (a bounded
+number) for the next run that binds, so a server that failed between runs is reported.
 """
 
 from __future__ import annotations

@@ -98,7 +98,7 @@ class MCPToolset:
 
     @property
     def connections(self) -> dict[str, MCPServerConnection]:
-        """The pooled connection of each server, by name."""
+        """The first pooled session of each server, by name (it lists the tools)."""
         return dict(self._connections)
 
     @contextmanager
