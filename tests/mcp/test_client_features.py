@@ -240,7 +240,7 @@ async def test_resources_are_offered_as_read_tools() -> None:
     listing, greeting, templated, no_uri, no_server, missing = output.split(" | ")
     listed = json.loads(listing)["mcp_server"]
     assert [r["uri"] for r in listed["resources"]] == ["note://greeting"]
-    assert [t["uri_template"] for t in listed["templates"]] == ["note://{name}"]
+    assert [t["uri_template"] for t in listed["templates"]] == ["note://{name}", "ask://{topic}"]
     assert greeting == "hello from the fixture"
     assert templated == "note shopping"
     assert "'uri' must be a non-empty string" in no_uri

@@ -1,11 +1,14 @@
 """Which run an MCP server's notifications and requests belong to.
 
-The toolset's sessions are shared by every run of an agent, but a server's logs,
+The toolset's servers are shared by every run of an agent, but a server's logs,
 progress, sampling and elicitation requests belong to one run. Each run registers a
-`RunBinding` for its lifetime; a server's traffic goes to the run with the latest call in
-flight on that server, else to the only bound run. Events that find no run are kept
-(a bounded number) and handed to the next run that binds, so a server that failed
-between runs is still reported.
+`RunBinding` for its lifetime. What arrives on a session lent to a run goes to that run
+(see `ponder.mcp.pool`), and progress to the run whose call sent its token; a request is
+answered only while that run has a call in flight on the server, else refused. What
+arrives on an idle session is attributed to no run: a log is shown to none (its data may
+be another user's), and news of the server itself (connected, failed, tools changed: no
+user data) goes to every bound run. That news, when no run is bound, is kept (a bounded
+number) for the next run that binds, so a server that failed between runs is reported.
 """
 
 from __future__ import annotations
@@ -28,6 +31,8 @@ __all__ = ["Bindings", "ElicitationHandler", "RunBinding", "to_mcp_event"]
 ElicitationHandler = Callable[["ElicitationRequest"], Awaitable["ElicitationAnswer"]]
 _KEPT_ORPHANS = 50
 _TYPES = frozenset(get_args(McpEventType))
+_PRIVATE: frozenset[McpEventType] = frozenset({"log", "progress", "sampling", "elicitation"})
+"""Event types that may carry a user's data: only ever delivered to the run they belong to."""
 
 
 @dataclass(eq=False)
@@ -76,8 +81,7 @@ class Bindings:
 
     def __init__(self) -> None:
         self._runs: dict[str, RunBinding] = {}
-        self._calls: dict[str, list[str]] = {}
-        self._orphans: deque[Event] = deque(maxlen=_KEPT_ORPHANS)
+        self._orphans: deque[McpEvent] = deque(maxlen=_KEPT_ORPHANS)
 
     @contextmanager
     def bound(self, binding: RunBinding) -> Iterator[RunBinding]:
@@ -94,38 +98,38 @@ class Bindings:
     @contextmanager
     def calling(self, server: str, run_id: str, call_id: str = "") -> Iterator[None]:
         """Mark a call of ``run_id`` in flight on ``server`` while the block runs."""
-        calls = self._calls.setdefault(server, [])
-        calls.append(run_id)
         binding = self._runs.get(run_id)
         own = binding.calls.setdefault(server, []) if binding is not None else []
         own.append(call_id)
         try:
             yield
         finally:
-            calls.remove(run_id)
             own.remove(call_id)
 
     def get(self, run_id: str) -> RunBinding | None:
         """The binding of ``run_id``, if it is bound."""
         return self._runs.get(run_id)
 
-    def for_server(self, server: str) -> RunBinding | None:
-        """The run that a request or notification from ``server`` belongs to, if any."""
-        for run_id in reversed(self._calls.get(server, [])):
-            found = self._runs.get(run_id)
-            if found is not None:
-                return found
-        if len(self._runs) == 1:
-            return next(iter(self._runs.values()))
-        return None
+    def asking(self, server: str, holder: str | None) -> RunBinding | None:
+        """Who answers a request from ``server`` on a session lent to ``holder``, if anyone.
 
-    def deliver(self, server: str, event: Event) -> None:
-        """Route ``event`` from ``server`` (every bound run when ``server`` is "")."""
-        if not server:
-            targets = list(self._runs.values())
-        else:
-            found = self.for_server(server)
-            targets = [found] if found is not None else []
+        Only a bound run with a call in flight on ``server``: a request on an idle session,
+        or one that outlived its run's calls, cannot be told to belong to any question.
+        """
+        binding = self._runs.get(holder) if holder is not None else None
+        if binding is None or binding.current_call(server) is None:
+            return None
+        return binding
+
+    def deliver(self, holder: str | None, event: McpEvent) -> None:
+        """Route ``event`` from a session lent to ``holder`` (None: an idle session)."""
+        found = self._runs.get(holder) if holder is not None else None
+        if found is not None:
+            found.deliver(event)
+            return
+        if event.type in _PRIVATE:
+            return  # nobody's to see: the operator still gets it from `MCPToolset.on_event`
+        targets = list(self._runs.values())
         if not targets:
             self._orphans.append(event)
         for binding in targets:

@@ -42,6 +42,7 @@ __all__ = [
 
 Action = Literal["accept", "decline", "cancel"]
 _MAX_PROBLEMS = 5
+_NO_CALL = "no tool call of a run is in flight on this session"
 
 
 @dataclass(frozen=True)
@@ -150,7 +151,7 @@ async def answer_elicitation(
     if binding is not None and binding.elicit is None and binding.hold is not None:
         return _held(binding, server, _to_request(server, binding.run_id, params), emit)
     if binding is None or binding.elicit is None:
-        reason = "no run is active" if binding is None else "no one can answer in this run"
+        reason = _NO_CALL if binding is None else "no one can answer in this run"
         emit(server, _event(server, mode, "refused", params.message, error=reason))
         return types.ErrorData(code=types.INVALID_REQUEST, message=f"elicitation refused: {reason}")
     request = _to_request(server, binding.run_id, params)

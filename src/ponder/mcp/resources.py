@@ -2,14 +2,16 @@
 
 When a connected server offers resources, the toolset adds ``mcp_list_resources``
 (resources and URI templates, every such server or one) and ``mcp_read_resource``
-(``server``, ``uri``). Prompts are fetched with `get_prompt` and become the messages a run
-starts from (``ponder run --mcp-prompt server/name``).
+(``server``, ``uri``); a run reads on its own session (``SessionFor``), so a server that
+asks a question while reading asks that run. Prompts are fetched with `get_prompt` and
+become the messages a run starts from (``ponder run --mcp-prompt server/name``).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager
 from typing import Any
 
 import mcp_types as types
@@ -23,6 +25,7 @@ from ponder.tools.tool import Tool, ToolContext, ToolResult
 __all__ = [
     "LIST_RESOURCES",
     "READ_RESOURCE",
+    "SessionFor",
     "get_prompt",
     "list_prompts",
     "read_resource_text",
@@ -33,6 +36,9 @@ LIST_RESOURCES = "mcp_list_resources"
 READ_RESOURCE = "mcp_read_resource"
 _MAX_LISTED = 200
 
+SessionFor = Callable[[str, ToolContext], AbstractContextManager[MCPServerConnection]]
+"""The calling run's session to a server, for the block (see `ponder.mcp.pool`)."""
+
 
 def offers(connection: MCPServerConnection, what: str) -> bool:
     """True when the connected server announced the capability ``what``."""
@@ -40,17 +46,21 @@ def offers(connection: MCPServerConnection, what: str) -> bool:
     return capabilities is not None and getattr(capabilities, what, None) is not None
 
 
-def resource_tools(connections: Mapping[str, MCPServerConnection]) -> list[Tool]:
+def resource_tools(
+    connections: Mapping[str, MCPServerConnection], session_for: SessionFor
+) -> list[Tool]:
     """The two resource tools over the servers that offer resources (none when none do)."""
     servers = sorted(name for name, c in connections.items() if offers(c, "resources"))
     if not servers:
         return []
 
     async def list_call(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
-        return await _list(connections, servers, str(args.get("server") or ""))
+        only = str(args.get("server") or "")
+        return await _list(lambda name: session_for(name, ctx), servers, only)
 
     async def read_call(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
-        return await _read(connections, servers, str(args.get("server", "")), args.get("uri"))
+        server, uri = str(args.get("server", "")), args.get("uri")
+        return await _read(lambda name: session_for(name, ctx), servers, server, uri)
 
     server_param = {"type": "string", "enum": servers, "description": "the MCP server"}
     return [
@@ -76,7 +86,9 @@ def resource_tools(connections: Mapping[str, MCPServerConnection]) -> list[Tool]
 
 
 async def _list(
-    connections: Mapping[str, MCPServerConnection], servers: list[str], only: str
+    session_of: Callable[[str], AbstractContextManager[MCPServerConnection]],
+    servers: list[str],
+    only: str,
 ) -> ToolResult:
     if only and only not in servers:
         return ToolResult.fail(f"unknown server {only!r}; servers with resources: {servers}")
@@ -84,7 +96,8 @@ async def _list(
     errors: list[str] = []
     for name in [only] if only else servers:
         try:
-            found[name] = await _listing(connections[name])
+            with session_of(name) as connection:
+                found[name] = await _listing(connection)
         except ToolError as exc:
             errors.append(str(exc))
     if not found:
@@ -109,14 +122,18 @@ async def _listing(connection: MCPServerConnection) -> dict[str, Any]:
 
 
 async def _read(
-    connections: Mapping[str, MCPServerConnection], servers: list[str], server: str, uri: Any
+    session_of: Callable[[str], AbstractContextManager[MCPServerConnection]],
+    servers: list[str],
+    server: str,
+    uri: Any,
 ) -> ToolResult:
     if server not in servers:
         return ToolResult.fail(f"unknown server {server!r}; servers with resources: {servers}")
     if not isinstance(uri, str) or not uri:
         return ToolResult.fail("'uri' must be a non-empty string (see mcp_list_resources)")
     try:
-        result = await connections[server].run(lambda s: s.read_resource(uri))
+        with session_of(server) as connection:
+            result = await connection.run(lambda s: s.read_resource(uri))
     except ToolError as exc:
         return ToolResult.fail(str(exc))
     contents = [

@@ -21,6 +21,7 @@ from ponder.models.base import ModelRequest, ModelResponse, ModelSettings
 
 __all__ = ["answer_sampling", "to_model_messages"]
 
+_NO_CALL = "no tool call of a run is in flight on this session"
 _STOP_REASONS = {"length": "maxTokens", "max_tokens": "maxTokens", "stop_sequence": "stopSequence"}
 
 
@@ -55,7 +56,7 @@ async def answer_sampling(
     """The model's answer to ``params``, or an error the server receives instead."""
     refusal = _refusal(binding, params)
     if refusal is not None or binding is None:
-        reason = refusal or "no run is active"
+        reason = refusal or _NO_CALL
         emit(server, _event(server, binding, "refused", error=reason))
         return types.ErrorData(code=types.INVALID_REQUEST, message=f"sampling refused: {reason}")
     binding.sampling_count += 1
@@ -83,7 +84,7 @@ async def answer_sampling(
 
 def _refusal(binding: RunBinding | None, params: types.CreateMessageRequestParams) -> str | None:
     if binding is None:
-        return "no ponder run is active on this server"
+        return _NO_CALL
     if binding.model is None or binding.sampling_limit <= 0:
         return "sampling is off for this run"
     if binding.sampling_count >= binding.sampling_limit:

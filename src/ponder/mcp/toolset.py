@@ -5,17 +5,20 @@ Sessions are pooled for the toolset's lifetime and started lazily and concurrent
 both (reported in `MCPToolset.renamed` and an ``mcp.tools_renamed`` event). A failing
 server yields error results for its calls and is reconnected with backoff.
 
-Runs lend the toolset their event sink, model and answering callbacks with `bind`: a
-server's logs, progress, failures, sampling and elicitation requests reach that run
-(see `ponder.mcp.binding`). Servers that offer resources add the two resource tools.
+Runs lend the toolset their event sink, model and answering callbacks with `bind`. Each
+run's calls use a session no other run uses meanwhile (`ponder.mcp.pool`), so a server's
+logs, sampling and elicitation requests reach the run whose call caused them, and
+progress the call that sent its token (see `ponder.mcp.binding`). Servers that offer
+resources add the two resource tools.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -29,6 +32,7 @@ from ponder.mcp.client import ClientCallbacks, EventSink, MCPServerConnection
 from ponder.mcp.config import MCPServerConfig, unique_names
 from ponder.mcp.content import to_tool_result
 from ponder.mcp.elicitation import answer_elicitation
+from ponder.mcp.pool import SessionPool
 from ponder.mcp.resources import resource_tools
 from ponder.mcp.sampling import answer_sampling
 from ponder.tools.tool import Tool, ToolContext, ToolResult
@@ -73,12 +77,9 @@ class MCPToolset:
         self.bindings = Bindings()
         self._roots = [_to_root(r) for r in roots]
         self._offer = (sampling, elicitation)
-        self._connections = {
-            s.name: MCPServerConnection(
-                s, init_timeout=init_timeout, emit=self._emit, callbacks=self._callbacks(s.name)
-            )
-            for s in self.servers
-        }
+        self._init_timeout = init_timeout
+        self._pools = {s.name: SessionPool(partial(self._open, s)) for s in self.servers}
+        self._connections = {name: pool.home for name, pool in self._pools.items()}
         self._listed: dict[str, list[types.Tool]] = {s.name: [] for s in self.servers}
         self._tools: list[Tool] | None = None
         self._closed = False
@@ -97,14 +98,21 @@ class MCPToolset:
 
     @property
     def connections(self) -> dict[str, MCPServerConnection]:
-        """The pooled connection of each server, by name."""
+        """The first pooled session of each server, by name (it lists the tools)."""
         return dict(self._connections)
 
     @contextmanager
     def bind(self, binding: RunBinding) -> Iterator[RunBinding]:
-        """Route the servers' traffic for ``binding``'s run to it while the block runs."""
+        """Route the servers' traffic for ``binding``'s run to it while the block runs.
+
+        The run keeps the session each server lends it until the block ends.
+        """
         with self.bindings.bound(binding):
-            yield binding
+            try:
+                yield binding
+            finally:
+                for pool in self._pools.values():
+                    pool.give_back(binding.run_id)
 
     async def start(self) -> None:
         """Open the toolset; servers connect lazily on the first `tools()`."""
@@ -114,7 +122,7 @@ class MCPToolset:
     async def close(self) -> None:
         """Close every session and stop every stdio server process."""
         self._closed = True
-        await asyncio.gather(*(c.close() for c in self._connections.values()))
+        await asyncio.gather(*(pool.close() for pool in self._pools.values()))
 
     async def tools(self) -> list[Tool]:
         """The tools of every reachable server, names unique; cheap when nothing changed.
@@ -127,7 +135,7 @@ class MCPToolset:
         stale = [c for c in self._connections.values() if c.tools_stale]
         if stale or self._tools is None:
             await asyncio.gather(*(self._refresh(c) for c in stale))
-            self._tools = self._build_tools() + resource_tools(self._connections)
+            self._tools = self._build_tools() + resource_tools(self._connections, self._session_for)
         return list(self._tools)
 
     async def _refresh(self, connection: MCPServerConnection) -> None:
@@ -187,49 +195,77 @@ class MCPToolset:
     ) -> ToolResult:
         if self._closed:
             return ToolResult.fail("the MCP toolset is closed")
-        connection = self._connections[server]
 
         async def progress(progress: float, total: float | None, message: str | None) -> None:
-            self._emit(
-                {
-                    "kind": "mcp.progress",
-                    "server": server,
-                    "tool": tool,
-                    "call_id": ctx.call_id,
-                    "progress": progress,
-                    "total": total,
-                    "message": message,
-                }
-            )
+            # the SDK calls this for the progress token of this call only
+            details = {"progress": progress, "total": total, "message": message}
+            raw = {"kind": "mcp.progress", "server": server, "tool": tool, "call_id": ctx.call_id}
+            self._emit({**raw, **details}, holder=ctx.run_id)
 
         try:
-            with self.bindings.calling(server, ctx.run_id, ctx.call_id):
+            with self._session_for(server, ctx) as connection:
                 result = await connection.call_tool(tool, args, timeout=timeout, progress=progress)
         except ToolError as exc:
             return ToolResult.fail(str(exc), data={"mcp_server": server, "mcp_tool": tool})
         return to_tool_result(result)
 
-    def _emit(self, event: dict[str, Any]) -> None:
+    @contextmanager
+    def _session_for(self, server: str, ctx: ToolContext) -> Iterator[MCPServerConnection]:
+        """The session ``ctx``'s run uses on ``server``, with its call marked in flight."""
+        is_bound = self.bindings.get(ctx.run_id) is not None
+        with (
+            self._pools[server].lent(ctx.run_id, hold=is_bound) as connection,
+            self.bindings.calling(server, ctx.run_id, ctx.call_id),
+        ):
+            yield connection
+
+    def _open(self, config: MCPServerConfig, slot: int) -> MCPServerConnection:
+        """A new session to ``config``'s server; what arrives on it goes to its holder."""
+
+        def holder() -> str | None:
+            return self._pools[config.name].holder(slot)
+
+        def emit(event: dict[str, Any]) -> None:
+            if event.get("kind") == "mcp.tools_changed":  # tools are listed on the home session
+                self._pools[config.name].home.tools_stale = True
+            self._emit(event, holder=holder())
+
+        return MCPServerConnection(
+            config,
+            init_timeout=self._init_timeout,
+            emit=emit,
+            callbacks=self._callbacks(config.name, holder),
+        )
+
+    def _emit(self, event: dict[str, Any], *, holder: str | None = None) -> None:
+        """An event for ``on_event``, and for the run ``holder`` (see `Bindings.deliver`)."""
         if self.on_event is not None:
             self.on_event(event)
         typed = to_mcp_event(event)
         if typed is not None:
-            self.bindings.deliver(typed.server, typed)
+            self.bindings.deliver(holder, typed)
 
-    def _deliver(self, server: str, event: McpEvent) -> None:
-        """A typed event from the callbacks: to the run, and to ``on_event`` as a dict."""
-        if self.on_event is not None:
-            self.on_event({"kind": f"mcp.{event.type}", "server": server, **event.data})
-        self.bindings.deliver(server, event)
+    def _callbacks(self, server: str, holder: Callable[[], str | None]) -> ClientCallbacks:
+        bindings = self.bindings
 
-    def _callbacks(self, server: str) -> ClientCallbacks:
-        bindings, deliver = self.bindings, self._deliver
+        def deliver_to(asking: RunBinding | None) -> Callable[[str, McpEvent], None]:
+            """Where a request's events go: the run that answers it, else no run."""
+            run_id = asking.run_id if asking is not None else None
+
+            def deliver(server: str, event: McpEvent) -> None:
+                if self.on_event is not None:
+                    self.on_event({"kind": f"mcp.{event.type}", "server": server, **event.data})
+                bindings.deliver(run_id, event)
+
+            return deliver
 
         async def sampling(context: Any, params: types.CreateMessageRequestParams) -> Any:
-            return await answer_sampling(bindings.for_server(server), server, params, deliver)
+            asking = bindings.asking(server, holder())
+            return await answer_sampling(asking, server, params, deliver_to(asking))
 
         async def elicitation(context: Any, params: types.ElicitRequestParams) -> Any:
-            return await answer_elicitation(bindings.for_server(server), server, params, deliver)
+            asking = bindings.asking(server, holder())
+            return await answer_elicitation(asking, server, params, deliver_to(asking))
 
         async def list_roots(context: Any) -> types.ListRootsResult:
             return types.ListRootsResult(roots=self._roots)
