@@ -22,7 +22,9 @@ from ponder.status import RunStatus, StopReason
 __all__ = ["LedgerField", "RoundPhase", "RunState", "RunStatus"]
 
 RoundPhase = Literal["", "reasoning", "action", "reflection"]
-_EXTRA_KEYS = ("phase", "round_signature", "stop_result", "reflection_detail", "awaiting_approval")
+_EXTRA_KEYS = ("phase", "round_signature", "stop_result", "awaiting_approval")
+"""Keys of the old ``extra`` mapping that are fields now (``reflection_detail`` was dropped:
+nothing read it; a checkpoint that holds it loads without it)."""
 
 
 def _to_ledger(value: Any) -> Ledger:
@@ -70,8 +72,6 @@ class RunState(BaseModel):
     """The verdicts of the current reflection (a run restored mid-reflection judges them)."""
     reflection_checks: dict[CheckType, tuple[Verdict, str]] = Field(default_factory=dict)
     """The current reflection round's verdict and detail per check."""
-    reflection_detail: str = ""
-    """The last verdict's detail, shown to the model when it is sent back to work."""
     phase: RoundPhase = ""
     """The request of the round in progress: a run resumed mid-round goes on from there."""
     round_signature: str = ""

@@ -258,5 +258,4 @@ class Builtins:
                 attempt=self.ctx.state.reflection_attempts,
             )
         )
-        self.ctx.state.reflection_detail = detail
         return ToolResult.ok(f"Verification recorded: {verdict}.")
