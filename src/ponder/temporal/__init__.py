@@ -19,18 +19,25 @@ from ponder.extras import require
 
 require("temporal", "ponder.temporal (runs on Temporal)")
 
-from ponder.temporal.activities import PonderActivities
-from ponder.temporal.client import (
-    TemporalAgent,
-    TemporalRunError,
-    TemporalServiceError,
-    TemporalUnreachableError,
-    WorkerUnavailableError,
-    connect,
-    result_from_data,
-)
-from ponder.temporal.patching import patched
-from ponder.temporal.worker import build_replayer, build_worker, sandbox_runner
+from temporalio import workflow as _workflow
+
+# Imported in a workflow sandbox too (it loads this package to reach the workflow module):
+# all of ponder but the workflow module comes from the host, as `sandbox_runner` has it,
+# so a Replayer built without it still sees one copy of each ponder class.
+with _workflow.unsafe.imports_passed_through():
+    from ponder.temporal.activities import PonderActivities
+    from ponder.temporal.client import (
+        TemporalAgent,
+        TemporalRunError,
+        TemporalServiceError,
+        TemporalUnreachableError,
+        WorkerUnavailableError,
+        connect,
+        result_from_data,
+    )
+    from ponder.temporal.patching import patched
+    from ponder.temporal.worker import build_replayer, build_worker, sandbox_runner
+
 from ponder.temporal.workflow import WORKFLOW_NAME, PonderWorkflow
 
 __all__ = [
