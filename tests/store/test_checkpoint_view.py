@@ -95,11 +95,13 @@ async def test_a_real_run_reads_back_as_it_ended(store: Store) -> None:
     assert view.status == waiting.status == "suspended" and view.has_checkpoint
     assert view.suspension is not None and view.suspension.to_dict() == waiting.suspension
     assert [call["id"] for call in view.suspension.calls] == ["d1"]
+    assert view.pending_calls == view.suspension.calls and view.pending_questions == []
     done = await agent.resume(waiting.run_id, "approve")
     view = (await store.load(done.run_id)).view
     assert (view.status, view.output, view.stop_reason) == ("completed", done.text, "answered")
     assert view.usage == done.usage.model_dump(exclude_defaults=True)
     assert view.suspension is None and view.event_seq > 0 and not view.is_typed
+    assert view.pending_calls == []
 
 
 BAD_STATES: dict[str, tuple[str, dict[str, Any], str]] = {

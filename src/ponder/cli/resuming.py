@@ -74,8 +74,7 @@ def decision_flags(approve: bool, reject: bool, reason: str | None, decision: st
 
 def value_for(stored: StoredRun, decision: Any, answer: Any = None) -> Any:
     """The resume value for this run: a reject-with-reason applies to every pending call."""
-    suspension = stored.view.suspension
-    questions = [] if suspension is None else suspension.questions
+    questions = stored.view.pending_questions
     if questions:
         if answer is None:
             ids = ", ".join(f"{q.get('id')} ({q.get('message')!r})" for q in questions)
@@ -88,7 +87,7 @@ def value_for(stored: StoredRun, decision: Any, answer: Any = None) -> Any:
         raise UserError(
             f"run {stored.record.run_id!r} waits for no answer: --answer does not apply"
         )
-    calls = [] if suspension is None else suspension.calls
+    calls = stored.view.pending_calls
     if calls and decision is None:
         names = ", ".join(f"{c.get('name')} [{c.get('id')}]" for c in calls)
         raise UserError(

@@ -57,7 +57,7 @@ from ponder.cli.transcript import (
 )
 from ponder.config import AgentConfig
 from ponder.exceptions import UserError
-from ponder.server.stored import record_summary, suspension_of
+from ponder.server.stored import record_summary
 from ponder.status import RUN_STATUSES
 from ponder.store import Store, StoredRun
 
@@ -115,12 +115,12 @@ def list_runs(
 
 
 def _show_json(stored: StoredRun) -> dict[str, Any]:
-    suspension = stored.view.suspension
+    view = stored.view
     return {
         **record_summary(stored.record),
-        "suspension": suspension_of(stored),
-        "pending_calls": [] if suspension is None else suspension.calls,
-        "pending_questions": [] if suspension is None else suspension.questions,
+        "suspension": None if view.suspension is None else view.suspension.to_dict(),
+        "pending_calls": view.pending_calls,
+        "pending_questions": view.pending_questions,
         "conversation": stored.messages,
     }
 
@@ -149,9 +149,7 @@ def show(
     if not view.has_checkpoint:
         console.print(NO_CHECKPOINT, markup=False)
     console.print(conversation(messages))
-    suspension = view.suspension
-    calls = [] if suspension is None else suspension.calls
-    questions = [] if suspension is None else suspension.questions
+    calls, questions = view.pending_calls, view.pending_questions
     if calls or questions:
         console.print(pending_approval(calls) if calls else questions_view(questions))
         command = continue_command(run_id, store_label(store), [], questions)

@@ -77,6 +77,16 @@ class CheckpointView:
     ledger_keys: str | None = None
     """How the run's effect rows are keyed (None: by bare call id, an older run)."""
 
+    @property
+    def pending_calls(self) -> list[dict[str, Any]]:
+        """The tool calls the run waits to have approved (``[]`` unless it does)."""
+        return [] if self.suspension is None else self.suspension.calls
+
+    @property
+    def pending_questions(self) -> list[dict[str, Any]]:
+        """The MCP servers' questions the run waits to have answered (``[]`` unless it does)."""
+        return [] if self.suspension is None else self.suspension.questions
+
     @classmethod
     def parse(cls, run_id: str, status: str, header: Any) -> CheckpointView:
         """The view of one stored run; `StoreError` naming the run and the field if bad.
