@@ -23,7 +23,7 @@ from ponder.cli.options import (
     WorkflowOption,
 )
 from ponder.cli.reporting import reported
-from ponder.cli.run_store import open_cli_store, recipe_of, store_label, with_store
+from ponder.cli.run_store import open_cli_store, store_label, with_store
 from ponder.cli.session import AgentOptions, ChatSession, build_agent
 from ponder.config import AgentConfig
 from ponder.store import Store
@@ -113,7 +113,7 @@ def chat(
 async def _session_recipe(store: Store, session: str) -> dict[str, Any]:
     """How the agent of the session's latest turn was built (``{}`` for a new session)."""
     run_id = await store.latest_in_session(session)
-    return {} if run_id is None else recipe_of(await store.load(run_id))
+    return {} if run_id is None else dict((await store.load(run_id)).view.recipe)
 
 
 def _banner(model: str, session: str | None, store: str | None) -> str:

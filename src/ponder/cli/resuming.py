@@ -28,8 +28,8 @@ from ponder.cli.transcript import (
 )
 from ponder.events import Event
 from ponder.exceptions import UserError
-from ponder.server.stored import pending_calls, pending_questions, suspension_of
 from ponder.store import StoredRun
+from ponder.store.view import pending_calls, pending_questions
 
 __all__ = [
     "ResumeDisplay",
@@ -74,7 +74,7 @@ def decision_flags(approve: bool, reject: bool, reason: str | None, decision: st
 
 def value_for(stored: StoredRun, decision: Any, answer: Any = None) -> Any:
     """The resume value for this run: a reject-with-reason applies to every pending call."""
-    questions = pending_questions(suspension_of(stored))
+    questions = stored.view.pending_questions
     if questions:
         if answer is None:
             ids = ", ".join(f"{q.get('id')} ({q.get('message')!r})" for q in questions)
@@ -87,7 +87,7 @@ def value_for(stored: StoredRun, decision: Any, answer: Any = None) -> Any:
         raise UserError(
             f"run {stored.record.run_id!r} waits for no answer: --answer does not apply"
         )
-    calls = pending_calls(suspension_of(stored))
+    calls = stored.view.pending_calls
     if calls and decision is None:
         names = ", ".join(f"{c.get('name')} [{c.get('id')}]" for c in calls)
         raise UserError(

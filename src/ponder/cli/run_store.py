@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from ponder.exceptions import StoreError, UserError
 from ponder.store import Store, StoredRun, open_store
@@ -12,7 +12,6 @@ from ponder.store import Store, StoredRun, open_store
 __all__ = [
     "load_run",
     "open_cli_store",
-    "recipe_of",
     "resolve_run_id",
     "store_label",
     "with_store",
@@ -52,14 +51,6 @@ async def resolve_run_id(store: Store, text: str) -> str:
 async def load_run(store: Store, text: str) -> StoredRun:
     """The stored run whose id ``text`` is, or is the unique prefix of."""
     return await store.load(await resolve_run_id(store, text))
-
-
-def recipe_of(stored: StoredRun) -> dict[str, Any]:
-    """How the stored run's agent was built (``{}`` for a run stored before recipes)."""
-    vm = stored.header.get("vm")
-    state = vm.get("state") if isinstance(vm, dict) else None
-    found = state.get("recipe") if isinstance(state, dict) else None
-    return found if isinstance(found, dict) else {}
 
 
 def with_store(url: str | None, action: Callable[[Store], Awaitable[T]]) -> T:

@@ -36,7 +36,6 @@ from ponder.cli.resuming import (
 from ponder.cli.run_store import (
     load_run,
     open_cli_store,
-    recipe_of,
     resolve_run_id,
     store_label,
     with_store,
@@ -58,14 +57,13 @@ from ponder.cli.transcript import (
 )
 from ponder.config import AgentConfig
 from ponder.exceptions import UserError
-from ponder.server.stored import pending_calls, pending_questions, record_summary, suspension_of
+from ponder.server.stored import record_summary
 from ponder.status import RUN_STATUSES
 from ponder.store import Store, StoredRun
 
 __all__ = [
     "open_cli_store",
     "print_typed_answer",
-    "recipe_of",
     "report_outcome",
     "resolve_run_id",
     "runs_app",
@@ -117,12 +115,12 @@ def list_runs(
 
 
 def _show_json(stored: StoredRun) -> dict[str, Any]:
-    suspension = suspension_of(stored)
+    view = stored.view
     return {
         **record_summary(stored.record),
-        "suspension": suspension,
-        "pending_calls": pending_calls(suspension),
-        "pending_questions": pending_questions(suspension),
+        "suspension": None if view.suspension is None else view.suspension.to_dict(),
+        "pending_calls": view.pending_calls,
+        "pending_questions": view.pending_questions,
         "conversation": stored.messages,
     }
 
@@ -141,18 +139,17 @@ def show(
         return
     with reported():
         stored = with_store(store, lambda s: load_run(s, run_id))
-        messages = stored.ledger_messages()
+        messages, view = stored.ledger_messages(), stored.view
     run_id = stored.record.run_id
     if as_json:
         _echo_json(_show_json(stored))
         return
     console = plain_console()
     console.print(run_header(stored.record))
-    if not stored.has_checkpoint:
+    if not view.has_checkpoint:
         console.print(NO_CHECKPOINT, markup=False)
     console.print(conversation(messages))
-    suspension = suspension_of(stored)
-    calls, questions = pending_calls(suspension), pending_questions(suspension)
+    calls, questions = view.pending_calls, view.pending_questions
     if calls or questions:
         console.print(pending_approval(calls) if calls else questions_view(questions))
         command = continue_command(run_id, store_label(store), [], questions)
@@ -202,7 +199,7 @@ def resume(
         value = decision_flags(approve, reject, reason, decision)
         stored = with_store(store, lambda s: load_run(s, run_id))
         run_id = stored.record.run_id
-        options = AgentOptions.from_recipe(recipe_of(stored), given)
+        options = AgentOptions.from_recipe(dict(stored.view.recipe), given)
         answered = parse_answer(answer) if answer is not None else None
         agent, agent_config = build_agent(options)
         loaded.append(agent_config)

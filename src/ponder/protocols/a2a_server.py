@@ -61,7 +61,7 @@ from ponder.protocols.a2a_tasks import RunTaskStore, answer_artifact, status_mes
 from ponder.server.launcher import Launcher
 from ponder.server.local_launcher import RunConflict, RunLauncher
 from ponder.server.runs import TERMINAL_KINDS, RunRecord
-from ponder.server.stored import pending_calls, pending_questions
+from ponder.store.view import pending_calls, pending_questions
 
 __all__ = ["CARD_PATH", "RPC_PATH", "PonderExecutor", "a2a_routes", "agent_card"]
 

@@ -22,7 +22,7 @@ from a2a.types.a2a_pb2 import Artifact, Message, Part, Role, Task, TaskState, Ta
 from ponder.exceptions import UserError
 from ponder.server.launcher import Launcher
 from ponder.server.runs import RunRecord
-from ponder.server.stored import pending_calls, pending_questions
+from ponder.store.view import pending_calls, pending_questions
 
 __all__ = ["RunTaskStore", "answer_artifact", "state_of", "status_message", "task_of"]
 

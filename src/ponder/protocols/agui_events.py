@@ -45,7 +45,7 @@ from ag_ui.core import (
 
 from ponder.server.openai_request import client_call_id
 from ponder.server.runs import RunRecord
-from ponder.server.stored import pending_calls, pending_questions
+from ponder.store.view import pending_calls, pending_questions
 from ponder.tools.thinking import TOOL_NAME as THINKING_TOOL
 from ponder.tools.todo import TOOL_NAME as TODO_TOOL
 

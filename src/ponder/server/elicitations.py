@@ -24,7 +24,7 @@ from fastapi import APIRouter, HTTPException, Request
 from pydantic import BaseModel, ConfigDict
 
 from ponder.mcp.elicitation import ElicitationAnswer, ElicitationRequest
-from ponder.server.stored import pending_questions
+from ponder.store.view import pending_questions
 
 __all__ = ["ElicitationReply", "PendingElicitations", "router"]
 

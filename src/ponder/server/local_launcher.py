@@ -26,7 +26,7 @@ from ponder.server.elicitations import PendingElicitations
 from ponder.server.resumed import ResumedRun, RunConflict
 from ponder.server.runs import RunRecord, RunRegistry
 from ponder.server.stopping import stop_runs
-from ponder.server.stored import last_seq, record_of, run_status
+from ponder.server.stored import record_of, run_status
 from ponder.status import RunStatus
 from ponder.store.base import RunRecord as StoredRecord
 from ponder.store.base import Store
@@ -167,15 +167,15 @@ class RunLauncher:
         try:
             stored = await self.store.load(run_id)
             events = await self.store.load_events(run_id)
+            record = record_of(stored, events)
         except StoreError as error:
             if run_id not in await self.store.find_ids(run_id):
                 return None
             # listed, so found: as what it is now, unreadable (not kept: it may be passing)
             return RunRecord(run_id, "", status="failed", error=f"StoreError: {error}")
-        record = record_of(stored, events)
         self.registry.add(record)
         if record.suspension is not None and not events:
-            event = {"kind": "run_suspended", "run_id": run_id, "seq": last_seq(stored)}
+            event = {"kind": "run_suspended", "run_id": run_id, "seq": stored.view.event_seq}
             await self.registry.append(run_id, {**event, "time": time.time(), **record.suspension})
         return record
 
@@ -223,9 +223,9 @@ class RunLauncher:
             stored = await self.store.load(entry.run_id)
             failed = entry.status in ("failed", "cancelled")
             events = await self.store.load_events(entry.run_id) if failed else []
+            record = record_of(stored, events)
         except StoreError:
             return basic
-        record = record_of(stored, events)
         record.events = []  # the list shows no events; opening the run adopts its log
         return record
 

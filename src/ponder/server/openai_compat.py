@@ -41,8 +41,8 @@ from ponder.server.openai_request import (
 )
 from ponder.server.runs import TERMINAL_KINDS, RunRecord
 from ponder.server.schemas import ChatRequest, ErrorBody
-from ponder.server.stored import pending_calls
 from ponder.status import StopReason
+from ponder.store.view import pending_calls
 
 __all__ = ["MODEL_ID", "reasoning_text", "router"]
 

@@ -2,7 +2,8 @@
 
 ``open_store("memory://")``, ``open_store("sqlite:///path/runs.db")`` (or a plain path),
 ``open_store("postgresql://user@host/db")``. The stores are imported on first use, so a
-run without one never loads ``sqlite3``.
+run without one never loads ``sqlite3``. ``store.load(run_id).view`` is a stored run's
+checkpoint as a `CheckpointView` (status, suspension, output, usage, ...).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from ponder.exceptions import UserError
 from ponder.store.base import FORMAT, Checkpoint, RunRecord, Store, StoredRun
+from ponder.store.view import CheckpointView, Suspension
 
 if TYPE_CHECKING:
     from ponder.store.memory import MemoryStore
@@ -20,11 +22,13 @@ if TYPE_CHECKING:
 __all__ = [
     "FORMAT",
     "Checkpoint",
+    "CheckpointView",
     "MemoryStore",
     "RunRecord",
     "SQLiteStore",
     "Store",
     "StoredRun",
+    "Suspension",
     "open_store",
 ]
 

@@ -29,6 +29,7 @@ from pydantic import ValidationError
 
 from ponder.exceptions import StoreError
 from ponder.messages import Message, messages_from_json
+from ponder.store.view import CheckpointView
 
 __all__ = ["FORMAT", "Checkpoint", "RunRecord", "Store", "StoredRun", "check_header"]
 
@@ -80,12 +81,23 @@ class Checkpoint:
 
 @dataclass(slots=True)
 class StoredRun:
-    """Everything stored for one run."""
+    """Everything stored for one run: its row, raw header, messages and effects.
+
+    Read the header through `view`; ``header`` is the JSON as stored.
+    """
 
     record: RunRecord
     header: dict[str, Any]
     messages: list[dict[str, Any]]
     effects: dict[str, dict[str, Any]] = field(default_factory=dict)
+    _view: CheckpointView | None = field(default=None, init=False, repr=False, compare=False)
+
+    @property
+    def view(self) -> CheckpointView:
+        """The checkpoint, typed, parsed on first use; `StoreError` naming the bad field."""
+        if self._view is None:
+            self._view = CheckpointView.parse(self.record.run_id, self.record.status, self.header)
+        return self._view
 
     def ledger_messages(self) -> list[Message]:
         """The stored messages, typed; `StoreError` if one has the wrong shape."""

@@ -186,11 +186,11 @@ def load_checkpoint(stored: StoredRun) -> Loaded:
 
     ``StoreError`` if what is stored has the wrong shape (valid JSON, wrong fields).
     """
+    view = stored.view
     try:
         ledger = Ledger(stored.ledger_messages())
-        info = stored.header.get("ledger", {})
-        ledger.generation = int(info.get("generation", 0))
-        effects = _open_effects(stored, ledger, info.get("keys") == POSITION_KEYS)
+        ledger.generation = view.ledger_generation
+        effects = _open_effects(stored, ledger, view.ledger_keys == POSITION_KEYS)
     except (LedgerError, ValidationError, TypeError, ValueError, AttributeError) as exc:
         raise StoreError(
             f"run {stored.record.run_id!r}: what is stored has the wrong shape "

@@ -14,12 +14,12 @@ __all__ = ["session_tool_states"]
 
 
 def session_tool_states(stored: StoredRun, registry: ToolRegistry) -> dict[str, Any]:
-    """The stateful tools' states of a session's stored turn, validated; ``{}`` if none."""
-    vm = stored.header.get("vm")
-    state = vm.get("state") if isinstance(vm, dict) else None
-    found = state.get("tool_states") if isinstance(state, dict) else None
+    """The stateful tools' states of a session's stored turn, validated; ``{}`` if none.
+
+    `StoreError` if the stored checkpoint or a tool's state is malformed.
+    """
     states: dict[str, Any] = {}
-    for name, raw in (found or {}).items() if isinstance(found, dict) else ():
+    for name, raw in stored.view.tool_states.items():
         tool = registry.get(name)
         if tool is None or tool.state_type is None:
             continue  # a tool this agent no longer offers
