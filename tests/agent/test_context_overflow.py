@@ -16,6 +16,7 @@ from ponder.agent import Agent
 from ponder.events import Event
 from ponder.exceptions import ContextOverflowError
 from ponder.models.capabilities import forget_learned, learned_window
+from ponder.models.windows import forget_probes
 from ponder.testing import FakeOpenAIServer
 from ponder.testing.fake_anthropic import FakeAnthropicServer
 from ponder.testing.fake_openai import OverflowShape, prompt_tokens
@@ -51,8 +52,10 @@ def reading(pages: int) -> list[FakeReply]:
 @pytest.fixture(autouse=True)
 def _fresh_windows() -> Iterator[None]:
     forget_learned()
+    forget_probes()
     yield
     forget_learned()
+    forget_probes()
 
 
 def agent_for(server: FakeOpenAIServer, model: str = "openai:fake-model", **config: Any) -> Agent:
@@ -190,3 +193,29 @@ async def test_anthropic_says_prompt_is_too_long_and_the_run_compacts(message: s
     after = server.requests[3]["messages"]
     before = server.requests[2]["messages"]
     assert len(after) < len(before)
+
+
+@pytest.mark.parametrize("profile", ["llamacpp", "vllm", "lmstudio"])
+async def test_a_local_server_that_states_its_window_is_never_sent_too_much(profile: str) -> None:
+    script = reading(6)
+    async with FakeOpenAIServer(script, context_window=WINDOW, states_window=True) as server:
+        result, events = await run(agent_for(server, f"{profile}:fake-model"))
+    assert result.status == "completed" and result.output == "The report says lorem."
+    assert refused(server) == []  # asked first: compacted before any prompt overflowed
+    assert of_kind(events, "compaction")
+    assert learned_window(f"{profile}:fake-model") == WINDOW
+    asked = [h for h in server.headers if h.get("authorization") == "Bearer k"]
+    assert len(asked) == len(server.requests) + 1  # one question, then the chat requests
+
+
+async def test_a_server_without_a_window_endpoint_is_asked_once_and_learns_by_refusal() -> None:
+    async with FakeOpenAIServer(reading(5), context_window=WINDOW) as server:
+        first, _ = await run(agent_for(server, "llamacpp:fake-model"))
+        assert first.status == "completed" and len(refused(server)) == 1
+        chats = len(server.requests)
+        server.script = type(server.script)(reading(6))
+        second, _ = await run(agent_for(server, "llamacpp:fake-model"))
+        chats += len(server.requests)
+    assert second.status == "completed" and refused(server) == []
+    assert len(server.headers) == chats + 1  # /props asked once (404), never again
+    assert learned_window("llamacpp:fake-model") == WINDOW

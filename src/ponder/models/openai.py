@@ -36,6 +36,7 @@ from ponder.models.retry import Failure, RetryPolicy
 from ponder.models.sdk_errors import translate_sdk_error
 from ponder.models.structured import tool_output_to_text
 from ponder.models.textcalls import recover_text_calls
+from ponder.models.windows import http_json, probe_window
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI  # noqa: F401 (the client type of the base class)
@@ -75,6 +76,7 @@ class OpenAIModel(SDKModel["AsyncOpenAI"]):
         self.capabilities = base
         key, url = self.profile.api_key(api_key), self.profile.base_url(base_url)
         self._key = (self.profile.name, url, model)
+        self._get = http_json(key)
         self._setup(
             settings,
             retry,
@@ -91,12 +93,18 @@ class OpenAIModel(SDKModel["AsyncOpenAI"]):
         """The capabilities requests are sent with now (profile, config, then what was learned)."""
         return effective(self.capabilities, self._key)
 
+    async def request(self, request: ModelRequest) -> ModelResponse:
+        """Send one request; a local server is first asked for its window (once)."""
+        await self._probe()
+        return await super().request(request)
+
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         """Stream one request: deltas, then the `ModelResponse` last.
 
         Where the provider cannot stream automatic tool calls, the request is sent whole
-        and its deltas are yielded at once.
+        and its deltas are yielded at once. A local server is first asked for its window.
         """
+        await self._probe()
         plan = self._plan(request)
         automatic = plan.request.tools and not isinstance(plan.request.tool_choice, ForceTool)
         if automatic and not self.effective_capabilities.stream_tool_calls:
@@ -111,6 +119,11 @@ class OpenAIModel(SDKModel["AsyncOpenAI"]):
             return
         async for event in super().stream(request):
             yield event
+
+    async def _probe(self) -> None:
+        """Ask a local server for its context window, once (see ``ponder.models.windows``)."""
+        profile, url, model = self._key
+        await probe_window(profile, url, model, self.name, self._get)
 
     def _plan(self, request: ModelRequest) -> Plan:
         return adapt(request, self.effective_capabilities, learned(self._key))

@@ -63,16 +63,21 @@ class FakeOpenAIServer:
         quirks: Iterable[str] = (),
         context_window: int | None = None,
         overflow_shape: OverflowShape = "vllm",
+        states_window: bool = False,
     ):
         """A server answering from ``script``; ``quirks`` are its rude behaviours.
 
         ``context_window`` refuses (in ``overflow_shape``) a request whose prompt, counted
         as a server would (its messages and tool schemas as JSON, four characters a token),
         plus its ``max_tokens`` is longer; the script's next reply waits for the next request.
+        With ``states_window`` the server also states that window where local servers do:
+        ``GET /props`` (llama.cpp), ``GET /v1/models`` (vLLM), ``GET /api/v0/models/<model>``
+        (LM Studio); otherwise those answer 404.
         """
         self.script = FakeScript(script)
         self.context_window = context_window
         self.overflow_shape: OverflowShape = overflow_shape
+        self.states_window = states_window
         self.quirks = check_quirks(quirks)
         self.model = model
         self._http = LocalHttpServer(self._handle, port=port)
@@ -107,7 +112,7 @@ class FakeOpenAIServer:
     async def _handle(self, request: HttpRequest, reply: HttpReply) -> None:
         self.headers.append(dict(request.headers))
         if request.method != "POST" or request.path.split("?")[0] != self.path:
-            await reply.send_json(404, self.error_body(f"no route {request.method} {request.path}"))
+            await self._other_route(request, reply)
             return
         try:
             body = request.json()
@@ -189,6 +194,29 @@ class FakeOpenAIServer:
                 await reply.send_chunk(b'data: {"id": "chatcmpl-fake", "choices": [{\n\n')
         await reply.send_chunk(_DONE)
         await reply.end_stream()
+
+    async def _other_route(self, request: HttpRequest, reply: HttpReply) -> None:
+        """A request that is not a chat completion: a stated window, or 404."""
+        stated = self._stated_window(request)
+        if stated is not None:
+            await reply.send_json(200, stated)
+            return
+        await reply.send_json(404, self.error_body(f"no route {request.method} {request.path}"))
+
+    def _stated_window(self, request: HttpRequest) -> dict[str, Any] | None:
+        """The body stating the window for a GET where local servers state it, if asked."""
+        window = self.context_window
+        if request.method != "GET" or not self.states_window or window is None:
+            return None
+        path = request.path.split("?")[0]
+        if path == "/props":
+            return {"default_generation_settings": {"n_ctx": window}, "total_slots": 1}
+        if path == "/v1/models":
+            entry = {"id": self.model, "object": "model", "max_model_len": window}
+            return {"object": "list", "data": [entry]}
+        if path == f"/api/v0/models/{self.model}":
+            return {"id": self.model, "state": "loaded", "loaded_context_length": window}
+        return None
 
     def _overflow(self, body: dict[str, Any]) -> dict[str, Any] | None:
         """The error body for a prompt longer than ``context_window``; None if it fits."""
