@@ -10,12 +10,12 @@ from typing import Any
 import pytest
 
 from ponder.agent import Agent, UsageLimits
-from ponder.exceptions import ModelHTTPError
+from ponder.exceptions import ModelHTTPError, UserError
 from ponder.messages import ToolMessage
 from ponder.models import ModelRequest, ScriptedModel, Usage, call_tools, reply
 from ponder.models.scripted import ScriptEntry
 from ponder.replay import ReplayModel, load_cassette
-from ponder.store import Store
+from ponder.store import Store, open_store
 from ponder.testing import FakeOpenAIServer, FakeReply, FakeToolCall
 from tests.agent.steps import lookup, plan, step_agent, summary
 
@@ -246,3 +246,23 @@ def test_the_price_of_a_run_sync_run_is_the_sum_of_its_requests() -> None:
     assert done.output == "the answer"
     assert done.cost is not None and done.cost > 0
     assert done.cost == pytest.approx(usages[-1].cost)
+
+
+async def test_resuming_with_a_recording_agent_is_refused(tmp_path: Path) -> None:
+    """A cassette holds a run from its first request; resuming a stored run (as another
+    process does) with ``record=`` set is refused before any request, naming both."""
+    from tests.composition.test_entry_points import deploy
+
+    store = open_store(tmp_path / "runs.db")
+    path = tmp_path / "run.json"
+    script = [call_tools(("deploy", {"target": "prod"})), STOP, reply("Deployed.")]
+    first = await Agent(ScriptedModel(script), tools=[deploy], store=store).run("deploy")
+    assert first.status == "suspended"
+    model = ScriptedModel(script[1:])
+    recording = Agent(model, tools=[deploy], store=store, record=path)
+    with pytest.raises(UserError, match=r"record=.*resume"):
+        await recording.resume(first.run_id, "approve")
+    assert model.requests == [] and not path.exists()
+    done = await Agent(model, tools=[deploy], store=store).resume(first.run_id, "approve")
+    assert done.output == "Deployed."
+    await store.close()
