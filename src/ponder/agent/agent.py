@@ -97,7 +97,7 @@ class Agent(EntryPoints[OutputT], Generic[OutputT]):
         self.toolbox = made.toolbox_for(self, self.config, own)
         self.on_elicitation = self.toolbox.on_elicitation
         self._strategy = strategy or made.default_strategy(self.config)
-        made.check_strategy(self._strategy)  # one no workflow can drive is refused now
+        made.check_strategy(self._strategy, self.config)  # one that cannot run is refused now
         made.warn_unoffered_tools(self._strategy, self.config, self.toolbox)
         self.recipe: dict[str, Any] = made.default_recipe(self._model_spec, self.config)
         """How this agent was built, stored with each run (the CLI adds its options).

@@ -98,12 +98,30 @@ def _refuse_step_react_without_tools(config: AgentConfig) -> None:
     )
 
 
-def check_strategy(strategy: type[AgentStrategy]) -> None:
-    """`UserError` for a strategy no workflow can drive (see `program_for`)."""
-    if strategy.get_category() == "step":
+def check_strategy(strategy: type[AgentStrategy], config: AgentConfig) -> None:
+    """`UserError` for a strategy no workflow can drive (see `program_for`).
+
+    Also for ``enable_reflection`` with a strategy that runs no tool loop (chat, RAG).
+    """
+    category = strategy.get_category()
+    if category == "step":
         from ponder.agent.strategies.workflows import program_for
 
         program_for(strategy)
+    if config.enable_reflection and category in ("chat", "rag"):
+        raise UserError(
+            f"enable_reflection checks the agent_stop of a tool loop, which {_loopless(config)} "
+            "does not run: set tool_calling_mode = 'agent', or enable_reflection = false"
+        )
+
+
+def _loopless(config: AgentConfig) -> str:
+    """The setting that picked a strategy without a tool loop, as the user wrote it."""
+    if config.tool_calling_mode != "agent":
+        return f"tool_calling_mode = {config.tool_calling_mode!r}"
+    if config.agent_strategy == "no-action":
+        return "agent_strategy = 'no-action'"
+    return "the given strategy"
 
 
 def warn_unoffered_tools(

@@ -95,6 +95,12 @@ class EntryPoints(Generic[OutputT]):
         chosen = store or agent.store
         if chosen is None:
             raise UserError("resume needs the store the run was checkpointed to")
+        if agent.record is not None:  # a cassette holds a whole run, from its first request
+            raise UserError(
+                f"record={str(agent.record)!r} records a run from its start, and resume "
+                "continues a stored run: resume with an agent without record=, or record a "
+                "run that finishes in one go"
+            )
         output = agent._spec(output_type)
         with agent.toolbox.bind(run_id, agent.model):
             build = context_builder(agent, deps, output=output, store=chosen)

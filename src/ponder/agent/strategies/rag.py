@@ -8,8 +8,9 @@ about that when it is built).
 
 With no index, the retrieval is one round with the agent's own tools (no ``agent_stop``,
 no reasoning tool, no loop): the model may call any of them, concurrently, then answers
-with tools off; a reply without calls is the answer. With neither an index nor tools,
-running is a `UserError`.
+with tools off; a reply without calls is the answer. A usage limit already reached before
+that round (one request allowed) skips it: the one request is the answer. With neither an
+index nor tools, running is a `UserError`.
 
 Either way the model sees the system prompt and the current turn only.
 """
@@ -23,10 +24,11 @@ from ponder.agent.strategies.base import AgentStrategy, StrategyCategory
 from ponder.agent.strategies.builtins import Builtins
 from ponder.agent.strategies.compaction import context_messages
 from ponder.agent.strategies.prompts import rag_system_prompt
-from ponder.events import Retrieval
+from ponder.events import LimitReached, Retrieval
 from ponder.exceptions import UserError
 from ponder.messages import AssistantMessage, Message, SystemMessage
 from ponder.retrieval import Retriever, index_folder
+from ponder.status import LIMIT_STOP_REASONS, LoopLimit, StopReason
 from ponder.tools.tool import ToolResult
 
 __all__ = ["RagStrategy"]
@@ -91,6 +93,8 @@ class RagStrategy(AgentStrategy):
         if state.ledger.open_calls:  # resumed after an approval or a crash
             await answer_open_calls(self.ctx, builtins, 1)
         elif not self._retrieved():
+            if await self.usage_limited():  # the one request left is kept for the answer
+                return
             turn = context_messages(state, minimal=True)
             response = await self.ctx.caller.request("rag_retrieval", tools, "auto", messages=turn)
             calls = await act(self.ctx, response, builtins, 1)
@@ -102,11 +106,19 @@ class RagStrategy(AgentStrategy):
             await self.ctx.bus.emit(Retrieval(query=state.prompt, sources=names, scores=[]))
         await self._answer(context_messages(state, minimal=True), "tools are off now")
 
+    async def on_limited(self, limit: LoopLimit, value: int) -> None:
+        """A limit reached before the retrieval round: answer from the message alone."""
+        await self.ctx.bus.emit(LimitReached(limit=limit, value=value))
+        turn = context_messages(self.state, minimal=True)
+        await self._answer(turn, "tools are off now", LIMIT_STOP_REASONS[limit])
+
     def _retrieved(self) -> bool:
         turn = context_messages(self.state, minimal=True)
         return any(isinstance(m, AssistantMessage) and m.tool_calls for m in turn)
 
-    async def _answer(self, messages: list[Message], refusal: str) -> None:
+    async def _answer(
+        self, messages: list[Message], refusal: str, stop_reason: StopReason = "answered"
+    ) -> None:
         output = self.ctx.answer_schema
         response = await self.ctx.caller.request(
             "rag", (), "none", output=output, messages=messages
@@ -114,4 +126,4 @@ class RagStrategy(AgentStrategy):
         self.state.ledger.append(response.to_message())
         for call in response.tool_calls:
             self.state.ledger.append(ToolResult.fail(refusal).to_message(call))
-        self.finish_cleaned(response.text, "answered")
+        self.finish_cleaned(response.text, stop_reason)
