@@ -29,12 +29,14 @@ from ponder.temporal.client import (
     connect,
     result_from_data,
 )
+from ponder.temporal.continuation import HistoryBudget
 from ponder.temporal.patching import patched
 from ponder.temporal.worker import build_replayer, build_worker, sandbox_runner
 from ponder.temporal.workflow import WORKFLOW_NAME, PonderWorkflow
 
 __all__ = [
     "WORKFLOW_NAME",
+    "HistoryBudget",
     "PonderActivities",
     "PonderWorkflow",
     "TemporalAgent",

@@ -1,0 +1,186 @@
+"""A long run continues as new past its history budget, and nobody can tell.
+
+The same script runs twice on one worker: once with a small budget, once with none.
+The budgeted run's chain of workflow runs (each started by the one before, under one
+workflow id) is walked through the Temporal client; its result, usage, ledger and
+events must be the unbudgeted run's, and an approval pending while the run moved on
+to a new workflow run is answered afterwards.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from temporalio.client import Client, WorkflowExecutionStatus
+
+from ponder import Agent, tool
+from ponder.agent import RunResult
+from ponder.events import event_to_dict
+from ponder.models import call_tools, reply
+from ponder.temporal import HistoryBudget, TemporalAgent, build_replayer, build_worker
+from ponder.temporal.continuation import CONTINUED
+from tests.temporal.test_control import DEPLOYED, deploy
+from tests.temporal.test_runs import by_history, dumped
+from tests.temporal.test_sub_agents import NOTES, note
+
+ROUNDS = 200
+"""Tool rounds of the long run. Call ids are given: the scripted model numbers the others
+across runs, and the two runs must have the same ledger."""
+HELPED_AT = (40, 150)
+"""Rounds that call the sub-agent: one before the first continue-as-new, one after."""
+NO_BUDGET = HistoryBudget(follow_server=False)
+
+
+@tool
+def add(a: int, b: int) -> int:
+    """Add two integers.
+
+    Args:
+        a: The first number.
+        b: The second number.
+    """
+    return a + b
+
+
+def stop(result: str) -> Any:
+    return call_tools(("agent_stop", {"result": result}, "s1"))
+
+
+def _round(n: int) -> Any:
+    if n in HELPED_AT:
+        return call_tools(("helper", {"task": f"note {n}"}, f"h{n}"))
+    return call_tools(("add", {"a": n, "b": 1}, f"c{n}"))
+
+
+def long_agent() -> Agent:
+    helper = Agent(
+        by_history([call_tools(("note", {"text": "x"}, "n1")), stop("noted"), reply("Noted.")]),
+        tools=[note],
+        agent_thought_mode="reasoning-optional",
+    )
+    script = [*(_round(n) for n in range(ROUNDS)), stop("counted"), reply("Counted to the end.")]
+    return Agent(
+        by_history(script),
+        tools=[add, helper.as_tool("helper", "Notes things.")],
+        agent_thought_mode="reasoning-optional",
+        agent_tool_call_limit=ROUNDS + 10,
+        enable_compaction=False,  # the scripted model answers by the count of its replies
+    )
+
+
+def approval_agent() -> Agent:
+    script = [
+        call_tools(("add", {"a": 1, "b": 1}, "c1")),
+        call_tools(("add", {"a": 2, "b": 1}, "c2")),
+        call_tools(("deploy", {"target": "prod"}, "d1")),
+        call_tools(("add", {"a": 3, "b": 1}, "c3")),
+        stop("shipped"),
+        reply("Shipped."),
+    ]
+    return Agent(by_history(script), tools=[add, deploy], agent_thought_mode="reasoning-optional")
+
+
+async def chain(client: Client, run_id: str) -> list[WorkflowExecutionStatus | None]:
+    """The statuses of the run's workflow runs, first to last, each checked to replay."""
+    statuses: list[WorkflowExecutionStatus | None] = []
+    run: str | None = (await client.get_workflow_handle(run_id).describe()).run_id
+    replayer = build_replayer()
+    while run:
+        handle = client.get_workflow_handle(run_id, run_id=run)
+        statuses.append((await handle.describe()).status)
+        history = await handle.fetch_history()
+        replayed = await replayer.replay_workflow(history, raise_on_replay_failure=False)
+        assert replayed.replay_failure is None
+        started = history.events[0].workflow_execution_started_event_attributes
+        run = started.continued_execution_run_id
+    return statuses[::-1]
+
+
+async def handed_on_waiting(client: Client, run_id: str) -> bool:
+    """Whether the run's latest workflow run began from a run handed on while it waited."""
+    history = await client.get_workflow_handle(run_id).fetch_history()
+    started = history.events[0].workflow_execution_started_event_attributes
+    data = json.loads(started.input.payloads[0].data)
+    return bool(data.get(CONTINUED, {}).get("snapshot", {}).get("status") == "suspended")
+
+
+CLOCKED = frozenset({"run_id", "time", "latency", "duration"})
+"""What differs between two runs of one script: ids and the clock."""
+
+
+def comparable(events: list[Any], run_id: str) -> list[dict[str, Any]]:
+    """The events without their ids and clock readings (a sub-agent's event's too)."""
+    found = []
+    for event in events:
+        data = {k: v for k, v in event_to_dict(event).items() if k not in CLOCKED}
+        if isinstance(data.get("event"), dict):
+            data["event"] = {k: v for k, v in data["event"].items() if k not in CLOCKED}
+        found.append(data)
+    neutral: list[dict[str, Any]] = json.loads(json.dumps(found).replace(run_id, "<run>"))
+    return neutral  # sub-agents' run ids hold the run's
+
+
+def ledger(result: RunResult) -> list[dict[str, Any]]:
+    """The run's messages, its id left out (sub-agents' run ids hold it)."""
+    neutral: list[dict[str, Any]] = json.loads(
+        json.dumps(dumped(result)).replace(result.run_id, "<run>")
+    )
+    return neutral
+
+
+def same_run(budgeted: RunResult, plain: RunResult) -> None:
+    assert budgeted.status == plain.status == "completed"
+    assert budgeted.output == plain.output
+    assert budgeted.usage == plain.usage
+    assert (budgeted.rounds, budgeted.tool_calls) == (plain.rounds, plain.tool_calls)
+    assert ledger(budgeted) == ledger(plain)
+
+
+async def test_a_long_run_continues_as_new_and_ends_as_it_would_have(
+    client: Client, task_queue: str
+) -> None:
+    NOTES.clear()
+    async with build_worker(client, task_queue, long_agent()):
+        budgeted = TemporalAgent(client, task_queue, history_budget=HistoryBudget(rounds=60))
+        plain = TemporalAgent(client, task_queue, history_budget=NO_BUDGET)
+        moved = await budgeted.run("Count to the end.")
+        stayed = await plain.run("Count to the end.")
+        moved_events = await budgeted.events(moved.run_id)
+        stayed_events = await plain.events(stayed.run_id)
+        statuses = await chain(client, moved.run_id)
+        assert await chain(client, stayed.run_id) == [WorkflowExecutionStatus.COMPLETED]
+    assert statuses.count(WorkflowExecutionStatus.CONTINUED_AS_NEW) >= 2
+    assert statuses[-1] == WorkflowExecutionStatus.COMPLETED
+    assert moved.output == "Counted to the end."
+    same_run(moved, stayed)
+    assert comparable(moved_events, moved.run_id) == comparable(stayed_events, stayed.run_id)
+    assert moved.usage.requests > ROUNDS
+    assert [e.seq for e in moved_events] == list(range(1, len(moved_events) + 1))
+    assert NOTES == ["x"] * 4  # each sub-agent call ran once, in either run
+
+
+async def test_an_approval_pending_across_a_continue_as_new_is_answered_after(
+    client: Client, task_queue: str
+) -> None:
+    DEPLOYED.clear()
+    async with build_worker(client, task_queue, approval_agent()):
+        budgeted = TemporalAgent(client, task_queue, history_budget=HistoryBudget(rounds=1))
+        plain = TemporalAgent(client, task_queue, history_budget=NO_BUDGET)
+        results, handed = [], []
+        for remote in (budgeted, plain):
+            waiting = await remote.run("Ship it")
+            assert waiting.status == "suspended" and waiting.suspension is not None
+            assert (await remote.status(waiting.run_id))["status"] == "suspended"
+            handed.append(await handed_on_waiting(client, waiting.run_id))
+            assert await remote.decide(waiting.run_id, "approve")
+            done = await remote.result(waiting.run_id)
+            results.append((done, await remote.events(done.run_id)))
+        statuses = await chain(client, results[0][0].run_id)
+    (moved, moved_events), (stayed, stayed_events) = results
+    # the run moved on after each round, and while it waited for the approval
+    assert statuses.count(WorkflowExecutionStatus.CONTINUED_AS_NEW) >= 3
+    assert handed == [True, False]
+    assert moved.output == "Shipped." and DEPLOYED == ["prod", "prod"]
+    same_run(moved, stayed)
+    assert comparable(moved_events, moved.run_id) == comparable(stayed_events, stayed.run_id)
