@@ -30,6 +30,10 @@ across runs, and the two runs must have the same ledger."""
 HELPED_AT = (40, 150)
 """Rounds that call the sub-agent: one before the first continue-as-new, one after."""
 NO_BUDGET = HistoryBudget(follow_server=False)
+COMPLETED, CONTINUED_AS_NEW = (
+    WorkflowExecutionStatus.COMPLETED,
+    WorkflowExecutionStatus.CONTINUED_AS_NEW,
+)
 
 
 @tool
@@ -81,20 +85,26 @@ def approval_agent() -> Agent:
     return Agent(by_history(script), tools=[add, deploy], agent_thought_mode="reasoning-optional")
 
 
-async def chain(client: Client, run_id: str) -> list[WorkflowExecutionStatus | None]:
-    """The statuses of the run's workflow runs, first to last, each checked to replay."""
-    statuses: list[WorkflowExecutionStatus | None] = []
+Link = tuple[WorkflowExecutionStatus | None, int]
+
+
+async def chain(client: Client, run_id: str) -> list[Link]:
+    """The run's workflow runs, first to last: their status and history length.
+
+    Each one's history is checked to replay.
+    """
+    links: list[Link] = []
     run: str | None = (await client.get_workflow_handle(run_id).describe()).run_id
     replayer = build_replayer()
     while run:
         handle = client.get_workflow_handle(run_id, run_id=run)
-        statuses.append((await handle.describe()).status)
         history = await handle.fetch_history()
+        links.append(((await handle.describe()).status, len(history.events)))
         replayed = await replayer.replay_workflow(history, raise_on_replay_failure=False)
         assert replayed.replay_failure is None
         started = history.events[0].workflow_execution_started_event_attributes
         run = started.continued_execution_run_id
-    return statuses[::-1]
+    return links[::-1]
 
 
 async def handed_on_waiting(client: Client, run_id: str) -> bool:
@@ -148,10 +158,10 @@ async def test_a_long_run_continues_as_new_and_ends_as_it_would_have(
         stayed = await plain.run("Count to the end.")
         moved_events = await budgeted.events(moved.run_id)
         stayed_events = await plain.events(stayed.run_id)
-        statuses = await chain(client, moved.run_id)
-        assert await chain(client, stayed.run_id) == [WorkflowExecutionStatus.COMPLETED]
-    assert statuses.count(WorkflowExecutionStatus.CONTINUED_AS_NEW) >= 2
-    assert statuses[-1] == WorkflowExecutionStatus.COMPLETED
+        statuses = [status for status, _ in await chain(client, moved.run_id)]
+        assert [s for s, _ in await chain(client, stayed.run_id)] == [COMPLETED]
+    assert statuses.count(CONTINUED_AS_NEW) >= 2
+    assert statuses[-1] == COMPLETED
     assert moved.output == "Counted to the end."
     same_run(moved, stayed)
     assert comparable(moved_events, moved.run_id) == comparable(stayed_events, stayed.run_id)
@@ -176,11 +186,29 @@ async def test_an_approval_pending_across_a_continue_as_new_is_answered_after(
             assert await remote.decide(waiting.run_id, "approve")
             done = await remote.result(waiting.run_id)
             results.append((done, await remote.events(done.run_id)))
-        statuses = await chain(client, results[0][0].run_id)
+        statuses = [status for status, _ in await chain(client, results[0][0].run_id)]
     (moved, moved_events), (stayed, stayed_events) = results
     # the run moved on after each round, and while it waited for the approval
-    assert statuses.count(WorkflowExecutionStatus.CONTINUED_AS_NEW) >= 3
+    assert statuses.count(CONTINUED_AS_NEW) >= 3
     assert handed == [True, False]
     assert moved.output == "Shipped." and DEPLOYED == ["prod", "prod"]
     same_run(moved, stayed)
     assert comparable(moved_events, moved.run_id) == comparable(stayed_events, stayed.run_id)
+
+
+async def test_a_budget_of_history_events_is_kept_too(client: Client, task_queue: str) -> None:
+    rounds = [call_tools(("add", {"a": n, "b": 1}, f"c{n}")) for n in range(12)]
+    agent = Agent(
+        by_history([*rounds, stop("counted"), reply("Counted.")]),
+        tools=[add],
+        agent_thought_mode="reasoning-optional",
+    )
+    async with build_worker(client, task_queue, agent):
+        budgeted = TemporalAgent(client, task_queue, history_budget=HistoryBudget(events=40))
+        moved = await budgeted.run("Count.")
+        stayed = await TemporalAgent(client, task_queue, history_budget=NO_BUDGET).run("Count.")
+        links = await chain(client, moved.run_id)
+    assert [status for status, _ in links].count(CONTINUED_AS_NEW) >= 2
+    # handed on at the first node boundary past the budget: a round adds about a dozen
+    assert all(length < 40 + 20 for _, length in links)
+    same_run(moved, stayed)
