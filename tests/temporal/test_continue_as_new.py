@@ -212,3 +212,42 @@ async def test_a_budget_of_history_events_is_kept_too(client: Client, task_queue
     # handed on at the first node boundary past the budget: a round adds about a dozen
     assert all(length < 40 + 20 for _, length in links)
     same_run(moved, stayed)
+
+
+def delegating_agent() -> Agent:
+    helper = Agent(
+        by_history(
+            [
+                *(call_tools(("note", {"text": f"n{n}"}, f"n{n}")) for n in range(3)),
+                stop("noted"),
+                reply("Noted thrice."),
+            ]
+        ),
+        tools=[note],
+        agent_thought_mode="reasoning-optional",
+    )
+    script = [call_tools(("helper", {"task": "note it"}, "h1")), stop("done"), reply("Helped.")]
+    return Agent(
+        by_history(script),
+        tools=[helper.as_tool("helper", "Notes things.")],
+        agent_thought_mode="reasoning-optional",
+    )
+
+
+async def test_a_sub_agent_is_given_the_budget_and_rolls_up_as_before(
+    client: Client, task_queue: str
+) -> None:
+    NOTES.clear()
+    async with build_worker(client, task_queue, delegating_agent()):
+        budgeted = TemporalAgent(client, task_queue, history_budget=HistoryBudget(rounds=1))
+        plain = TemporalAgent(client, task_queue, history_budget=NO_BUDGET)
+        moved = await budgeted.run("Get it noted.")
+        stayed = await plain.run("Get it noted.")
+        moved_events = await budgeted.events(moved.run_id)
+        stayed_events = await plain.events(stayed.run_id)
+        child = [status for status, _ in await chain(client, f"{moved.run_id}.h1")]
+    assert child.count(CONTINUED_AS_NEW) >= 2 and child[-1] == COMPLETED
+    assert moved.output == "Helped." and NOTES == ["n0", "n1", "n2"] * 2
+    same_run(moved, stayed)
+    assert comparable(moved_events, moved.run_id) == comparable(stayed_events, stayed.run_id)
+    assert any(e.kind == "sub_agent_event" for e in moved_events)

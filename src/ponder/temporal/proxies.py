@@ -248,6 +248,8 @@ class ActivityToolExecutor(ToolExecutor):
         """Told of each finished sub-agent run (its result data), to roll it up."""
         self.inputs: InputHold | None = None
         """The run's held MCP questions and their answers (see ``ponder.temporal.inputs``)."""
+        self.child_budget: dict[str, Any] | None = None
+        """The history budget a sub-agent's run is given (run input; None: the default)."""
 
     async def run_batch(
         self,
@@ -312,7 +314,14 @@ class ActivityToolExecutor(ToolExecutor):
             and tool.metadata.get("sub_agent")
             and workflow.patched(SUB_AGENT_CHILDREN)
         ):
-            return await run_child(call, tool, run_id, options.heartbeat_timeout, self.on_child)
+            return await run_child(
+                call,
+                tool,
+                run_id,
+                options.heartbeat_timeout,
+                self.on_child,
+                history_budget=self.child_budget,
+            )
         timeout = (tool.timeout if tool is not None else None) or options.config.tool_timeout
         attempts = options.attempts if tool is not None and tool.idempotent else 1
         try:

@@ -27,7 +27,7 @@ from ponder.temporal.channel import ModelChannel
 from ponder.temporal.children import SubRuns
 from ponder.temporal.continuation import Carried
 from ponder.temporal.loading import strategy_at
-from ponder.temporal.patching import CANCEL_WAITS, ELICITATION_HOLDS
+from ponder.temporal.patching import CANCEL_WAITS, CONTINUE_AS_NEW, ELICITATION_HOLDS
 from ponder.temporal.proxies import (
     ActivityModel,
     ActivityOptions,
@@ -50,6 +50,8 @@ class RunParts:
     vm: Interpreter
     wait_cancel: bool
     """A cancel waits for the run's activities to stop (its patch marker is set)."""
+    continues: bool
+    """The run may continue as new (its patch marker is set)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,19 +75,21 @@ def set_up_run(
     wait_cancel = workflow.patched(CANCEL_WAITS)
     options = ActivityOptions(str(data.get("agent", "default")), config, heartbeat, wait_cancel)
     if carried is None:
-        ctx = _context(spec, config, options, fresh_state(data), side)
+        ctx, executor = _context(spec, config, options, fresh_state(data), side)
         strategy_type = strategy_at(spec["strategy"], options)
         deps = RunDeps(ctx, strategy_type(ctx))
-        return RunParts(
-            deps, Interpreter(program_for(strategy_type), ctx.state, deps=deps), wait_cancel
-        )
-    strategy_type = strategy_at(spec["strategy"], options)
-    vm = restored(carried, program_for(strategy_type))
-    ctx = _context(spec, config, options, vm.state, side)
-    # the strategy is built from the restored state, so the nodes get their deps only now
-    deps = RunDeps(ctx, strategy_type(ctx))
-    vm.deps = vm.ctx.deps = deps
-    return RunParts(deps, vm, wait_cancel)
+        vm = Interpreter(program_for(strategy_type), ctx.state, deps=deps)
+    else:
+        strategy_type = strategy_at(spec["strategy"], options)
+        vm = restored(carried, program_for(strategy_type))
+        ctx, executor = _context(spec, config, options, vm.state, side)
+        # the strategy is built from the restored state, so the nodes get their deps only now
+        deps = RunDeps(ctx, strategy_type(ctx))
+        vm.deps = vm.ctx.deps = deps
+    continues = workflow.patched(CONTINUE_AS_NEW)
+    if continues:  # a sub-agent's run is given the caller's budget
+        executor.child_budget = data.get("history_budget")
+    return RunParts(deps, vm, wait_cancel, continues)
 
 
 def restored(carried: Carried, program: Program) -> Interpreter:
@@ -113,7 +117,7 @@ def _context(
     options: ActivityOptions,
     state: RunState,
     side: WorkflowSide,
-) -> RunContext:
+) -> tuple[RunContext, ActivityToolExecutor]:
     registry = registry_from_specs(spec["tools"])
     executor = ActivityToolExecutor(registry, options)
     ctx = RunContext(
@@ -131,4 +135,4 @@ def _context(
     executor.on_child, side.subs.ctx = side.subs.finished, ctx
     if spec.get("holds_input") and workflow.patched(ELICITATION_HOLDS):
         ctx.inputs = executor.inputs = InputHold()
-    return ctx
+    return ctx, executor

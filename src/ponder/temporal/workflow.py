@@ -46,7 +46,7 @@ with workflow.unsafe.imports_passed_through():
     from ponder.temporal.children import RUN_WORKFLOW, SubRuns
     from ponder.temporal.continuation import CONTINUED, Carried, HistoryBudget
     from ponder.temporal.inputs import check_answers
-    from ponder.temporal.patching import CONTINUE_AS_NEW, SUSPENSION_MEMO
+    from ponder.temporal.patching import SUSPENSION_MEMO
     from ponder.temporal.proxies import ModelChannel
     from ponder.temporal.results import result_of
     from ponder.temporal.run_setup import DEFAULT_HEARTBEAT, WorkflowSide, set_up_run
@@ -109,7 +109,7 @@ class PonderWorkflow:
         ctx, self._vm, self._state = deps.run, vm, deps.run.state
         if carried is not None:
             self._events = list(carried.events)
-        if workflow.patched(CONTINUE_AS_NEW):
+        if parts.continues:
             self._budget = HistoryBudget.from_data(data.get("history_budget"))
             self._handed_on = (data, spec, ctx.state.rounds)
             vm.after = self._hand_on_if_spent
