@@ -17,6 +17,7 @@ from temporalio.client import Client, WorkflowExecutionStatus
 from ponder import Agent, tool
 from ponder.agent import RunResult
 from ponder.events import event_to_dict
+from ponder.messages import ToolMessage
 from ponder.models import call_tools, reply
 from ponder.temporal import HistoryBudget, TemporalAgent, build_replayer, build_worker
 from ponder.temporal.continuation import CONTINUED
@@ -251,3 +252,34 @@ async def test_a_sub_agent_is_given_the_budget_and_rolls_up_as_before(
     same_run(moved, stayed)
     assert comparable(moved_events, moved.run_id) == comparable(stayed_events, stayed.run_id)
     assert any(e.kind == "sub_agent_event" for e in moved_events)
+
+
+async def test_a_stateful_tool_keeps_its_state_across_runs_of_the_chain(
+    client: Client, task_queue: str
+) -> None:
+    thoughts = [
+        call_tools(
+            (
+                "sequential_thinking",
+                {
+                    "thought": f"step {n}",
+                    "next_thought_needed": n < 3,
+                    "thought_number": n,
+                    "total_thoughts": 3,
+                },
+                f"t{n}",
+            )
+        )
+        for n in (1, 2, 3)
+    ]
+    agent = Agent(
+        by_history([*thoughts, stop("thought"), reply("Thought thrice.")]),
+        agent_thought_mode="reasoning-optional",
+    )
+    async with build_worker(client, task_queue, agent):
+        budgeted = TemporalAgent(client, task_queue, history_budget=HistoryBudget(rounds=1))
+        moved = await budgeted.run("Think thrice.")
+        links = await chain(client, moved.run_id)
+    assert [status for status, _ in links].count(CONTINUED_AS_NEW) >= 2
+    last = [m for m in moved.messages if isinstance(m, ToolMessage)][-2]
+    assert last.name == "sequential_thinking" and last.data["thought_history_length"] == 3

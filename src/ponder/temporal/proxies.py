@@ -305,7 +305,7 @@ class ActivityToolExecutor(ToolExecutor):
             "run_id": run_id,
             "call": call.model_dump(mode="json"),
             "offered": tool is not None,
-            "state": None if state is None else state.model_dump(mode="json"),
+            "state": _state_data(state),
         }
         if self.inputs is not None:
             data["hold"], data["answer"] = True, answer_data(self.inputs, call.id)
@@ -342,6 +342,11 @@ class ActivityToolExecutor(ToolExecutor):
         else:
             result = ToolResult.fail(f"the call failed on every attempt: {_described(error)}")
         return ToolOutcome(call, result, "error", 0.0, result.to_message(call))
+
+
+def _state_data(state: Any) -> Any:
+    """A stateful tool's state as JSON data; a run continued as new holds it as data already."""
+    return state.model_dump(mode="json") if isinstance(state, BaseModel) else state
 
 
 async def _notify(callback: Callable[[Any], Any] | None, value: Any) -> None:
