@@ -98,6 +98,7 @@ class PonderWorkflow:
             spec = carried.spec if carried is not None else await self._prepare(data)
             side = WorkflowSide(self._channel, self._record, self._subs)
             parts = set_up_run(data, spec, carried, side)
+            budget = HistoryBudget.from_data(data.get("history_budget"))
         except (PonderError, ValidationError, LookupError, TypeError, ValueError) as error:
             self._status = "failed"
             raise ApplicationError(
@@ -110,7 +111,7 @@ class PonderWorkflow:
         if carried is not None:
             self._events = list(carried.events)
         if parts.continues:
-            self._budget = HistoryBudget.from_data(data.get("history_budget"))
+            self._budget = budget
             self._handed_on = (data, spec, ctx.state.rounds)
             vm.after = self._hand_on_if_spent
         if carried is None:
