@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from temporalio.client import Client, WorkflowExecutionStatus
 
 from ponder import Agent, tool
@@ -19,8 +20,15 @@ from ponder.agent import RunResult
 from ponder.events import event_to_dict
 from ponder.messages import ToolMessage
 from ponder.models import call_tools, reply
-from ponder.temporal import HistoryBudget, TemporalAgent, build_replayer, build_worker
+from ponder.temporal import (
+    HistoryBudget,
+    TemporalAgent,
+    TemporalRunError,
+    build_replayer,
+    build_worker,
+)
 from ponder.temporal.continuation import CONTINUED
+from tests.cli.test_commands import ponder
 from tests.temporal.test_control import DEPLOYED, deploy
 from tests.temporal.test_runs import by_history, dumped
 from tests.temporal.test_sub_agents import NOTES, note
@@ -283,3 +291,34 @@ async def test_a_stateful_tool_keeps_its_state_across_runs_of_the_chain(
     assert [status for status, _ in links].count(CONTINUED_AS_NEW) >= 2
     last = [m for m in moved.messages if isinstance(m, ToolMessage)][-2]
     assert last.name == "sequential_thinking" and last.data["thought_history_length"] == 3
+
+
+async def test_the_cli_shows_decides_and_cancels_a_run_handed_on_with_no_worker(
+    client: Client, task_queue: str, temporal_address: str
+) -> None:
+    DEPLOYED.clear()
+    remote = TemporalAgent(client, task_queue, history_budget=HistoryBudget(rounds=1))
+    address = ("--temporal", temporal_address)
+    waiting = []
+    for _ in range(2):
+        async with build_worker(client, task_queue, approval_agent()):
+            run = await remote.run("Ship it")
+        assert run.status == "suspended" and await handed_on_waiting(client, run.run_id)
+        waiting.append(run.run_id)
+    decided, cancelled = waiting
+    shown = ponder("runs", "show", decided, *address, "--json")
+    assert shown.returncode == 0, shown.stderr
+    found = json.loads(shown.stdout)
+    assert found["status"] == "suspended"
+    assert [c["name"] for c in found["suspension"]["payload"]["calls"]] == ["deploy"]
+    resumed = ponder("runs", "resume", decided, *address, "--approve")
+    assert resumed.returncode == 0 and "decision recorded" in resumed.stderr
+    stopped = ponder("runs", "cancel", cancelled, *address)
+    assert stopped.returncode == 0 and "cancelling" in stopped.stdout
+    async with build_worker(client, task_queue, approval_agent()):
+        done = await remote.result(decided)
+        with pytest.raises(TemporalRunError, match="cancelled"):
+            await remote.result(cancelled)
+        await chain(client, decided)  # every run of each chain replays
+        await chain(client, cancelled)
+    assert done.status == "completed" and done.output == "Shipped." and DEPLOYED == ["prod"]
