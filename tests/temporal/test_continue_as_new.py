@@ -156,6 +156,8 @@ def same_run(budgeted: RunResult, plain: RunResult) -> None:
     assert ledger(budgeted) == ledger(plain)
 
 
+@pytest.mark.slow
+@pytest.mark.timeout(300)  # two runs of 200 rounds: about 80 s on a busy machine
 async def test_a_long_run_continues_as_new_and_ends_as_it_would_have(
     client: Client, task_queue: str
 ) -> None:
