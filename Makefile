@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-models lint typecheck format bench docs clean
+.PHONY: demo test test-models test-temporal-faults lint typecheck format bench docs clean
 
 # The demo needs the plain install only; the tests need the dev and compat extras too.
 DEMO_STAMP := $(VENV)/.demo-installed
@@ -67,6 +67,11 @@ $(MODELS_STAMP):
 test-models: $(STAMP) $(MODELS_STAMP)
 	PONDER_MODELS_PYTHON=$(MODELS_VENV)/bin/python $(PY) -m pytest tests/models_real \
 		--timeout 600 $(PYTEST_ARGS)
+
+# Two workers, one killed (SIGKILL) in a batch of slow, approval-gated and sub-agent
+# runs: every run completes, no effect twice, none missing (tests/temporal/fault_lane.py).
+test-temporal-faults: $(STAMP)
+	timeout 240 $(PY) -m tests.temporal.fault_lane
 
 bench: $(STAMP)
 	$(PY) -m bench

@@ -6,12 +6,16 @@ import os
 import sys
 import uuid
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 
 import pytest
 
 temporalio = pytest.importorskip("temporalio")
 
 from temporalio.client import Client  # noqa: E402
+
+from ponder.testing import FakeOpenAIServer  # noqa: E402
+from tests.temporal.worker_tools import script  # noqa: E402
 
 
 @pytest.fixture(scope="session")
@@ -39,6 +43,27 @@ async def client(temporal_address: str) -> AsyncIterator[Client]:
 def task_queue() -> str:
     """A task queue of this test's own, so workers of other tests never take its runs."""
     return f"q-{uuid.uuid4().hex}"
+
+
+@pytest.fixture(scope="module")
+def fake_provider() -> Iterator[FakeOpenAIServer]:
+    """The fake OpenAI provider the worker processes' model talks to (``worker_tools.script``)."""
+    with FakeOpenAIServer(script) as server:
+        yield server
+
+
+@pytest.fixture
+def worker_env(fake_provider: FakeOpenAIServer, tmp_path: Path) -> dict[str, str]:
+    """The environment of ``ponder worker`` processes: the provider, a config, a call log."""
+    config = tmp_path / "ponder.toml"
+    config.write_text('agent_thought_mode = "chat"\nenable_thinking_tool = false\n')
+    return {
+        **os.environ,
+        "OPENAI_BASE_URL": fake_provider.base_url,
+        "OPENAI_API_KEY": "test-key",
+        "PONDER_TEST_LOG": str(tmp_path / "calls.log"),
+        "PONDER_CONFIG_FILE": str(config),
+    }
 
 
 _EXIT: list[int] = []

@@ -20,7 +20,13 @@ from temporalio.client import Client
 import ponder
 from ponder import Agent
 from ponder.models import ScriptedModel, call_tools
-from ponder.temporal import TemporalAgent, TemporalRunError, build_worker, connect
+from ponder.temporal import (
+    HistoryBudget,
+    TemporalAgent,
+    TemporalRunError,
+    build_worker,
+    connect,
+)
 from ponder.testing import TemporalDevServer
 from tests.agent.scripts import think
 from tests.temporal.test_control import approval_agent, linger
@@ -79,11 +85,24 @@ async def cancelled_waiting(client: Client, queue: str) -> str:
         return waiting.run_id
 
 
+async def continued_run(client: Client, queue: str) -> str:
+    """A run handed on to a new workflow run every round, and while it waits for an approval.
+
+    The history kept is the last run's, which begins from what the one before handed on.
+    """
+    async with build_worker(client, queue, approval_agent()):
+        remote = TemporalAgent(client, queue, history_budget=HistoryBudget(rounds=1))
+        waiting = await remote.run("Ship it")
+        await remote.decide(waiting.run_id, "approve")
+        return (await remote.result(waiting.run_id)).run_id
+
+
 CASES: dict[str, Callable[[Client, str], Awaitable[str]]] = {
     "tools": tools_run,
     "approved": approved_run,
     "cancelled-in-tool": cancelled_in_tool,
     "cancelled-waiting": cancelled_waiting,
+    "continued": continued_run,
 }
 
 

@@ -151,8 +151,10 @@ async def test_a_worker_missing_a_tool_fails_the_run_clearly(
         ({"prompt": 5}, "a 'prompt' string"),
         ("just text", "a 'prompt' string"),
         ({"prompt": "hi", "message_history": [{"kind": "nope"}]}, "bad run input"),
+        ({"prompt": "hi", "history_budget": {"rounds": 0}}, "HistoryBudget.rounds"),
+        ({"prompt": "hi", "continued": {"spec": {}}}, "bad run input"),
     ],
-    ids=["prompt-not-text", "not-an-object", "bad-history"],
+    ids=["prompt-not-text", "not-an-object", "bad-history", "bad-budget", "bad-continued"],
 )
 async def test_malformed_run_input_fails_the_run_at_once(
     client: Client, task_queue: str, data: Any, expected: str

@@ -8,7 +8,6 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,31 +16,10 @@ from temporalio.client import Client
 from ponder.events import Event, SubAgentEvent
 from ponder.messages import ToolMessage
 from ponder.temporal import TemporalAgent
-from ponder.testing import FakeOpenAIServer
 from tests.temporal.test_runs import assert_replays
-from tests.temporal.worker_tools import script
 
 ROOT = Path(__file__).resolve().parents[2]
 PONDER = [sys.executable, "-m", "ponder.cli.main"]
-
-
-@pytest.fixture(scope="module")
-def fake_provider() -> Iterator[FakeOpenAIServer]:
-    with FakeOpenAIServer(script) as server:
-        yield server
-
-
-@pytest.fixture
-def worker_env(fake_provider: FakeOpenAIServer, tmp_path: Path) -> dict[str, str]:
-    config = tmp_path / "ponder.toml"
-    config.write_text('agent_thought_mode = "chat"\nenable_thinking_tool = false\n')
-    return {
-        **os.environ,
-        "OPENAI_BASE_URL": fake_provider.base_url,
-        "OPENAI_API_KEY": "test-key",
-        "PONDER_TEST_LOG": str(tmp_path / "calls.log"),
-        "PONDER_CONFIG_FILE": str(config),
-    }
 
 
 def start_worker(

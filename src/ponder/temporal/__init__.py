@@ -35,6 +35,7 @@ with _workflow.unsafe.imports_passed_through():
         connect,
         result_from_data,
     )
+    from ponder.temporal.continuation import HistoryBudget
     from ponder.temporal.patching import patched
     from ponder.temporal.worker import build_replayer, build_worker, sandbox_runner
 
@@ -42,6 +43,7 @@ from ponder.temporal.workflow import WORKFLOW_NAME, PonderWorkflow
 
 __all__ = [
     "WORKFLOW_NAME",
+    "HistoryBudget",
     "PonderActivities",
     "PonderWorkflow",
     "TemporalAgent",

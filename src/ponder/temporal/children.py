@@ -40,8 +40,13 @@ async def run_child(
     run_id: str,
     heartbeat_timeout: float,
     on_child: Callable[[ToolCallPart, dict[str, Any]], None] | None,
+    *,
+    history_budget: dict[str, Any] | None = None,
 ) -> ToolOutcome:
-    """Run a sub-agent's call as a child workflow (id ``<run>.<call id>``); its outcome."""
+    """Run a sub-agent's call as a child workflow (id ``<run>.<call id>``); its outcome.
+
+    ``history_budget`` (run input) is the child's, when the caller's run was given one.
+    """
     task = (call.args or {}).get("task")
     if not isinstance(task, str):
         return _failed(call, f"tool {call.name!r} needs a 'task' string: {call.arguments}")
@@ -52,6 +57,8 @@ async def run_child(
         "agent": tool.metadata["sub_agent"],
         "heartbeat_timeout": heartbeat_timeout,
     }
+    if history_budget is not None:
+        data["history_budget"] = history_budget
     try:
         raw: dict[str, Any] = await workflow.execute_child_workflow(RUN_WORKFLOW, data, id=child_id)
     except ChildWorkflowError as error:

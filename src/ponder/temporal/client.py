@@ -34,10 +34,11 @@ from ponder.agent.result import RunResult
 from ponder.agent.run.approval import check_decision
 from ponder.events import Event, event_from_dict
 from ponder.exceptions import PonderError, RunError, UserError
-from ponder.messages import Message, messages_from_json, messages_to_json
-from ponder.models.base import Usage
+from ponder.messages import Message, messages_to_json
+from ponder.temporal.continuation import HistoryBudget
 from ponder.temporal.inputs import check_answers
 from ponder.temporal.memo import status_from_memo
+from ponder.temporal.results import result_from_data
 from ponder.temporal.verbs import TemporalVerbs
 from ponder.temporal.workflow import MEMO_STATUS, WORKFLOW_NAME
 
@@ -114,30 +115,12 @@ async def connect(address: str, *, namespace: str = "default", timeout: float = 
         ) from None
 
 
-def result_from_data(data: dict[str, Any]) -> RunResult:
-    """The `RunResult` a workflow's result (or its ``result`` Query) describes."""
-    result = RunResult(
-        text=data.get("output") or "",
-        status=data["status"],
-        stop_reason=data.get("stop_reason") or "",
-        messages=messages_from_json(data.get("messages") or []),
-        usage=Usage.model_validate(data.get("usage") or {}),
-        cost=data.get("cost"),
-        run_id=data["run_id"],
-        rounds=int(data.get("rounds", 0)),
-        tool_calls=int(data.get("tool_calls", 0)),
-    )
-    suspension = data.get("suspension")
-    if suspension is not None:
-        return result.suspended(suspension["reason"], suspension["payload"])
-    return result
-
-
 class TemporalAgent(TemporalVerbs):
     """Runs ponder runs on the workers of one task queue, with `Agent`'s verbs (`TemporalVerbs`).
 
     ``heartbeat_timeout`` (seconds, default 5): how soon a lost worker is noticed and a
-    cancel reaches a running tool — within about this long.
+    cancel reaches a running tool — within about this long. ``history_budget``: when a
+    run continues as new (default: when Temporal suggests it).
     """
 
     def __init__(
@@ -148,6 +131,7 @@ class TemporalAgent(TemporalVerbs):
         agent: str = "default",
         require_tools: Sequence[str] = (),
         heartbeat_timeout: float | None = None,
+        history_budget: HistoryBudget | None = None,
         check_worker: bool = True,
     ) -> None:
         self.client = client
@@ -155,6 +139,7 @@ class TemporalAgent(TemporalVerbs):
         self.agent = agent
         self.require_tools = list(require_tools)
         self.heartbeat_timeout = heartbeat_timeout
+        self.history_budget = history_budget
         self.check_worker = check_worker
 
     @classmethod
@@ -205,6 +190,7 @@ class TemporalAgent(TemporalVerbs):
             "session_id": session_id,
             "require_tools": self.require_tools,
             "heartbeat_timeout": self.heartbeat_timeout,
+            "history_budget": self.history_budget and self.history_budget.to_data(),
         }
         await self.client.start_workflow(
             WORKFLOW_NAME,

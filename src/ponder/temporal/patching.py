@@ -25,6 +25,7 @@ from temporalio import workflow
 
 __all__ = [
     "CANCEL_WAITS",
+    "CONTINUE_AS_NEW",
     "ELICITATION_HOLDS",
     "PONDER_PATCHES",
     "SUB_AGENT_CHILDREN",
@@ -51,7 +52,17 @@ ELICITATION_HOLDS = "ponder-elicitation-holds"
 """An MCP server's question suspends the run until it is answered; runs begun before
 refuse it ("no one can answer in this run")."""
 
-PONDER_PATCHES = (CANCEL_WAITS, SUSPENSION_MEMO, SUB_AGENT_CHILDREN, ELICITATION_HOLDS)
+CONTINUE_AS_NEW = "ponder-continue-as-new"
+"""A run past its history budget continues as new under the same workflow id (see
+``ponder.temporal.continuation``); runs begun before let their history grow."""
+
+PONDER_PATCHES = (
+    CANCEL_WAITS,
+    SUSPENSION_MEMO,
+    SUB_AGENT_CHILDREN,
+    ELICITATION_HOLDS,
+    CONTINUE_AS_NEW,
+)
 """The patch markers of ponder's own workflow, oldest first (see docs/temporal-upgrades.md)."""
 
 

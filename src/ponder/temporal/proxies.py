@@ -248,6 +248,8 @@ class ActivityToolExecutor(ToolExecutor):
         """Told of each finished sub-agent run (its result data), to roll it up."""
         self.inputs: InputHold | None = None
         """The run's held MCP questions and their answers (see ``ponder.temporal.inputs``)."""
+        self.child_budget: dict[str, Any] | None = None
+        """The history budget a sub-agent's run is given (run input; None: the default)."""
 
     async def run_batch(
         self,
@@ -303,7 +305,7 @@ class ActivityToolExecutor(ToolExecutor):
             "run_id": run_id,
             "call": call.model_dump(mode="json"),
             "offered": tool is not None,
-            "state": None if state is None else state.model_dump(mode="json"),
+            "state": _state_data(state),
         }
         if self.inputs is not None:
             data["hold"], data["answer"] = True, answer_data(self.inputs, call.id)
@@ -312,7 +314,14 @@ class ActivityToolExecutor(ToolExecutor):
             and tool.metadata.get("sub_agent")
             and workflow.patched(SUB_AGENT_CHILDREN)
         ):
-            return await run_child(call, tool, run_id, options.heartbeat_timeout, self.on_child)
+            return await run_child(
+                call,
+                tool,
+                run_id,
+                options.heartbeat_timeout,
+                self.on_child,
+                history_budget=self.child_budget,
+            )
         timeout = (tool.timeout if tool is not None else None) or options.config.tool_timeout
         attempts = options.attempts if tool is not None and tool.idempotent else 1
         try:
@@ -333,6 +342,11 @@ class ActivityToolExecutor(ToolExecutor):
         else:
             result = ToolResult.fail(f"the call failed on every attempt: {_described(error)}")
         return ToolOutcome(call, result, "error", 0.0, result.to_message(call))
+
+
+def _state_data(state: Any) -> Any:
+    """A stateful tool's state as JSON data; a run continued as new holds it as data already."""
+    return state.model_dump(mode="json") if isinstance(state, BaseModel) else state
 
 
 async def _notify(callback: Callable[[Any], Any] | None, value: Any) -> None:

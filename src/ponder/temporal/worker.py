@@ -63,6 +63,7 @@ PONDER_PASSTHROUGH = (
     "ponder.temporal.channel",
     "ponder.temporal.children",
     "ponder.temporal.client",
+    "ponder.temporal.continuation",
     "ponder.temporal.inputs",
     "ponder.temporal.loading",
     "ponder.temporal.memo",
@@ -70,6 +71,7 @@ PONDER_PASSTHROUGH = (
     "ponder.temporal.payloads",
     "ponder.temporal.proxies",
     "ponder.temporal.results",
+    "ponder.temporal.run_setup",
     "ponder.temporal.verbs",
     "ponder.temporal.worker",
 )

@@ -6,11 +6,12 @@ requests, tool calls, retrieval — are activities (see ``ponder.temporal.proxie
 Temporal's history replaces ponder's checkpoints and a new worker replays to where the
 last one stopped. An approval suspends the run until a ``decide`` Update; cancelling the
 workflow cancels the run. Observers read the typed events with the ``events`` Query,
-the text of a model request among them as it streams (the ``model_deltas`` Signal).
+the text of a model request among them as it streams (the ``model_deltas`` Signal). A
+run past its history budget continues as new (see ``ponder.temporal.continuation``).
 
 Input (JSON): ``prompt``, and optionally ``run_id`` (defaults to the workflow id),
 ``agent`` (the worker's agent name), ``message_history``, ``session_id``,
-``require_tools`` and ``heartbeat_timeout`` (seconds).
+``require_tools``, ``heartbeat_timeout`` (seconds) and ``history_budget``.
 """
 
 from __future__ import annotations
@@ -26,15 +27,11 @@ from temporalio.exceptions import ActivityError, ApplicationError
 with workflow.unsafe.imports_passed_through():
     from pydantic import ValidationError
 
-    from ponder.agent.hooks import Hooks
     from ponder.agent.run.approval import accept_decision, check_decision
-    from ponder.agent.run.build import build_context
-    from ponder.agent.run.context import Resumed, RunContext, RunTools
+    from ponder.agent.run.context import RunContext
     from ponder.agent.run.deps import RunDeps
     from ponder.agent.run.state import RunState
     from ponder.agent.strategies.base import AgentStrategy
-    from ponder.agent.strategies.workflows import program_for
-    from ponder.config import AgentConfig
     from ponder.events import (
         Event,
         RunCancelled,
@@ -46,27 +43,18 @@ with workflow.unsafe.imports_passed_through():
         event_to_dict,
     )
     from ponder.exceptions import PonderError, VMError
-    from ponder.mcp.elicitation import InputHold
-    from ponder.messages import Ledger, messages_from_json
     from ponder.temporal.children import RUN_WORKFLOW, SubRuns
+    from ponder.temporal.continuation import CONTINUED, Carried, HistoryBudget
     from ponder.temporal.inputs import check_answers
-    from ponder.temporal.loading import strategy_at
-    from ponder.temporal.patching import CANCEL_WAITS, ELICITATION_HOLDS, SUSPENSION_MEMO
-    from ponder.temporal.proxies import (
-        ActivityModel,
-        ActivityOptions,
-        ActivityToolExecutor,
-        ModelChannel,
-        registry_from_specs,
-    )
+    from ponder.temporal.patching import SUSPENSION_MEMO
+    from ponder.temporal.proxies import ModelChannel
     from ponder.temporal.results import result_of
-    from ponder.vm import Finished, Interpreter, Outcome, Suspended
+    from ponder.temporal.run_setup import DEFAULT_HEARTBEAT, WorkflowSide, set_up_run
+    from ponder.vm import Interpreter, Suspended
 
 __all__ = ["MEMO_STATUS", "MEMO_SUSPENSION", "WORKFLOW_NAME", "PonderWorkflow"]
 
 WORKFLOW_NAME = RUN_WORKFLOW
-DEFAULT_HEARTBEAT = 5.0
-"""Seconds: a lost worker is noticed, and a cancel reaches a running tool, within about this."""
 MEMO_STATUS = "ponder_status"
 """The memo key that says whether a running workflow waits for a decision."""
 MEMO_SUSPENSION = "ponder_suspension"
@@ -87,6 +75,10 @@ class PonderWorkflow:
         self._wait_cancel = False
         self._subs = SubRuns()
         self._vm: Interpreter | None = None
+        self._budget: HistoryBudget | None = None
+        """Set when the run may continue as new (runs begun before that change may not)."""
+        self._handed_on: tuple[dict[str, Any], dict[str, Any], int] = ({}, {}, 0)
+        """The run input and agent spec to continue as new with, and the rounds at start."""
 
     @workflow.run
     async def run(self, data: Any) -> dict[str, Any]:
@@ -101,9 +93,12 @@ class PonderWorkflow:
                 type="UserError",
                 non_retryable=True,
             )
-        spec = await self._prepare(data)
         try:
-            deps, vm = self._setup(data, spec)
+            carried = Carried.from_data(data[CONTINUED]) if CONTINUED in data else None
+            spec = carried.spec if carried is not None else await self._prepare(data)
+            side = WorkflowSide(self._channel, self._record, self._subs)
+            parts = set_up_run(data, spec, carried, side)
+            budget = HistoryBudget.from_data(data.get("history_budget"))
         except (PonderError, ValidationError, LookupError, TypeError, ValueError) as error:
             self._status = "failed"
             raise ApplicationError(
@@ -111,12 +106,22 @@ class PonderWorkflow:
                 type="UserError",
                 non_retryable=True,
             ) from None
-        ctx, self._vm = deps.run, vm
-        await ctx.bus.emit(
-            RunStarted(
-                prompt=ctx.state.prompt, workflow=ctx.config.agent_workflow, model=ctx.model.name
+        deps, vm, self._wait_cancel = parts.deps, parts.vm, parts.wait_cancel
+        ctx, self._vm, self._state = deps.run, vm, deps.run.state
+        if carried is not None:
+            self._events = list(carried.events)
+        if parts.continues:
+            self._budget = budget
+            self._handed_on = (data, spec, ctx.state.rounds)
+            vm.after = self._hand_on_if_spent
+        if carried is None:
+            await ctx.bus.emit(
+                RunStarted(
+                    prompt=ctx.state.prompt,
+                    workflow=ctx.config.agent_workflow,
+                    model=ctx.model.name,
+                )
             )
-        )
         try:
             if self._wait_cancel:
                 await self._until_stopped(self._drive(deps, vm))
@@ -126,21 +131,6 @@ class PonderWorkflow:
             vm.close()
             ctx.close()
         return self._result(ctx.state)
-
-    def _setup(
-        self, data: dict[str, Any], spec: dict[str, Any]
-    ) -> tuple[RunDeps[AgentStrategy], Interpreter]:
-        """The run's context, strategy and interpreter; bad input raises, before any step."""
-        config = AgentConfig.model_validate(spec["config"])
-        heartbeat = float(data.get("heartbeat_timeout") or DEFAULT_HEARTBEAT)
-        self._wait_cancel = workflow.patched(CANCEL_WAITS)
-        options = ActivityOptions(
-            str(data.get("agent", "default")), config, heartbeat, self._wait_cancel
-        )
-        ctx = self._context(data, spec, config, options)
-        strategy_type = strategy_at(spec["strategy"], options)
-        deps = RunDeps(ctx, strategy_type(ctx))
-        return deps, Interpreter(program_for(strategy_type), ctx.state, deps=deps)
 
     async def _prepare(self, data: dict[str, Any]) -> dict[str, Any]:
         request = {
@@ -163,40 +153,6 @@ class PonderWorkflow:
             raise ApplicationError(str(cause), type="PrepareFailed", non_retryable=True) from None
         return spec
 
-    def _context(
-        self,
-        data: dict[str, Any],
-        spec: dict[str, Any],
-        config: AgentConfig,
-        options: ActivityOptions,
-    ) -> RunContext:
-        registry = registry_from_specs(spec["tools"])
-        state = self._state = RunState(
-            run_id=str(data.get("run_id") or workflow.info().workflow_id),
-            session_id=data.get("session_id"),
-            prompt=str(data["prompt"]),
-            ledger=Ledger(messages_from_json(data.get("message_history") or [])),
-        )
-        executor = ActivityToolExecutor(registry, options)
-        inputs = None
-        if spec.get("holds_input") and workflow.patched(ELICITATION_HOLDS):
-            inputs = executor.inputs = InputHold()
-        ctx = build_context(
-            config=config,
-            model=ActivityModel(spec["model"], options, self._channel),
-            hooks=Hooks(),
-            state=state,
-            tools=RunTools(registry, executor),
-            instructions=spec.get("instructions", ""),
-            sink=self._record,
-            stream=True,
-            inputs=inputs,
-            clock=workflow.time,
-            resumed=Resumed(),  # suspensions are resumed in the workflow itself
-        )
-        executor.on_child, self._subs.ctx = self._subs.finished, ctx
-        return ctx
-
     def _record(self, event: Event) -> None:
         self._events.append(event_to_dict(event))
 
@@ -205,12 +161,16 @@ class PonderWorkflow:
         state = ctx.state
         self._status = state.status = "running"
         try:
-            outcome: Outcome = await vm.run()
-            while isinstance(outcome, Suspended):
-                value = await self._suspend(ctx, outcome)
+            # the VM's own status, not its outcome's class: a plain Replayer's sandbox may
+            # have loaded ponder.vm twice
+            handed = vm.suspension  # the run was handed on while it waited
+            if handed is None:
+                await vm.run()
+            while (suspended := vm.suspension) is not None:
+                value = await self._suspend(ctx, suspended, announce=suspended is not handed)
                 accept_decision(ctx, value, suspended=True)
                 await ctx.bus.emit(RunResumed(pc=vm.pc))
-                outcome = await vm.resume(value)
+                await vm.resume(value)
         except VMError as error:
             cause = error.__cause__ or error
             self._status = state.status = "failed"
@@ -223,7 +183,7 @@ class PonderWorkflow:
             self._status = state.status = "cancelled"
             await ctx.bus.emit(RunCancelled())
             raise
-        assert isinstance(outcome, Finished)
+        assert vm.is_finished
         self._status = state.status = "completed"
         await ctx.bus.emit(
             RunFinished(
@@ -233,6 +193,24 @@ class PonderWorkflow:
                 cost=state.cost,
             )
         )
+
+    def _hand_on_if_spent(self, vm: Interpreter, pc: int) -> None:
+        """Continue as new when the history budget is spent and nothing is in flight.
+
+        The interpreter's ``after`` hook (``pc``: the node that ran), and a suspension's.
+        """
+        budget, (data, spec, rounds) = self._budget, self._handed_on
+        state = self._state
+        if budget is None or state is None or self._decision is not None or self._subs.waiting:
+            return
+        if state.ledger.open_calls and vm.suspension is None:
+            return  # mid-batch: the calls' results would be lost
+        waiting = vm.suspension is not None  # the round that waits has begun: it counts
+        if not budget.is_spent(state.rounds - rounds + waiting):
+            return
+        handed = {k: v for k, v in data.items() if k not in (CONTINUED, "message_history")}
+        handed[CONTINUED] = Carried.take(spec, vm, self._events).to_data()
+        workflow.continue_as_new(handed, memo=workflow.memo())
 
     async def _until_stopped(self, work: Any) -> None:
         """Run ``work``; on cancel, say ``cancelling`` until its activities have stopped.
@@ -250,17 +228,25 @@ class PonderWorkflow:
             task.cancel()
             await task
 
-    async def _suspend(self, ctx: RunContext, suspended: Suspended) -> Any:
-        """Wait for the ``decide`` Update; returns the decision."""
+    async def _suspend(self, ctx: RunContext, suspended: Suspended, *, announce: bool) -> Any:
+        """Wait for the ``decide`` Update; returns the decision.
+
+        ``announce``: say so (an event, the memo, the parent); a run handed on while it
+        waited has said it already. An approval is waited for in the next run of the
+        chain when the history budget is spent.
+        """
         self._status = ctx.state.status = "suspended"
         self._suspension = suspended
-        await ctx.bus.emit(RunSuspended(reason=suspended.reason, payload=suspended.payload))
-        memo: dict[str, Any] = {MEMO_STATUS: "suspended"}  # visible without a worker
         described = workflow.patched(SUSPENSION_MEMO)
-        if described:
-            memo[MEMO_SUSPENSION] = {"reason": suspended.reason, "payload": suspended.payload}
-        workflow.upsert_memo(memo)
-        await self._subs.tell_parent(self._waiting())
+        if announce:
+            await ctx.bus.emit(RunSuspended(reason=suspended.reason, payload=suspended.payload))
+            memo: dict[str, Any] = {MEMO_STATUS: "suspended"}  # visible without a worker
+            if described:
+                memo[MEMO_SUSPENSION] = {"reason": suspended.reason, "payload": suspended.payload}
+            workflow.upsert_memo(memo)
+            await self._subs.tell_parent(self._waiting())
+            if suspended.reason == "approval" and self._vm is not None:
+                self._hand_on_if_spent(self._vm, self._vm.pc)
         await workflow.wait_condition(lambda: self._decision is not None)
         workflow.upsert_memo(
             {MEMO_STATUS: "running", **({MEMO_SUSPENSION: None} if described else {})}

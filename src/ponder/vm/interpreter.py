@@ -230,12 +230,13 @@ class Interpreter:
     async def _run_node(self, pc: int, op: Opcode, fn: Any, is_async: bool, target: int) -> int:
         if self.before is not None:
             await _settle(self.before(self, pc))
+        ctx = self.ctx  # a node torn down after `close` (a workflow evicted) still ends
         try:
-            value = fn(self.ctx)
+            value = fn(ctx)
             if is_async:
                 value = await value
         finally:
-            self.ctx.resume_value = None
+            ctx.resume_value = None
         self.value = value
         if op is Opcode.SET_RETURN_NODE:
             self.frames[-1].return_value = value
