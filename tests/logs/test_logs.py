@@ -130,3 +130,37 @@ def test_the_info_level_shows_the_runs_rounds_and_tool_calls() -> None:
     assert any("round 1" in line for line in records)
     assert any(" finished in " in line and "tool " in line for line in records)
     assert not any(" DEBUG " in line for line in result.stderr.splitlines())
+
+
+async def test_a_resumed_run_is_logged_with_its_run_id(collected: Collect) -> None:
+    from ponder.agent import Agent
+    from ponder.store import MemoryStore
+    from ponder.tools import tool
+
+    @tool(requires_approval=True)
+    def deploy(target: str) -> str:
+        """Deploy.
+
+        Args:
+            target: Where to.
+        """
+        return f"deployed to {target}"
+
+    store = MemoryStore()
+    steps = [call_tools(("deploy", {"target": "prod"})), stop(), reply("Deployed.")]
+    agent = Agent(
+        ScriptedModel(steps),
+        tools=[deploy],
+        store=store,
+        enable_thinking_tool=False,
+        agent_thought_mode="chat",
+    )
+    suspended = await agent.run("Deploy to prod.")
+    assert suspended.status == "suspended"
+    collected.records.clear()
+    result = await agent.resume(suspended.run_id, True)
+    assert result.output == "Deployed."
+    messages = [r.getMessage() for r in collected.records]
+    assert any(m.startswith("run resumed") for m in messages), messages
+    assert any("deploy" in m for m in messages)
+    assert {getattr(r, "run_id", None) for r in collected.records} == {suspended.run_id}

@@ -243,20 +243,27 @@ def context_builder(
     output: OutputSpec | None = None,
     store: Store | None = None,
 ) -> ContextBuilder:
-    """How the driver builds a resumed run's context once its state is restored."""
+    """How the driver builds a resumed run's context once its state is restored.
+
+    The resumed run is logged and traced like a new one (see `run_tap`).
+    """
 
     async def build(state: RunState, resumed: Resumed) -> RunContext:
-        streams = sink is not None
-        return await run_context(agent, state, deps, sink, streams, output, None, store, resumed)
+        streams, tap = sink is not None, run_tap(agent, resumed=True)
+        return await run_context(agent, state, deps, sink, streams, output, tap, store, resumed)
 
     return build
 
 
-def run_tap(agent: Agent[Any]) -> RunTap | None:
-    """What logs, traces, records or replays a new run of ``agent`` (None for most runs)."""
+def run_tap(agent: Agent[Any], *, resumed: bool = False) -> RunTap | None:
+    """What logs, traces, records or replays a run of ``agent`` (None for most runs).
+
+    A ``resumed`` run is logged and traced only (a cassette holds a whole run).
+    """
     return run_taps(
         agent.model,
         record=agent.record,
         record_tools_spec=agent.record_tools_spec,
         instrument=agent.instrument,
+        resumed=resumed,
     )

@@ -25,11 +25,18 @@ def run_taps(
     record: str | os.PathLike[str] | None = None,
     record_tools_spec: str | None = None,
     instrument: bool | Instrumentation | None = None,
+    resumed: bool = False,
 ) -> RunTap | None:
-    """The taps of one new run (None when nothing watches it)."""
-    recorder = Recorder(record, tools_spec=record_tools_spec) if record is not None else None
+    """The taps of one run (None when nothing watches it).
+
+    A ``resumed`` run is logged and traced, never recorded or replayed: a cassette holds a
+    whole run from its first request.
+    """
+    recorder = None
+    if record is not None and not resumed:
+        recorder = Recorder(record, tools_spec=record_tools_spec)
     make_tap = getattr(model, "run_tap", None)
-    replay: RunTap | None = make_tap() if callable(make_tap) else None
+    replay: RunTap | None = make_tap() if callable(make_tap) and not resumed else None
     tracer: RunTap | None = None
     tracing = resolve_instrumentation(instrument)
     if tracing is not None:
