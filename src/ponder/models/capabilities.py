@@ -44,6 +44,7 @@ Feature = Literal[
     "replays_reasoning",
     "vision",
     "late_system",
+    "prompt_cache_key",
 ]
 FEATURES: tuple[Feature, ...] = get_args(Feature)
 
@@ -65,7 +66,9 @@ class Capabilities:
     - ``vision``: user messages may carry images;
     - ``late_system``: a system message later in the conversation (the round's reasoning)
       goes as one; otherwise as a user message (the stock llama-cpp-python template appends
-      the whole tool list to every system message, so each round's grew the prompt by it).
+      the whole tool list to every system message, so each round's grew the prompt by it);
+    - ``prompt_cache_key``: requests carry OpenAI's ``prompt_cache_key`` naming their stable
+      prefix (only the ``openai`` profile; a server that refuses the field turns it off).
     """
 
     forced_tool_choice: bool = True
@@ -80,6 +83,7 @@ class Capabilities:
     replays_reasoning: bool = False
     vision: bool = True
     late_system: bool = True
+    prompt_cache_key: bool = False
 
     def without(self, *features: Feature) -> Capabilities:
         """A copy with ``features`` turned off."""

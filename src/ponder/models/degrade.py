@@ -139,6 +139,7 @@ _SIGNS: tuple[tuple[Feature, Callable[[str], bool]], ...] = (
     ("parallel_tool_calls", lambda t: "parallel_tool_calls" in t),
     ("tool_role", lambda t: any(w in t for w in ("role 'tool'", 'role "tool"', "tool role"))),
     ("null_content", lambda t: "content" in t and ("none" in t or "null" in t)),
+    ("prompt_cache_key", lambda t: "prompt_cache_key" in t),
 )
 
 
@@ -185,6 +186,8 @@ def _used_features(body: dict[str, Any]) -> set[Feature]:
         used.add("json_schema_output")
     if "parallel_tool_calls" in body:
         used.add("parallel_tool_calls")
+    if "prompt_cache_key" in body:
+        used.add("prompt_cache_key")
     for message in body.get("messages", ()):
         if message.get("role") == "tool":
             used.add("tool_role")

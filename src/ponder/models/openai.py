@@ -30,7 +30,7 @@ from ponder.models.capabilities import Capabilities, effective, learn, learned
 from ponder.models.degrade import Plan, adapt, probe_feature, refused_feature
 from ponder.models.openai_response import deltas_of, response_from_message, with_unique_ids
 from ponder.models.openai_stream import StreamAssembler
-from ponder.models.openai_wire import request_body
+from ponder.models.openai_wire import prompt_cache_key, request_body
 from ponder.models.providers import ProviderProfile, provider_profile
 from ponder.models.retry import Failure, RetryPolicy
 from ponder.models.sdk_errors import translate_sdk_error
@@ -131,9 +131,12 @@ class OpenAIModel(SDKModel["AsyncOpenAI"]):
     def _body(self, request: ModelRequest) -> dict[str, Any]:
         plan = self._plan(request)
         caps = self.effective_capabilities
-        return request_body(
+        body = request_body(
             plan.request, caps, json_object=plan.json_object, provider=self.profile.name
         )
+        if caps.prompt_cache_key:  # OpenAI routes requests with one key to one cache
+            body["prompt_cache_key"] = prompt_cache_key(plan.request)
+        return body
 
     async def _create(self, body: dict[str, Any], *, stream: bool = False) -> Any:
         if stream:

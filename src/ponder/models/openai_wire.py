@@ -7,6 +7,7 @@ to import. Reading the answers back is ``ponder.models.openai_response`` (a comp
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from typing import Any, assert_never
 
@@ -34,6 +35,7 @@ from ponder.models.structured import is_strict_schema, output_tool, tool_name
 __all__ = [
     "StreamAssembler",
     "deltas_of",
+    "prompt_cache_key",
     "request_body",
     "response_from_message",
     "usage_from",
@@ -78,6 +80,20 @@ def request_body(
     if settings.extra_body:
         body["extra_body"] = settings.extra_body
     return body
+
+
+def prompt_cache_key(request: ModelRequest) -> str:
+    """A key naming the request's stable prefix: its first system message and its tools.
+
+    OpenAI sends requests with one ``prompt_cache_key`` to the same cache, so every request
+    of a run, and of every run of the same agent, reads the prefix they share at the cached
+    rate; a different system prompt or tool set gets a key of its own.
+    """
+    first = request.messages[0] if request.messages else None
+    system = first.content if isinstance(first, SystemMessage) else ""
+    names = ",".join(t.name for t in request.tools)
+    digest = hashlib.blake2b(f"{system}\x00{names}".encode(), digest_size=12)
+    return f"ponder-{digest.hexdigest()}"
 
 
 def wire_messages(

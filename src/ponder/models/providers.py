@@ -76,7 +76,12 @@ LLAMACPP = Capabilities(
 (override single features in the config)."""
 
 PROVIDERS: dict[str, ProviderProfile] = {
-    "openai": ProviderProfile("openai", "OPENAI_API_KEY", "OPENAI_BASE_URL"),
+    "openai": ProviderProfile(
+        "openai",
+        "OPENAI_API_KEY",
+        "OPENAI_BASE_URL",
+        capabilities=Capabilities(prompt_cache_key=True),
+    ),
     "deepseek": ProviderProfile(
         "deepseek",
         "DEEPSEEK_API_KEY",

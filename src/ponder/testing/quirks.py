@@ -13,7 +13,10 @@ server with ``--chat_format chatml-function-calling``):
 - ``reuse_call_ids``: call ids restart at ``call_0`` in every response;
 - ``tool_calls_as_text``: calls are written into the text as ``<tool_call>{...}</tool_call>``;
 - ``refuse_response_format``: a ``json_schema`` response format → HTTP 400 naming it;
-- ``refuse_streamed_tools``: streaming with tools and an automatic choice → HTTP 500.
+- ``refuse_streamed_tools``: streaming with tools and an automatic choice → HTTP 500;
+- ``refuse_unknown_fields``: a request field outside the chat-completions basics (e.g.
+  ``prompt_cache_key``) → HTTP 400 "Unrecognized request argument supplied: …", as strict
+  OpenAI-compatible servers answer.
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ Quirk = Literal[
     "tool_calls_as_text",
     "refuse_response_format",
     "refuse_streamed_tools",
+    "refuse_unknown_fields",
 ]
 QUIRKS: tuple[Quirk, ...] = get_args(Quirk)
 
@@ -71,8 +75,34 @@ def breaks_stream(body: dict[str, Any], quirks: frozenset[str]) -> bool:
     return bool(body.get("stream")) and required and "error_on_required" in quirks
 
 
+_BASIC_FIELDS = frozenset(
+    {
+        "model",
+        "messages",
+        "tools",
+        "tool_choice",
+        "parallel_tool_calls",
+        "temperature",
+        "max_tokens",
+        "max_completion_tokens",
+        "stream",
+        "stream_options",
+        "response_format",
+        "top_p",
+        "stop",
+        "seed",
+        "n",
+        "user",
+    }
+)
+
+
 def refusal(body: dict[str, Any], quirks: frozenset[str]) -> tuple[int, str] | None:
     """The error status and message this server answers ``body`` with, if any."""
+    if "refuse_unknown_fields" in quirks:
+        unknown = sorted(set(body) - _BASIC_FIELDS)
+        if unknown:
+            return 400, f"Unrecognized request argument supplied: {unknown[0]}"
     choice = body.get("tool_choice")
     if "error_on_required" in quirks and choice == "required":
         return 500, ""
