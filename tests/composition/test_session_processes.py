@@ -7,6 +7,7 @@ first and continue from its stored result.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
@@ -19,6 +20,9 @@ from typing import Any
 
 import pytest
 
+from ponder.exceptions import UserError
+from ponder.store import open_store
+from tests.composition.session_worker import build
 from tests.store.conftest import PG_DSN, drop_schema, isolated_schema, postgres_available
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -89,10 +93,31 @@ def test_a_turn_killed_mid_turn_is_taken_over_by_the_next(turns: Turns) -> None:
     turns.wait_started("A", killed)
     killed.send_signal(signal.SIGKILL)
     killed.wait()
+    killed_turn = asyncio.run(latest_turn(turns))
     # a dead holder on this host is taken over at once, long before its lease would expire
     after = turns.run("B", wait=60.0)
     assert after == {"status": "completed", "turns": ["T0", "B"]}  # A never completed
+    with pytest.raises(UserError, match="has gone on since"):  # finishing A would drop B
+        asyncio.run(resume(turns, killed_turn))
     assert turns.run("C")["turns"] == ["T0", "B", "C"]
+
+
+async def latest_turn(turns: Turns) -> str:
+    store = open_store(turns.url)
+    try:
+        found = await store.latest_turn(turns.session)
+    finally:
+        await store.close()
+    assert found is not None and found.status == "running"
+    return found.run_id
+
+
+async def resume(turns: Turns, run_id: str) -> None:
+    store = open_store(turns.url)
+    try:
+        await build(turns.markers, "A", 0.0).resume(run_id, store=store)
+    finally:
+        await store.close()
 
 
 def test_a_turn_that_waits_too_long_is_refused_naming_the_holder(turns: Turns) -> None:

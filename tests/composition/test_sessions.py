@@ -207,3 +207,15 @@ async def test_a_turn_waits_for_a_live_holder_then_is_refused_naming_it(store: S
         await chat_agent().run("waits", session_id=session, store=store)
     assert refused.value.session_id == session and refused.value.waited is not None
     assert await store.latest_turn(session) is None  # nothing of the turn was stored
+
+
+async def test_a_resumed_turn_holds_its_session_too(store: Store) -> None:
+    session = f"s-{os.urandom(4).hex()}"
+    agent = tool_agent(store, deploy)
+    suspended = await agent.run("ship", session_id=session)
+    store.turn_wait_seconds = 0.3
+    await store.acquire_session(session, ELSEWHERE, 60.0)  # another process's turn
+    with pytest.raises(SessionLeaseError, match="another-host"):
+        await agent.resume(suspended.run_id, "approve")
+    await store.release_session(session, ELSEWHERE)
+    assert (await agent.resume(suspended.run_id, "approve")).status == "completed"

@@ -8,7 +8,9 @@ lease in the store from reading the session to its end, renewed while it runs; a
 another process waits for it (up to ``Store.turn_wait_seconds``, then `SessionLeaseError`
 names the holder), and takes over the lease of a holder that died on this host or whose
 lease expired. `refuse_after_suspended` stops a turn whose session's last turn waits for
-approval or input: continuing past it would lose that turn once it is resumed.
+approval or input: continuing past it would lose that turn once it is resumed. A turn
+resumed later holds its session likewise (`resumed_turn`), and is refused once a later
+turn of the session completed: finishing it would drop that turn.
 
 A ``session_id`` without a store keeps the session in the process: `kept_sessions` holds
 each session's last completed turn (its messages and its stateful tools' states) per
@@ -33,7 +35,7 @@ from ponder.exceptions import SessionLeaseError, StoreError, UserError
 
 if TYPE_CHECKING:
     from ponder.messages import Message
-    from ponder.store.base import Store
+    from ponder.store.base import RunRecord, Store
 
 __all__ = [
     "KEPT_SESSIONS",
@@ -41,6 +43,7 @@ __all__ = [
     "KeptTurn",
     "kept_sessions",
     "refuse_after_suspended",
+    "resumed_turn",
     "session_lease",
     "turn_lock",
 ]
@@ -145,6 +148,38 @@ async def refuse_after_suspended(store: Store, session_id: str) -> None:
             f"session {session_id!r}: its last turn, run {latest.run_id!r}, is suspended "
             "(it waits for an approval or an answer); resume that run, or cancel it, "
             "before the session's next turn"
+        )
+
+
+@contextlib.asynccontextmanager
+async def resumed_turn(store: Store, run_id: str) -> AsyncIterator[None]:
+    """Hold the session of stored run ``run_id``, if it is a turn of one, while it resumes.
+
+    `UserError` if a later turn of that session has completed since the run started.
+    """
+    try:
+        stored = await store.load(run_id)
+        session_id = stored.view.session_id
+    except StoreError:
+        session_id = None  # the resume itself reports what is wrong with the run
+    if session_id is None:
+        yield
+        return
+    async with turn_lock(store, session_id), session_lease(store, session_id):
+        await _refuse_superseded(store, session_id, stored.record)
+        yield
+
+
+async def _refuse_superseded(store: Store, session_id: str, turn: RunRecord) -> None:
+    latest = await store.latest_in_session(session_id)
+    if latest is None or latest == turn.run_id:
+        return
+    later = (await store.load(latest)).record
+    if later.created > turn.created:
+        raise UserError(
+            f"run {turn.run_id!r} is a turn of session {session_id!r}, which has gone on "
+            f"since (run {latest!r} completed after it began); resuming it would drop "
+            "the later turns: start a new turn of the session instead"
         )
 
 
