@@ -4,7 +4,8 @@
 
 The turn calls a tool that touches ``MARKERS/PROMPT.started`` and then sleeps ``HOLD``
 seconds (so a test knows the turn is under way and holds the session), then stops and
-answers. ``TURN_WAIT`` in the environment sets the store's ``turn_wait_seconds``. Prints
+answers. ``TURN_WAIT`` in the environment sets the store's ``turn_wait_seconds``; with
+``GO_FILE``, the turn starts once that file exists (the interpreter is up by then). Prints
 one JSON line: the status and the user turns the run's ledger holds, or the error.
 """
 
@@ -53,6 +54,9 @@ async def main(url: str, session: str, prompt: str, markers: str, hold: str) -> 
     store = open_store(url)
     store.turn_wait_seconds = float(os.environ.get("TURN_WAIT", "120"))
     agent = build(Path(markers), prompt, float(hold))
+    go = os.environ.get("GO_FILE")
+    while go and not Path(go).exists():
+        await asyncio.sleep(0.02)
     try:
         result = await agent.run(prompt, session_id=session, store=store)
     except PonderError as error:

@@ -46,10 +46,13 @@ class Turns:
     def __init__(self, url: str, markers: Path) -> None:
         self.url, self.markers, self.session = url, markers, f"s-{os.urandom(4).hex()}"
 
-    def start(self, prompt: str, hold: float = 0.0, wait: float = 120.0) -> subprocess.Popen[str]:
+    def start(
+        self, prompt: str, hold: float = 0.0, wait: float = 120.0, go: Path | None = None
+    ) -> subprocess.Popen[str]:
+        """The turn of ``prompt`` in a new process; with ``go``, it starts once that exists."""
         args = [sys.executable, "-m", "tests.composition.session_worker", self.url]
         args += [self.session, prompt, str(self.markers), str(hold)]
-        env = {**os.environ, "TURN_WAIT": str(wait)}
+        env = {**os.environ, "TURN_WAIT": str(wait), "GO_FILE": str(go or "")}
         return subprocess.Popen(args, cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True)
 
     def run(self, prompt: str, hold: float = 0.0, wait: float = 120.0) -> dict[str, Any]:
@@ -79,9 +82,11 @@ def turns(store_url: str, tmp_path: Path) -> Turns:
 
 def test_a_turn_in_another_process_waits_and_continues_the_first(turns: Turns) -> None:
     assert turns.run("T0") == {"status": "completed", "turns": ["T0"]}
+    go = turns.markers / "B.go"
+    second = turns.start("B", go=go)  # its interpreter starts up meanwhile
     first = turns.start("A", hold=1.0)
     turns.wait_started("A", first)  # A holds the session: B must come after it
-    second = turns.start("B")
+    go.touch()  # B's turn starts while A's is in its tool
     assert outcome(first) == {"status": "completed", "turns": ["T0", "A"]}
     assert outcome(second) == {"status": "completed", "turns": ["T0", "A", "B"]}
     assert turns.run("C")["turns"] == ["T0", "A", "B", "C"]  # nothing lost

@@ -171,6 +171,7 @@ async def resumed_turn(store: Store, run_id: str) -> AsyncIterator[None]:
 
 
 async def _refuse_superseded(store: Store, session_id: str, turn: RunRecord) -> None:
+    """`UserError` if a turn of the session that began after ``turn`` has completed."""
     latest = await store.latest_in_session(session_id)
     if latest is None or latest == turn.run_id:
         return
