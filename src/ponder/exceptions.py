@@ -21,6 +21,7 @@ PonderError                      base of everything ponder raises
 │   ├── SnapshotError            a snapshot cannot be restored (other program, bad data)
 │   ├── StoreError               a checkpoint store failed or holds bad data
 │   │   └── RunLeaseError        another process holds the run
+│   │       └── SessionLeaseError  another process runs a turn of the session
 │   └── ReplayDivergence         a replayed run left its cassette (carries a diff)
 └── (signals, not errors)
     Suspend                      raised inside a node to suspend the VM
@@ -48,6 +49,7 @@ __all__ = [
     "ReplayDivergence",
     "RunError",
     "RunLeaseError",
+    "SessionLeaseError",
     "SnapshotError",
     "StoreError",
     "StructuredOutputError",
@@ -197,6 +199,28 @@ class RunLeaseError(StoreError):
         )
         self.run_id = run_id
         self.holder = holder
+
+
+class SessionLeaseError(RunLeaseError):
+    """Another process runs a turn of this session (``holder``); ``run_id`` is empty.
+
+    ``waited`` is how long the refused turn waited for it (None: it was not waiting).
+    """
+
+    def __init__(self, session_id: str, holder: str | None, waited: float | None = None) -> None:
+        who = holder or "another process"
+        if waited is None:
+            text = f"session {session_id!r}: a turn of it is being run by {who}"
+        else:
+            text = (
+                f"session {session_id!r}: a turn of it is still being run by {who} after "
+                f"waiting {waited:g} s (Store.turn_wait_seconds); send the turn again later"
+            )
+        StoreError.__init__(self, text)
+        self.run_id = ""
+        self.holder = holder
+        self.session_id = session_id
+        self.waited = waited
 
 
 class ReplayDivergence(RunError):

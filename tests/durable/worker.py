@@ -57,6 +57,9 @@ class CrashingStore(Store):
     async def latest_in_session(self, session_id: str) -> str | None:
         return await self.inner.latest_in_session(session_id)
 
+    async def latest_turn(self, session_id: str) -> Any:
+        return await self.inner.latest_turn(session_id)
+
     async def set_status(self, run_id: str, status: str) -> None:
         await self.inner.set_status(run_id, status)
 
@@ -72,6 +75,14 @@ class CrashingStore(Store):
 
     async def release(self, run_id: str, owner: str) -> None:
         await self.inner.release(run_id, owner)
+
+    async def acquire_session(
+        self, session_id: str, owner: str, ttl: float, *, takeover: str | None = None
+    ) -> None:
+        await self.inner.acquire_session(session_id, owner, ttl, takeover=takeover)
+
+    async def release_session(self, session_id: str, owner: str) -> None:
+        await self.inner.release_session(session_id, owner)
 
 
 def reused_script(request: ModelRequest) -> ModelResponse:

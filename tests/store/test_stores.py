@@ -173,7 +173,7 @@ async def test_a_version_1_sqlite_store_is_migrated(tmp_path: object) -> None:
         .execute("SELECT value FROM ponder_meta WHERE key = 'schema'")
         .fetchone()
     )
-    assert version == "3"
+    assert version == "4"
     await store.close()
     newer = sqlite3.connect(path)
     newer.execute("UPDATE ponder_meta SET value = '99'")

@@ -20,7 +20,13 @@ from ponder.agent.run.context import ContextBuilder, EventSink, Resumed, RunCont
 from ponder.agent.run.driver import drive, prepare_start
 from ponder.agent.run.sessions import session_tool_states
 from ponder.agent.run.state import RunState
-from ponder.agent.session_turns import KeptTurn, kept_sessions, turn_lock
+from ponder.agent.session_turns import (
+    KeptTurn,
+    kept_sessions,
+    refuse_after_suspended,
+    session_lease,
+    turn_lock,
+)
 from ponder.media import File, Image, split_prompt
 from ponder.messages import Ledger, Message, messages_from_json
 from ponder.models.base import Usage
@@ -87,20 +93,35 @@ async def launch(
 async def _launch_turn(
     agent: Agent[Any], request: RunRequest, session_id: str, sink: EventSink | None
 ) -> RunResult[Any]:
-    """`launch` for a turn of a session: after the session's turn in progress, if any."""
+    """`launch` for a turn of a session: after the session's turn in progress, if any.
+
+    With a store, the turn holds the session's lease there (`session_lease`), so a turn of
+    another process waits too.
+    """
     store = request.store
     async with turn_lock(agent if store is None else store, session_id):
-        state = await new_run(agent, request)
-        state.limits = UsageLimits.of(request.limits)
-        if agent.toolbox.mcp is not None:
-            result = await _launch_bound(agent, request, state, sink)
-        else:
-            deps, vm, owner = await _prepare(agent, request, state, sink)
-            result = await drive(deps, vm, store, owner)
-        if store is None and result.status == "completed":
-            turn = KeptTurn(tuple(result.messages), dict(state.tool_states))
-            kept_sessions(agent).keep(session_id, turn)
-        return result
+        if store is None:
+            return await _run_turn(agent, request, session_id, sink)
+        async with session_lease(store, session_id):
+            await refuse_after_suspended(store, session_id)
+            return await _run_turn(agent, request, session_id, sink)
+
+
+async def _run_turn(
+    agent: Agent[Any], request: RunRequest, session_id: str, sink: EventSink | None
+) -> RunResult[Any]:
+    """One turn of a session, once it is the session's only one; kept without a store."""
+    state = await new_run(agent, request)
+    state.limits = UsageLimits.of(request.limits)
+    if agent.toolbox.mcp is not None:
+        result = await _launch_bound(agent, request, state, sink)
+    else:
+        deps, vm, owner = await _prepare(agent, request, state, sink)
+        result = await drive(deps, vm, request.store, owner)
+    if request.store is None and result.status == "completed":
+        turn = KeptTurn(tuple(result.messages), dict(state.tool_states))
+        kept_sessions(agent).keep(session_id, turn)
+    return result
 
 
 async def _launch_bound(

@@ -12,6 +12,7 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast, overload
 
 from ponder.agent.result import OutputT, RunResult
+from ponder.agent.session_turns import resumed_turn
 from ponder.agent.sync import close_at_exit, iterate_sync, run_coroutine_sync
 from ponder.exceptions import UserError
 
@@ -102,10 +103,11 @@ class EntryPoints(Generic[OutputT]):
                 "run that finishes in one go"
             )
         output = agent._spec(output_type)
-        with agent.toolbox.bind(run_id, agent.model):
-            build = context_builder(agent, deps, output=output, store=chosen)
-            program = agent.program
-            return await resume_run(build, agent.strategy_type, program, chosen, run_id, value)
+        async with resumed_turn(chosen, run_id):  # one turn of its session at a time
+            with agent.toolbox.bind(run_id, agent.model):
+                build = context_builder(agent, deps, output=output, store=chosen)
+                program = agent.program
+                return await resume_run(build, agent.strategy_type, program, chosen, run_id, value)
 
     @overload
     def run_sync(

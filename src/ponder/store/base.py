@@ -147,6 +147,8 @@ class Store(ABC):
 
     lease_seconds: float = 600.0
     """How long a lease lasts unless renewed; a driven run renews it every third of this."""
+    turn_wait_seconds: float = 300.0
+    """How long a turn of a session waits for the session's turn in another process."""
 
     @abstractmethod
     async def write(self, checkpoint: Checkpoint) -> int:
@@ -177,6 +179,10 @@ class Store(ABC):
         """The id of the session's most recently completed run, if any."""
 
     @abstractmethod
+    async def latest_turn(self, session_id: str) -> RunRecord | None:
+        """The session's most recently updated run, whatever its status, if any."""
+
+    @abstractmethod
     async def set_status(self, run_id: str, status: str) -> None:
         """Change a run's status (``cancelled`` stops it from being resumed)."""
 
@@ -196,6 +202,20 @@ class Store(ABC):
     @abstractmethod
     async def release(self, run_id: str, owner: str) -> None:
         """Give the lease back (no error if it is not held)."""
+
+    @abstractmethod
+    async def acquire_session(
+        self, session_id: str, owner: str, ttl: float, *, takeover: str | None = None
+    ) -> None:
+        """Take the session's turn lease for ``ttl`` seconds; `SessionLeaseError` if held.
+
+        One turn of a session runs at a time, across processes; ``takeover`` names a holder
+        known to be dead, whose lease may be taken. The holder itself may renew it.
+        """
+
+    @abstractmethod
+    async def release_session(self, session_id: str, owner: str) -> None:
+        """Give the session's turn lease back (no error if ``owner`` does not hold it)."""
 
     async def append_events(  # noqa: B027 - optional for stores that keep no event log
         self, run_id: str, events: list[dict[str, Any]]

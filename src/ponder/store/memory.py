@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ponder.exceptions import RunLeaseError, StoreError
+from ponder.exceptions import RunLeaseError, SessionLeaseError, StoreError
 from ponder.jsontext import json_encoder
 from ponder.store.base import Checkpoint, RunRecord, Store, StoredRun, check_header
 from ponder.store.sql import CONFLICT, event_json
@@ -43,6 +43,8 @@ class MemoryStore(Store):
     def __init__(self) -> None:
         self._runs: dict[str, _Run] = {}
         self._secrets: dict[tuple[str, str], dict[str, Any]] = {}
+        self._sessions: dict[str, tuple[str, float]] = {}
+        """Each session's turn lease: its owner and when it ends."""
 
     async def get_secret(self, scope: str, name: str) -> dict[str, Any] | None:
         """A kept value, or None."""
@@ -140,6 +142,11 @@ class MemoryStore(Store):
         ]
         return max(found, key=lambda r: r.updated).run_id if found else None
 
+    async def latest_turn(self, session_id: str) -> RunRecord | None:
+        """The session's most recently updated run."""
+        found = [r.record for r in self._runs.values() if r.session_id == session_id]
+        return max(found, key=lambda r: r.updated) if found else None
+
     async def set_status(self, run_id: str, status: str) -> None:
         """Change a run's status."""
         run = self._run(run_id)
@@ -165,3 +172,18 @@ class MemoryStore(Store):
         run = self._runs.get(run_id)
         if run is not None and run.record.lease_owner == owner:
             run.record = replace(run.record, lease_owner=None, lease_until=None)
+
+    async def acquire_session(
+        self, session_id: str, owner: str, ttl: float, *, takeover: str | None = None
+    ) -> None:
+        """Take the session's turn lease or raise `SessionLeaseError`."""
+        now = time.time()
+        holder, until = self._sessions.get(session_id, (owner, now))
+        if holder not in (owner, takeover) and until >= now:
+            raise SessionLeaseError(session_id, holder)
+        self._sessions[session_id] = (owner, now + ttl)
+
+    async def release_session(self, session_id: str, owner: str) -> None:
+        """Give the session's turn lease back."""
+        if self._sessions.get(session_id, ("",))[0] == owner:
+            del self._sessions[session_id]

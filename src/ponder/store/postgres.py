@@ -3,8 +3,9 @@
 The schema is created (and later migrated) by the store itself. A small pool of
 connections serves concurrent runs, the most recently used first (its server process is
 the one still warm); each checkpoint is one statement, so one round trip and one commit.
-A tool call's result commits without waiting for the server's WAL flush (`_INSERT_EFFECT`
-says why that loses nothing a resumed run cannot handle); checkpoints wait for it.
+A tool call's result commits without waiting for the server's WAL flush
+(`ponder.store.pg_statements.INSERT_EFFECT` says why that loses nothing a resumed run
+cannot handle); checkpoints wait for it.
 A connection the server dropped (a restart, a failover, ``pg_terminate_backend``) is
 discarded and the operation retried once on a new one; connecting gives up after
 ``connect_timeout`` seconds. A checkpoint retried after its commit's reply was lost
@@ -17,13 +18,23 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
-from ponder.exceptions import RunLeaseError, StoreError
+from ponder.exceptions import RunLeaseError, SessionLeaseError, StoreError
 from ponder.extras import require
 from ponder.store import sql
 from ponder.store.base import Checkpoint, RunRecord, Store, StoredRun
+from ponder.store.pg_statements import (
+    APPEND,
+    GENERIC_PLANS,
+    INSERT_EFFECT,
+    LAZY_COMMIT,
+    REWRITE,
+    checkpoint_args,
+    landed,
+    to_pg,
+)
 
 __all__ = ["LAZY_COMMIT", "PostgresStore"]
 
@@ -33,103 +44,6 @@ Work = Callable[[Any], Awaitable[T]]
 
 class _Fenced(Exception):
     """The checkpoint's writer does not hold the run's lease (rolls the transaction back)."""
-
-
-def _pg(statement: str) -> str:
-    return statement.replace("?", "%s")
-
-
-def _checkpoint_statement(rewrite: bool) -> str:
-    """One statement for a whole checkpoint, so it costs one round trip and commits alone.
-
-    The run row is written only if the writer holds the lease; every other row joins on
-    it, so a fenced checkpoint writes nothing and returns 0. A rewrite replaces the
-    messages in place and deletes those outside the new range (rows that one statement
-    both deletes and inserts would collide).
-
-    Message and event bodies travel as one JSON array each (``json`` keeps every element's
-    text as it was sent): a text array would have psycopg quote and escape every body,
-    which cost about half of a checkpoint's client time. An event's ``seq`` is read from
-    its body by the server, so no integer array needs adapting either.
-    """
-    added = (
-        "INSERT INTO ponder_messages (run_id, idx, body)"
-        " SELECT run.run_id, (%s::integer + m.n - 1)::integer, m.body::text FROM run,"
-        " json_array_elements(%s::json) WITH ORDINALITY AS m (body, n)"
-    )
-    if rewrite:
-        added += " ON CONFLICT (run_id, idx) DO UPDATE SET body = excluded.body"
-    parts = [
-        f"WITH run AS ({_pg(sql.UPSERT_RUN)} RETURNING run_id)",
-        f"added AS ({added})",
-        "logged AS (INSERT INTO ponder_events (run_id, seq, body)"
-        " SELECT run.run_id, (e.body->>'seq')::integer, e.body::text FROM run,"
-        " json_array_elements(%s::json) AS e (body)"
-        " ON CONFLICT (run_id, seq) DO UPDATE SET body = excluded.body)",
-        "cleared AS (DELETE FROM ponder_effects WHERE %s AND run_id IN (SELECT run_id FROM run))",
-    ]
-    if rewrite:
-        parts.append(
-            "stale AS (DELETE FROM ponder_messages"
-            " WHERE run_id IN (SELECT run_id FROM run) AND (idx < %s OR idx >= %s))"
-        )
-    return ", ".join(parts) + " SELECT count(*) FROM run"
-
-
-_GENERIC_PLANS = (
-    "SELECT set_config('plan_cache_mode', 'force_generic_plan', false)"
-    " WHERE current_setting('plan_cache_mode', true) = 'auto'"
-)
-"""Prepared statements keep one plan: left to itself, PostgreSQL plans the checkpoint
-statement again on every run. A setting the connection string chose stays."""
-_APPEND = _checkpoint_statement(rewrite=False)
-_REWRITE = _checkpoint_statement(rewrite=True)
-LAZY_COMMIT = "WITH lazy AS (SELECT set_config('synchronous_commit', 'off', true))"
-"""The head of a statement whose transaction (its own, in autocommit) commits without
-waiting for the WAL flush; the statement selects ``FROM lazy``."""
-_INSERT_EFFECT = (
-    f"{LAZY_COMMIT} INSERT INTO ponder_effects (run_id, call_id, body)"
-    " SELECT %s, %s, %s FROM lazy ON CONFLICT (run_id, call_id) DO NOTHING"
-)
-"""A call's result, committed without waiting for the WAL flush (its transaction only).
-
-Losing it takes a crash of the server, not of the process, in the moment before the WAL
-writer or the run's next checkpoint (a synchronous commit, later in the same WAL) flushes
-it; the run then resumes as if it had stopped while the call ran, which it must handle
-anyway. Waiting for the flush cost a tool step about 0.2 ms.
-"""
-
-
-def _checkpoint_args(
-    checkpoint: Checkpoint,
-    run_row: tuple[Any, ...],
-    message_rows: list[tuple[Any, ...]],
-    event_rows: list[tuple[Any, ...]],
-) -> tuple[Any, ...]:
-    """The arguments of `_checkpoint_statement`: bodies as JSON arrays (see there)."""
-    events = {seq: body for _, seq, body in event_rows}  # one row per seq, the last wins
-    args: tuple[Any, ...] = (
-        *run_row,
-        checkpoint.first_index,
-        _json_array(body for _, _, body in message_rows),
-        _json_array(events.values()),
-        checkpoint.drop_effects,
-    )
-    if checkpoint.rewrite:
-        args += (checkpoint.first_index, checkpoint.first_index + len(message_rows))
-    return args
-
-
-def _json_array(bodies: Iterable[str]) -> str:
-    """JSON texts joined into the text of one JSON array."""
-    return f"[{','.join(bodies)}]"
-
-
-async def _landed(conn: Any, run_row: tuple[Any, ...]) -> bool:
-    """Whether the run row is the one this checkpoint wrote (its own ``updated`` stamp)."""
-    cursor = await conn.execute(_pg(sql.SELECT_STAMP), (run_row[0],))
-    found = await cursor.fetchone()
-    return found is not None and tuple(found) == (run_row[3], run_row[5], run_row[6])
 
 
 class PostgresStore(Store):
@@ -153,7 +67,7 @@ class PostgresStore(Store):
                 self.dsn, autocommit=True, connect_timeout=max(1, int(self.connect_timeout))
             )
             try:
-                await conn.execute(_GENERIC_PLANS)
+                await conn.execute(GENERIC_PLANS)
             except BaseException:
                 await conn.close()
                 raise
@@ -188,10 +102,10 @@ class PostgresStore(Store):
             await conn.execute("SELECT pg_advisory_xact_lock(7270617)")
             for statement in sql.SCHEMA:
                 await conn.execute(statement)
-            found = await (await conn.execute(_pg(sql.SELECT_VERSION))).fetchone()
+            found = await (await conn.execute(to_pg(sql.SELECT_VERSION))).fetchone()
             for statement in sql.migration_plan(found):
                 await conn.execute(statement)
-            await conn.execute(_pg(sql.SET_VERSION), (str(sql.SCHEMA_VERSION),))
+            await conn.execute(to_pg(sql.SET_VERSION), (str(sql.SCHEMA_VERSION),))
 
     async def _use(self, where: str, work: Work[T]) -> T:
         """Run ``work`` on a pooled connection; a dropped one is replaced and retried once."""
@@ -249,16 +163,16 @@ class PostgresStore(Store):
         run_row, message_rows, size = sql.checkpoint_rows(checkpoint, time.time())
         run_id = checkpoint.run_id
         attempts = 0
-        args = _checkpoint_args(
+        args = checkpoint_args(
             checkpoint, run_row, message_rows, sql.event_rows(run_id, checkpoint.events)
         )
 
         async def work(conn: Any) -> None:
             nonlocal attempts
             attempts += 1
-            if attempts > 1 and await _landed(conn, run_row):
+            if attempts > 1 and await landed(conn, run_row):
                 return  # the first attempt committed; only its reply was lost
-            statement = _REWRITE if checkpoint.rewrite else _APPEND
+            statement = REWRITE if checkpoint.rewrite else APPEND
             cursor = await self._cursor(conn).execute(statement, args)
             found = await cursor.fetchone()
             if found is None or found[0] == 0:
@@ -276,18 +190,18 @@ class PostgresStore(Store):
         return size
 
     async def write_effect(self, run_id: str, call_id: str, message: dict[str, Any]) -> int:
-        """Record one completed call (see `_INSERT_EFFECT` for how it commits)."""
+        """Record one completed call (see `INSERT_EFFECT` for how it commits)."""
         body = sql.to_json(message)
 
         async def work(conn: Any) -> None:
-            await self._cursor(conn).execute(_INSERT_EFFECT, (run_id, call_id, body))
+            await self._cursor(conn).execute(INSERT_EFFECT, (run_id, call_id, body))
 
         await self._use(f"cannot record a tool result of run {run_id!r}", work)
         return len(body)
 
     async def _fetch(self, statement: str, args: tuple[Any, ...]) -> list[tuple[Any, ...]]:
         async def work(conn: Any) -> list[tuple[Any, ...]]:
-            cursor = await conn.execute(_pg(statement), args)
+            cursor = await conn.execute(to_pg(statement), args)
             return list(await cursor.fetchall())
 
         return await self._use("cannot read the store", work)
@@ -299,7 +213,7 @@ class PostgresStore(Store):
         async def work(conn: Any) -> None:
             if rows:
                 async with conn.transaction():
-                    await conn.cursor().executemany(_pg(sql.INSERT_EVENT), rows)
+                    await conn.cursor().executemany(to_pg(sql.INSERT_EVENT), rows)
 
         await self._use(f"cannot write the events of run {run_id!r}", work)
 
@@ -322,7 +236,7 @@ class PostgresStore(Store):
         body = json.dumps(value)
 
         async def work(conn: Any) -> None:
-            await conn.execute(_pg(sql.UPSERT_SECRET), (scope, name, body))
+            await conn.execute(to_pg(sql.UPSERT_SECRET), (scope, name, body))
 
         await self._use(f"cannot write the {scope} secrets", work)
 
@@ -346,11 +260,16 @@ class PostgresStore(Store):
         rows = await self._fetch(sql.LATEST_IN_SESSION, (session_id,))
         return str(rows[0][0]) if rows else None
 
+    async def latest_turn(self, session_id: str) -> RunRecord | None:
+        """The session's most recently updated run."""
+        rows = await self._fetch(sql.LATEST_TURN, (session_id,))
+        return sql.record_from_row(rows[0]) if rows else None
+
     async def set_status(self, run_id: str, status: str) -> None:
         """Change a run's status."""
 
         async def work(conn: Any) -> int:
-            cursor = await conn.execute(_pg(sql.SET_STATUS), (status, time.time(), run_id))
+            cursor = await conn.execute(to_pg(sql.SET_STATUS), (status, time.time(), run_id))
             return int(cursor.rowcount)
 
         if await self._use(f"cannot change the status of run {run_id!r}", work) == 0:
@@ -362,7 +281,7 @@ class PostgresStore(Store):
         async def work(conn: Any) -> None:
             async with conn.transaction():
                 for statement in sql.DELETE_ALL:
-                    await conn.execute(_pg(statement), (run_id,))
+                    await conn.execute(to_pg(statement), (run_id,))
 
         await self._use(f"cannot delete run {run_id!r}", work)
 
@@ -374,9 +293,9 @@ class PostgresStore(Store):
         args = (run_id, now, now, owner, now + ttl, now, takeover)
 
         async def work(conn: Any) -> list[tuple[Any, ...]] | None:
-            if (await conn.execute(_pg(sql.ACQUIRE), args)).rowcount != 0:
+            if (await conn.execute(to_pg(sql.ACQUIRE), args)).rowcount != 0:
                 return None
-            return list(await (await conn.execute(_pg(sql.SELECT_OWNER), (run_id,))).fetchall())
+            return list(await (await conn.execute(to_pg(sql.SELECT_OWNER), (run_id,))).fetchall())
 
         busy = await self._use(f"cannot take the lease of run {run_id!r}", work)
         if busy is not None:
@@ -386,9 +305,34 @@ class PostgresStore(Store):
         """Give the lease back."""
 
         async def work(conn: Any) -> None:
-            await conn.execute(_pg(sql.RELEASE), (run_id, owner))
+            await conn.execute(to_pg(sql.RELEASE), (run_id, owner))
 
         await self._use(f"cannot release the lease of run {run_id!r}", work)
+
+    async def acquire_session(
+        self, session_id: str, owner: str, ttl: float, *, takeover: str | None = None
+    ) -> None:
+        """Take the session's turn lease or raise `SessionLeaseError`."""
+        now = time.time()
+        args = (session_id, owner, now + ttl, now, takeover)
+
+        async def work(conn: Any) -> list[tuple[Any, ...]] | None:
+            if (await conn.execute(to_pg(sql.ACQUIRE_SESSION), args)).rowcount != 0:
+                return None
+            found = await conn.execute(to_pg(sql.SELECT_SESSION_OWNER), (session_id,))
+            return list(await found.fetchall())
+
+        busy = await self._use(f"cannot take the lease of session {session_id!r}", work)
+        if busy is not None:
+            raise SessionLeaseError(session_id, busy[0][0] if busy else None)
+
+    async def release_session(self, session_id: str, owner: str) -> None:
+        """Give the session's turn lease back."""
+
+        async def work(conn: Any) -> None:
+            await conn.execute(to_pg(sql.RELEASE_SESSION), (session_id, owner))
+
+        await self._use(f"cannot release the lease of session {session_id!r}", work)
 
     async def close(self) -> None:
         """Close every connection."""

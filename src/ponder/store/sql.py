@@ -1,7 +1,8 @@
 """SQL shared by the SQLite and PostgreSQL stores (``?`` placeholders; PostgreSQL maps them).
 
 ``ponder_meta`` holds the schema version; `pending_migrations` brings an older store up to
-date (version 2 added ``session_id``, version 3 the ``ponder_events`` log).
+date (version 2 added ``session_id``, version 3 the ``ponder_events`` log, version 4 the
+``ponder_sessions`` turn leases).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from ponder.store.base import Checkpoint, RunRecord, StoredRun, check_header
 
 __all__ = [
     "ACQUIRE",
+    "ACQUIRE_SESSION",
     "CONFLICT",
     "DELETE_ALL",
     "DELETE_EFFECTS",
@@ -27,10 +29,12 @@ __all__ = [
     "INSERT_EVENT",
     "INSERT_MESSAGE",
     "LATEST_IN_SESSION",
+    "LATEST_TURN",
     "LIST_RUNS",
     "LIST_RUNS_BY_STATUS",
     "MIGRATIONS",
     "RELEASE",
+    "RELEASE_SESSION",
     "SCHEMA",
     "SCHEMA_VERSION",
     "SELECT_EFFECTS",
@@ -40,6 +44,7 @@ __all__ = [
     "SELECT_OWNER",
     "SELECT_RUN",
     "SELECT_SECRET",
+    "SELECT_SESSION_OWNER",
     "SELECT_STAMP",
     "SELECT_VERSION",
     "SET_STATUS",
@@ -59,7 +64,7 @@ __all__ = [
     "to_json",
 ]
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 SCHEMA = (
     "CREATE TABLE IF NOT EXISTS ponder_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -77,6 +82,9 @@ SCHEMA = (
     "CREATE TABLE IF NOT EXISTS ponder_events ("
     " run_id TEXT NOT NULL, seq INTEGER NOT NULL, body TEXT NOT NULL,"
     " PRIMARY KEY (run_id, seq))",
+    "CREATE TABLE IF NOT EXISTS ponder_sessions ("
+    " session_id TEXT PRIMARY KEY, lease_owner TEXT NOT NULL,"
+    " lease_until DOUBLE PRECISION NOT NULL)",
     "CREATE TABLE IF NOT EXISTS ponder_secrets ("
     " scope TEXT NOT NULL, name TEXT NOT NULL, body TEXT NOT NULL,"
     " PRIMARY KEY (scope, name))",
@@ -88,6 +96,7 @@ INDEXES = (
 MIGRATIONS: dict[int, tuple[str, ...]] = {
     2: ("ALTER TABLE ponder_runs ADD COLUMN session_id TEXT",),
     3: (),  # ponder_events: created by SCHEMA
+    4: (),  # ponder_sessions: created by SCHEMA
 }
 """Statements that bring a store of version ``n - 1`` to version ``n``."""
 
@@ -180,6 +189,7 @@ LATEST_IN_SESSION = (
     "SELECT run_id FROM ponder_runs WHERE session_id = ? AND status = 'completed'"
     " ORDER BY updated DESC LIMIT 1"
 )
+LATEST_TURN = _LIST + " WHERE session_id = ? ORDER BY updated DESC LIMIT 1"
 SET_STATUS = "UPDATE ponder_runs SET status = ?, updated = ? WHERE run_id = ?"
 ACQUIRE = (
     "INSERT INTO ponder_runs (run_id, status, created, updated, lease_owner, lease_until)"
@@ -199,6 +209,17 @@ RELEASE = (
     "UPDATE ponder_runs SET lease_owner = NULL, lease_until = NULL"
     " WHERE run_id = ? AND lease_owner = ?"
 )
+
+ACQUIRE_SESSION = (
+    "INSERT INTO ponder_sessions (session_id, lease_owner, lease_until) VALUES (?, ?, ?)"
+    " ON CONFLICT (session_id) DO UPDATE SET lease_owner = excluded.lease_owner,"
+    " lease_until = excluded.lease_until"
+    " WHERE ponder_sessions.lease_until < ?"
+    " OR ponder_sessions.lease_owner = excluded.lease_owner OR ponder_sessions.lease_owner = ?"
+)
+"""Arguments: session id, owner, lease end, now, the dead holder that may be taken over."""
+SELECT_SESSION_OWNER = "SELECT lease_owner FROM ponder_sessions WHERE session_id = ?"
+RELEASE_SESSION = "DELETE FROM ponder_sessions WHERE session_id = ? AND lease_owner = ?"
 
 
 _COMPACT = json_encoder(separators=(",", ":"))

@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from ponder.exceptions import RunLeaseError, StoreError
+from ponder.exceptions import RunLeaseError, SessionLeaseError, StoreError
 from ponder.store import sql
 from ponder.store.base import Checkpoint, RunRecord, Store, StoredRun
 
@@ -151,6 +151,12 @@ class SQLiteStore(Store):
             row = self._db.execute(sql.LATEST_IN_SESSION, (session_id,)).fetchone()
             return None if row is None else str(row[0])
 
+    async def latest_turn(self, session_id: str) -> RunRecord | None:
+        """The session's most recently updated run."""
+        with _translated("cannot read the session"):
+            row = self._db.execute(sql.LATEST_TURN, (session_id,)).fetchone()
+            return None if row is None else sql.record_from_row(row)
+
     async def set_status(self, run_id: str, status: str) -> None:
         """Change a run's status."""
         with _translated(f"cannot change the status of run {run_id!r}"):
@@ -181,6 +187,24 @@ class SQLiteStore(Store):
         with _translated(f"cannot release the lease of run {run_id!r}"):
             with self._transaction() as db:
                 db.execute(sql.RELEASE, (run_id, owner))
+
+    async def acquire_session(
+        self, session_id: str, owner: str, ttl: float, *, takeover: str | None = None
+    ) -> None:
+        """Take the session's turn lease or raise `SessionLeaseError`."""
+        with _translated(f"cannot take the lease of session {session_id!r}"):
+            now = time.time()
+            with self._transaction() as db:
+                args = (session_id, owner, now + ttl, now, takeover)
+                if db.execute(sql.ACQUIRE_SESSION, args).rowcount == 0:
+                    row = db.execute(sql.SELECT_SESSION_OWNER, (session_id,)).fetchone()
+                    raise SessionLeaseError(session_id, None if row is None else row[0])
+
+    async def release_session(self, session_id: str, owner: str) -> None:
+        """Give the session's turn lease back."""
+        with _translated(f"cannot release the lease of session {session_id!r}"):
+            with self._transaction() as db:
+                db.execute(sql.RELEASE_SESSION, (session_id, owner))
 
     async def get_secret(self, scope: str, name: str) -> dict[str, Any] | None:
         """A kept value, or None."""

@@ -76,6 +76,8 @@ class CheckpointView:
     """How many times the ledger was replaced (compaction)."""
     ledger_keys: str | None = None
     """How the run's effect rows are keyed (None: by bare call id, an older run)."""
+    session_id: str | None = None
+    """The session the run is a turn of, if any."""
 
     @property
     def pending_calls(self) -> list[dict[str, Any]]:
@@ -115,6 +117,7 @@ class CheckpointView:
             event_seq=state.event_seq,
             ledger_generation=ledger.generation,
             ledger_keys=ledger.keys,
+            session_id=state.session_id,
         )
 
 
@@ -151,6 +154,7 @@ class _State(BaseModel):
     recipe: dict[str, Any] = {}
     tool_states: dict[str, Any] = {}
     event_seq: StrictInt = 0
+    session_id: StrictStr | None = None
 
     @field_validator("stop_reason", mode="before")
     @classmethod

@@ -13,9 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
-import socket
-import uuid
 from typing import Any
 
 from ponder.agent.result import RunResult
@@ -23,6 +20,7 @@ from ponder.agent.run.approval import accept_decision, check_pending_tools
 from ponder.agent.run.checkpointer import load_checkpoint
 from ponder.agent.run.context import ContextBuilder, Resumed, RunContext
 from ponder.agent.run.deps import RunDeps, Strategy, StrategyType
+from ponder.agent.run.leases import is_dead_here, lease_owner
 from ponder.agent.run.link import CURRENT_RUN, RunLink
 from ponder.agent.run.shielding import settled
 from ponder.agent.run.state import RunState
@@ -35,10 +33,6 @@ __all__ = ["INTERRUPT", "drive", "prepare_start", "resume_run", "start_run"]
 
 INTERRUPT = "ponder: run interrupted"
 """The cancel message that stops a run as ``interrupted`` (resumable), not ``cancelled``."""
-
-
-def _owner() -> str:
-    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
 
 
 async def start_run(
@@ -62,7 +56,7 @@ async def prepare_start(
     after = checkpointer.after_node if checkpointer is not None else None
     before = ctx.tap.node if ctx.tap is not None and ctx.tap.wants_nodes else None
     vm = Interpreter(program, ctx.state, deps=deps, before=before, after=after)
-    state, owner = ctx.state, _owner() if store is not None else ""  # a lease needs one
+    state, owner = ctx.state, lease_owner() if store is not None else ""  # a lease needs one
     acquired = False
     try:
         if store is not None:
@@ -109,7 +103,7 @@ async def resume_run(
 
     The lease is taken first, so what is loaded cannot change under the run.
     """
-    owner = _owner()
+    owner = lease_owner()
     await _acquire(store, run_id, owner)
     try:
         ctx, restored = await _restore(build, strategy_type, program, store, run_id, value)
@@ -232,7 +226,7 @@ async def _acquire(store: Store, run_id: str, owner: str) -> None:
     try:
         await store.acquire(run_id, owner, ttl)
     except RunLeaseError as busy:
-        if busy.holder is None or not _is_dead_here(busy.holder):
+        if busy.holder is None or not is_dead_here(busy.holder):
             raise
         await store.acquire(run_id, owner, ttl, takeover=busy.holder)
 
@@ -254,20 +248,6 @@ async def _renew(store: Store, run_id: str, owner: str) -> None:
             return  # the fenced checkpoints now fail: the run stops at its next boundary
         except StoreError:
             continue  # the store is unreachable for now: the lease may still be renewed
-
-
-def _is_dead_here(holder: str) -> bool:
-    host, _, rest = holder.partition(":")
-    pid = rest.partition(":")[0]
-    if host != socket.gethostname() or not pid.isdigit():
-        return False
-    try:
-        os.kill(int(pid), 0)
-    except ProcessLookupError:
-        return True
-    except PermissionError:
-        return False
-    return False
 
 
 async def _failed(deps: RunDeps[Strategy], cause: BaseException) -> None:
