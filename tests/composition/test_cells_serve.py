@@ -155,7 +155,7 @@ def test_a_run_recorded_over_http_replays_over_http(tmp_path: Path) -> None:
 
 def test_a_served_run_is_one_trace_with_its_run_id(tmp_path: Path) -> None:
     """A served agent with tracing: the run the API started is one ``invoke_agent`` span
-    carrying its run id, with its model requests and tool call nested in it."""
+    carrying its run id, its model requests and tool call in the same trace."""
     exporter = InMemorySpanExporter()
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
