@@ -9,11 +9,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from ponder.exceptions import StoreError
 from ponder.server.runs import RUN_STATUSES, RunStatus
 from ponder.server.runs import RunRecord as ServerRecord
 from ponder.store.base import RunRecord, StoredRun
 
 __all__ = [
+    "damaged_record",
     "last_seq",
     "pending_calls",
     "pending_questions",
@@ -76,8 +78,35 @@ def _stored_state(stored: StoredRun) -> dict[str, Any]:
     return state if isinstance(state, dict) else {}
 
 
+def damaged_record(entry: RunRecord, error: StoreError) -> ServerRecord:
+    """A stored run the store cannot read back: ``failed``, with the store's reason.
+
+    Listed and looked up alike; never kept, as the damage may be passing (a busy file).
+    """
+    return ServerRecord(
+        run_id=entry.run_id,
+        prompt=entry.prompt,
+        created=entry.created,
+        status="failed",
+        error=f"StoreError: {error}",
+    )
+
+
 def record_of(stored: StoredRun, events: list[dict[str, Any]]) -> ServerRecord:
-    """The server's record of a stored run: its outcome from the checkpoint, its event log."""
+    """The server's record of a stored run: its outcome from the checkpoint, its event log.
+
+    `StoreError` when the checkpoint or the log holds values of the wrong type.
+    """
+    try:
+        return _record_of(stored, events)
+    except (TypeError, ValueError, AttributeError) as exc:
+        raise StoreError(
+            f"run {stored.record.run_id!r}: the stored checkpoint has the wrong shape ({exc}); "
+            "the store was changed by something other than ponder"
+        ) from None
+
+
+def _record_of(stored: StoredRun, events: list[dict[str, Any]]) -> ServerRecord:
     state = _stored_state(stored)
     usage = state.get("usage")
     record = ServerRecord(

@@ -143,7 +143,7 @@ class SQLiteStore(Store):
                 rows = self._db.execute(sql.LIST_RUNS, (limit,)).fetchall()
             else:
                 rows = self._db.execute(sql.LIST_RUNS_BY_STATUS, (status, limit)).fetchall()
-            return [sql.record_from_row(r) for r in rows]
+            return [sql.listed_record(r) for r in rows]
 
     async def latest_in_session(self, session_id: str) -> str | None:
         """The session's most recently completed run."""
