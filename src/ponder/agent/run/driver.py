@@ -35,6 +35,9 @@ __all__ = ["INTERRUPT", "drive", "prepare_start", "resume_run", "start_run"]
 
 INTERRUPT = "ponder: run interrupted"
 """The cancel message that stops a run as ``interrupted`` (resumable), not ``cancelled``."""
+_HELD_HERE: set[str] = set()
+"""The lease owners of this process whose runs are started or driven now. A lease of this
+process left by another owner (its release failed: a full disk) is taken over at once."""
 
 
 def _owner() -> str:
@@ -95,7 +98,7 @@ async def _stopped_early(store: Store, run_id: str, owner: str, error: BaseExcep
     with contextlib.suppress(StoreError):
         await settled(lambda: store.set_status(run_id, status))
     with contextlib.suppress(StoreError):
-        await settled(lambda: store.release(run_id, owner))
+        await _release(store, run_id, owner)
 
 
 async def resume_run(
@@ -115,10 +118,10 @@ async def resume_run(
     try:
         restored = await _restore(ctx, strategy_type, program, store, run_id, value)
     except BaseException:
-        await store.release(run_id, owner)
+        await _release(store, run_id, owner)
         raise
     if restored is None:
-        await store.release(run_id, owner)
+        await _release(store, run_id, owner)
         return RunResult.from_state(ctx.state, ctx.output)
     deps, vm = restored
     await ctx.emit(RunResumed(pc=vm.pc))
@@ -234,10 +237,15 @@ async def _acquire(store: Store, run_id: str, owner: str) -> None:
         if busy.holder is None or not _is_dead_here(busy.holder):
             raise
         await store.acquire(run_id, owner, ttl, takeover=busy.holder)
+    _HELD_HERE.add(owner)
 
 
 async def _release(store: Store | None, run_id: str, owner: str) -> asyncio.CancelledError | None:
-    """Give the lease back, even if the run is cancelled again meanwhile (returned)."""
+    """Give the lease back, even if the run is cancelled again meanwhile (returned).
+
+    If the store fails to, this process still lets the lease go (`_is_dead_here`).
+    """
+    _HELD_HERE.discard(owner)
     if store is None:
         return None
     return await settled(lambda: store.release(run_id, owner))
@@ -256,10 +264,17 @@ async def _renew(store: Store, run_id: str, owner: str) -> None:
 
 
 def _is_dead_here(holder: str) -> bool:
+    """True for a lease nobody uses: of an exited process on this host, or of this one.
+
+    This process's own is dead once it no longer drives the run (the store refused its
+    release, on a full disk say).
+    """
     host, _, rest = holder.partition(":")
     pid = rest.partition(":")[0]
     if host != socket.gethostname() or not pid.isdigit():
         return False
+    if int(pid) == os.getpid():
+        return holder not in _HELD_HERE
     try:
         os.kill(int(pid), 0)
     except ProcessLookupError:
