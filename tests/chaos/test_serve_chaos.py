@@ -10,6 +10,7 @@ what is asserted holds for every interleaving.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import signal
 import subprocess
@@ -24,6 +25,7 @@ from typing import Any
 import httpx
 import pytest
 
+from ponder.store import open_store
 from tests.server.serve_process import Serve
 
 BURST = 12
@@ -48,7 +50,10 @@ def provider(tmp_path: Path) -> Iterator[str]:
     path = tmp_path / "script.json"
     path.write_text(json.dumps(script()))
     command = [sys.executable, "-m", "ponder.testing.fake_openai", "--port", "0"]
-    process = subprocess.Popen([*command, "--script", str(path)], stdout=subprocess.PIPE, text=True)
+    with (tmp_path / "provider.err").open("w") as errors:
+        process = subprocess.Popen(
+            [*command, "--script", str(path)], stdout=subprocess.PIPE, stderr=errors, text=True
+        )
     try:
         assert process.stdout is not None
         yield process.stdout.readline().strip()
@@ -102,6 +107,25 @@ def wait_ended(serve: Serve, run_ids: list[str], timeout: float = 90) -> dict[st
         time.sleep(0.2)
 
 
+def explain(serve: Serve, stored: dict[str, str]) -> str:
+    """What a failure needs: the runs not stored completed, their last events, the logs."""
+    odd = [run_id for run_id, status in stored.items() if status != "completed"]
+
+    async def events() -> dict[str, list[str]]:
+        store = open_store(serve.store)
+        try:
+            return {r: [e["kind"] for e in await store.load_events(r)][-8:] for r in odd}
+        finally:
+            await store.close()
+
+    logs = [
+        (serve.tmp_path / f"serve-{n}.out").read_text()[-1500:] for n in range(1, serve.starts + 1)
+    ]
+    return "\n".join(
+        [f"{r} {stored[r]}: {kinds}" for r, kinds in asyncio.run(events()).items()] + logs
+    )
+
+
 def test_every_accepted_run_completes_once_across_a_stop_and_a_kill(serve: Serve) -> None:
     serve.start("--drain-timeout", "1")
     accepted = burst(serve, "terminated", signal.SIGTERM)
@@ -113,6 +137,7 @@ def test_every_accepted_run_completes_once_across_a_stop_and_a_kill(serve: Serve
     statuses = wait_ended(serve, accepted)
     assert set(statuses.values()) == {"completed"}, statuses
     assert serve.stop() == 0, serve.output()
-    assert set(serve.stored_statuses(accepted).values()) == {"completed"}
+    stored = serve.stored_statuses(accepted)
+    assert set(stored.values()) == {"completed"}, explain(serve, stored)
     effects = Path(serve.env["EFFECT_LOG"]).read_text().splitlines()
     assert [line for line, seen in Counter(effects).items() if seen > 1] == []
