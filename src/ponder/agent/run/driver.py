@@ -231,13 +231,17 @@ async def drive(
 async def _acquire(store: Store, run_id: str, owner: str) -> None:
     """Take the run's lease, also from a process on this host that has died."""
     ttl = store.lease_seconds
+    _HELD_HERE.add(owner)  # before the store has it: no moment where it looks abandoned
     try:
-        await store.acquire(run_id, owner, ttl)
-    except RunLeaseError as busy:
-        if busy.holder is None or not _is_dead_here(busy.holder):
-            raise
-        await store.acquire(run_id, owner, ttl, takeover=busy.holder)
-    _HELD_HERE.add(owner)
+        try:
+            await store.acquire(run_id, owner, ttl)
+        except RunLeaseError as busy:
+            if busy.holder is None or not _is_dead_here(busy.holder):
+                raise
+            await store.acquire(run_id, owner, ttl, takeover=busy.holder)
+    except BaseException:
+        _HELD_HERE.discard(owner)
+        raise
 
 
 async def _release(store: Store | None, run_id: str, owner: str) -> asyncio.CancelledError | None:
