@@ -309,6 +309,11 @@ class RunLauncher:
                 if isinstance(event, RunFinished):
                     output = event.output
         except asyncio.CancelledError:
+            if run_id in self.interrupting and output is not None:
+                # stopped after it said it finished: its end is stored (or is redone on resume)
+                self.interrupting.discard(run_id)
+                await registry.finish(run_id, "completed", output=output)
+                return
             if run_id in self.interrupting:
                 if store is not None:
                     # a run stopped before its driver began (or before its run began at all)

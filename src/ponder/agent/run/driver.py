@@ -15,6 +15,7 @@ import contextlib
 import os
 import socket
 import uuid
+from functools import partial
 from typing import Any
 
 from ponder.agent.output import restored_output
@@ -156,6 +157,8 @@ async def _restore(
     ctx.output = restored_output(ctx.output, state.output_schema)
     ctx.add_external_tools()
     if stored.record.status == "completed" or vm.is_finished:
+        if stored.record.status != "completed":  # a stop marked it after its end was stored
+            await store.set_status(run_id, "completed")
         return None
     accept_decision(ctx, value, suspended=vm.status == "suspended")
     check_pending_tools(ctx)
@@ -197,6 +200,7 @@ async def drive(
     if store is not None:
         renewing = asyncio.create_task(_renew(store, state.run_id, owner))
     error: BaseException | None = None
+    cut: asyncio.CancelledError | None = None
     try:
         try:
             outcome = await (vm.resume(value) if resume else vm.run())
@@ -209,7 +213,8 @@ async def drive(
             raise
         await _settled(ctx, outcome)
         if ctx.checkpointer is not None:
-            await ctx.checkpointer.checkpoint(state.status)
+            # the run said how it ended: a stop arriving now must not keep that from the store
+            cut = await settled(partial(ctx.checkpointer.checkpoint, state.status))
         return _result(ctx, outcome)
     except BaseException as exc:
         error = exc
@@ -219,7 +224,7 @@ async def drive(
         CURRENT_RUN.set(outer)
         if renewing is not None:
             renewing.cancel()
-        held = await _release(store, state.run_id, owner)
+        held = await _release(store, state.run_id, owner) or cut
         vm.close()
         ctx.close()
         if ctx.tap is not None:
