@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-models test-temporal-faults lint typecheck format bench docs clean
+.PHONY: demo test test-chaos test-models test-temporal-faults lint typecheck format bench docs clean
 
 # The demo needs the plain install only; the tests need the dev and compat extras too.
 DEMO_STAMP := $(VENV)/.demo-installed
@@ -30,6 +30,10 @@ COV_FLOOR ?= 85
 test: $(STAMP)
 	$(PY) -m pytest --cov=ponder --cov-report=term:skip-covered --cov-fail-under=$(COV_FLOOR) \
 		$(PYTEST_ARGS)
+
+# The chaos lane: servers stopped and killed mid-burst (about two minutes; skipped by `test`).
+test-chaos: $(STAMP)
+	PONDER_CHAOS=1 $(PY) -m pytest tests/chaos --timeout 300 $(PYTEST_ARGS)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check src tests bench examples

@@ -50,8 +50,16 @@ def store_url(backend: str, tmp_path: Path) -> str:
 class Serve:
     """One ``ponder serve --store`` process at a time on a fixed port; logs to files."""
 
-    def __init__(self, store: str, provider_url: str, tmp_path: Path) -> None:
-        self.store, self.tmp_path = store, tmp_path
+    def __init__(
+        self,
+        store: str,
+        provider_url: str,
+        tmp_path: Path,
+        *,
+        tools: str = "tests.server.stop_tools:TOOLS",
+        **env: str,
+    ) -> None:
+        self.store, self.tmp_path, self.tools = store, tmp_path, tools
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.step_log = tmp_path / "steps.log"
@@ -61,6 +69,7 @@ class Serve:
             OPENAI_BASE_URL=provider_url,
             PONDER_AGENT_THOUGHT_MODE="chat",
             STEP_LOG=str(self.step_log),
+            **env,
         )
         self.process: subprocess.Popen[str] | None = None
         self.starts = 0
@@ -69,7 +78,7 @@ class Serve:
         self.starts += 1
         out = (self.tmp_path / f"serve-{self.starts}.out").open("w")
         command = [PONDER, "serve", "--port", str(self.port), "-m", "openai:m", "--token", TOKEN]
-        tools = ["--tools", "tests.server.stop_tools:TOOLS", "--store", self.store]
+        tools = ["--tools", self.tools, "--store", self.store]
         self.process = subprocess.Popen(
             [*command, *tools, *extra],
             env=self.env,

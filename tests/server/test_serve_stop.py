@@ -8,32 +8,15 @@ from __future__ import annotations
 
 import signal
 from collections import Counter
-from collections.abc import Iterator
-from pathlib import Path
 
 import httpx
 import pytest
 
 from ponder.testing import FakeOpenAIServer
 
-from .serve_process import AUTH, STEPS, Serve, stepper, store_url
+from .serve_process import AUTH, STEPS, Serve
 
 RUNS = 6
-
-
-@pytest.fixture
-def provider() -> Iterator[FakeOpenAIServer]:
-    with FakeOpenAIServer(stepper) as server:
-        yield server
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def serve(
-    request: pytest.FixtureRequest, provider: FakeOpenAIServer, tmp_path: Path
-) -> Iterator[Serve]:
-    serve = Serve(store_url(request.param, tmp_path), provider.base_url, tmp_path)
-    yield serve
-    serve.close()
 
 
 def _labels(serve: Serve, tag: str) -> list[str]:

@@ -9,38 +9,21 @@ import sqlite3
 import subprocess
 import sys
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
-import pytest
 
 from ponder.server.accepted import remember
 from ponder.store import open_store
 from ponder.testing import FakeOpenAIServer
 
-from .serve_process import AUTH, STEPS, Serve, stepper, store_url
-
-
-@pytest.fixture
-def provider() -> Iterator[FakeOpenAIServer]:
-    with FakeOpenAIServer(stepper) as server:
-        yield server
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def serve(
-    request: pytest.FixtureRequest, provider: FakeOpenAIServer, tmp_path: Path
-) -> Iterator[Serve]:
-    serve = Serve(store_url(request.param, tmp_path), provider.base_url, tmp_path)
-    yield serve
-    serve.close()
+from .serve_process import AUTH, STEPS, Serve, store_url
 
 
 def dead_owner() -> str:
     """A lease owner like a ponder process's, of a process on this host that has exited."""
-    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
-                          capture_output=True, text=True, check=True)  # fmt: skip
+    command = [sys.executable, "-c", "import os; print(os.getpid())"]
+    gone = subprocess.run(command, capture_output=True, text=True, check=True)
     return f"{socket.gethostname()}:{gone.stdout.strip()}:0123abcd"
 
 

@@ -107,15 +107,20 @@ async def test_valid_json_of_the_wrong_shape_is_a_store_error(store: Store, dama
         await agent.resume(suspended.run_id, "approve")
 
 
-async def test_a_run_row_of_the_wrong_shape_does_not_break_listing_with_a_raw_error(
+async def test_a_run_row_of_the_wrong_shape_is_listed_and_its_load_says_why(
     store: Store,
 ) -> None:
+    """One damaged row neither hides the other runs nor breaks listing with a raw error."""
     if not isinstance(store, SQLiteStore):
         pytest.skip("only SQLite lets a column hold a value of another type")
-    suspended = await approval_agent(store).run("ship it")
+    agent = approval_agent(store)
+    suspended, other = await agent.run("ship it"), await agent.run("ship that")
     execute(store, "UPDATE ponder_runs SET messages = ? WHERE run_id = ?", "many", suspended.run_id)
+    listed = {r.run_id: r for r in await store.list_runs()}
+    assert set(listed) == {suspended.run_id, other.run_id}
+    assert listed[suspended.run_id].messages == 0  # unreadable: read as nothing
     with pytest.raises(StoreError, match="wrong shape"):
-        await store.list_runs()
+        await store.load(suspended.run_id)
 
 
 def make_run(tmp_path: Path) -> tuple[Path, str]:

@@ -21,7 +21,9 @@ from ponder.cli.reporting import fail, reported
 from ponder.cli.runs import open_cli_store
 from ponder.cli.serving import (
     DrainTimeoutOption,
+    MaxConnectionsOption,
     NoTokenOption,
+    RequestTimeoutOption,
     ResumeRunsOption,
     TokenOption,
     UnsafeConfigOption,
@@ -60,6 +62,8 @@ def serve(
     allow_unsafe_config: UnsafeConfigOption = False,
     resume_runs: ResumeRunsOption = True,
     drain_timeout: DrainTimeoutOption = 10.0,
+    request_timeout: RequestTimeoutOption = 10.0,
+    max_connections: MaxConnectionsOption = 1000,
 ) -> None:
     """Serve the HTTP API, the OpenAI-compatible endpoint and the viewer.
 
@@ -68,6 +72,8 @@ def serve(
     Ctrl-C or SIGTERM stops runs resumably and the next start resumes them.
     With --temporal HOST:PORT --task-queue Q, runs go to the workers of Q instead.
     Only the bound address's Host names are served, unless --allowed-host adds some.
+    A connection without a request for --request-timeout seconds is closed; past
+    --max-connections a new one gets a 503.
     """
     if not 0 <= port <= 65535:
         fail(f"error: port {port} is out of range (hint: use 1-65535)", EXIT_USAGE)
@@ -109,4 +115,11 @@ def serve(
                 resume_stored=resume_runs,
             )
         announce = announcer(host, port, required, show=show)
-        serve_app(app, host=host, port=port, on_ready=announce)
+        serve_app(
+            app,
+            host=host,
+            port=port,
+            on_ready=announce,
+            request_timeout=request_timeout,
+            max_connections=max_connections,
+        )

@@ -13,7 +13,9 @@ from ponder.exceptions import UserError
 
 __all__ = [
     "DrainTimeoutOption",
+    "MaxConnectionsOption",
     "NoTokenOption",
+    "RequestTimeoutOption",
     "ResumeRunsOption",
     "TokenOption",
     "UnsafeConfigOption",
@@ -48,6 +50,18 @@ DrainTimeoutOption = Annotated[
     float,
     typer.Option(
         min=0, help="Seconds a stop lets running tool calls finish before it interrupts them."
+    ),
+]
+RequestTimeoutOption = Annotated[
+    float,
+    typer.Option(
+        min=0.1, help="Seconds a connection may stay open without a request before it is closed."
+    ),
+]
+MaxConnectionsOption = Annotated[
+    int,
+    typer.Option(
+        min=1, help="Connections served at once (at most half the open-file limit); more get 503."
     ),
 ]
 

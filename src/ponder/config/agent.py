@@ -80,7 +80,8 @@ class AgentConfig(BaseModel):
     model_capabilities: dict[str, bool] = Field(default_factory=dict)
     """Overrides of the provider profile's capabilities, e.g. ``{required_tool_choice = false}``."""
     max_retries: int = Field(default=3, ge=0)
-    """Retries of a failed model request (rate limits, 5xx, timeouts)."""
+    """Retries of a failed model request (rate limits, 5xx, timeouts); one model call sends
+    at most ``1 + max_retries`` requests, downgraded re-sends and fallback models included."""
     session_tokens_windows: int = Field(default=65536, ge=1)
     """The context window in tokens that compaction keeps the run under."""
     memory_length_limit: int = Field(default=200, ge=0)

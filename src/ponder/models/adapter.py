@@ -4,7 +4,8 @@ An adapter says how to build a request body, call its SDK, read a whole response
 fold a stream; this base does the rest: settings merged per request, retries with
 backoff inside one total deadline, a bound on the silence between stream chunks
 (``ModelSettings.idle_timeout``), typed errors, and provider downgrades: when
-`_downgrade` accepts a failure, the request is rebuilt and sent again.
+`_downgrade` accepts a failure, the request is rebuilt and sent again. Retries and
+re-sends share one call's `AttemptBudget`.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from ponder.exceptions import (
 from ponder.messages import ensure_sendable
 from ponder.models.base import ModelDelta, ModelRequest, ModelResponse, ModelSettings, StreamEvent
 from ponder.models.clients import LoopClient
-from ponder.models.retry import Failure, RetryPolicy, call_with_retries
+from ponder.models.retry import AttemptBudget, Failure, RetryPolicy, call_with_retries
 from ponder.models.structured import tool_output_to_text
 
 __all__ = ["DEFAULT_TIMEOUT", "Assembler", "Deadline", "SDKModel"]
@@ -109,31 +110,41 @@ class SDKModel(ABC, Generic[C]):
     def name(self) -> str:
         """``<provider>:<model>``."""
 
-    async def request(self, request: ModelRequest) -> ModelResponse:
-        """Send one request (retrying transient failures) and return the whole response."""
+    async def request(
+        self, request: ModelRequest, *, budget: AttemptBudget | None = None
+    ) -> ModelResponse:
+        """Send one request (retrying transient failures) and return the whole response.
+
+        It sends at most ``budget``'s requests (by default ``1 + max_retries``), re-sends
+        of the request downgraded for the provider included.
+        """
+        budget = budget or AttemptBudget.of(self.retry)
         body, deadline = self._prepare(request)
         try:
-            raw = await self._retrying(partial(self._create, body), deadline, body)
+            raw = await self._retrying(partial(self._create, body), deadline, body, budget)
         except ModelError as exc:
-            if not self._downgrade(exc, request, stream=False):
+            if not budget.has_attempt or not self._downgrade(exc, request, stream=False):
                 raise
-            return await self.request(request)
+            return await self.request(request, budget=budget)
         return self._readable(lambda: self._finish(self._parse(raw), request))
 
-    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+    async def stream(
+        self, request: ModelRequest, *, budget: AttemptBudget | None = None
+    ) -> AsyncIterator[StreamEvent]:
         """Stream one request: deltas, then the `ModelResponse` last.
 
-        Failures before the first delta are retried; later ones raise a typed error and
-        never yield a half-assembled response.
+        Failures before the first delta are retried (within ``budget``, as `request`);
+        later ones raise a typed error and never yield a half-assembled response.
         """
+        budget = budget or AttemptBudget.of(self.retry)
         body, deadline = self._prepare(request)
         try:
             sent = {**body, "stream": True}
-            opened = await self._retrying(partial(self._open, body), deadline, sent)
+            opened = await self._retrying(partial(self._open, body), deadline, sent, budget)
         except ModelError as exc:
-            if not self._downgrade(exc, request, stream=True):
+            if not budget.has_attempt or not self._downgrade(exc, request, stream=True):
                 raise
-            async for event in self.stream(request):
+            async for event in self.stream(request, budget=budget):
                 yield event
             return
         stream, events, assembler, first = opened
@@ -177,6 +188,13 @@ class SDKModel(ABC, Generic[C]):
         """
         return False
 
+    def _may_downgrade(self, body: dict[str, Any]) -> bool:
+        """Whether a failure of ``body`` may be answered by a downgrade (the base: never).
+
+        Its retries then keep one attempt of the call's budget for the downgraded re-send.
+        """
+        return False
+
     def _translate_for(self, exc: BaseException, body: dict[str, Any]) -> Failure | None:
         """`_translate` for a failure of ``body`` (an adapter may refuse to retry it).
 
@@ -196,7 +214,11 @@ class SDKModel(ABC, Generic[C]):
         return body, Deadline.of(settings)
 
     async def _retrying(
-        self, attempt: Callable[[], Any], deadline: Deadline, body: dict[str, Any]
+        self,
+        attempt: Callable[[], Any],
+        deadline: Deadline,
+        body: dict[str, Any],
+        budget: AttemptBudget,
     ) -> Any:
         policy = self.retry
         if deadline.idle is not None:
@@ -210,6 +232,8 @@ class SDKModel(ABC, Generic[C]):
             policy,
             deadline=deadline.total,
             model_name=self.name,
+            budget=budget,
+            keep=1 if self._may_downgrade(body) else 0,
         )
 
     async def _open(

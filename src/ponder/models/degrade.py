@@ -30,7 +30,7 @@ from ponder.messages import AssistantMessage, Message, ToolMessage, UserMessage
 from ponder.models.base import Degradation, ForceTool, ModelRequest
 from ponder.models.capabilities import Capabilities, Feature
 
-__all__ = ["Plan", "adapt", "probe_feature", "refused_feature"]
+__all__ = ["Plan", "adapt", "probe_candidate", "probe_feature", "refused_feature"]
 
 STOP_TOOL = "agent_stop"
 
@@ -163,6 +163,11 @@ def probe_feature(error: ModelError, body: dict[str, Any]) -> Feature | None:
     server_error = isinstance(error, ModelHTTPError) and error.status_code >= 500
     if not (server_error or isinstance(error, EmptyStreamError)):
         return None
+    return probe_candidate(body)
+
+
+def probe_candidate(body: dict[str, Any]) -> Feature | None:
+    """The feature `probe_feature` would turn off after a telling-nothing failure of ``body``."""
     used = _used_features(body)
     order: tuple[Feature, ...] = (
         "required_tool_choice",

@@ -1,6 +1,8 @@
 """`FallbackModel`: models tried in order, the next answering when one fails for good.
 
-Each model retries on its own (its `RetryPolicy`); a `ModelError` that still escapes —
+The models share one call's budget of attempts (``1 + max_retries`` of the first model's
+`RetryPolicy`, and at least one per model): a model retries only while an attempt stays kept
+for each model after it. A `ModelError` that still escapes —
 an HTTP error, a timeout, a connection failure, an unusable or empty response — sends the
 same request to the next model. The response says who failed on the way
 (`ModelResponse.fallbacks`), and the run reports it as `model_fallback` events. A stream
@@ -14,7 +16,9 @@ from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 from ponder.exceptions import ModelError, UserError
+from ponder.models.adapter import SDKModel
 from ponder.models.base import Fallback, Model, ModelRequest, ModelResponse, StreamEvent
+from ponder.models.retry import AttemptBudget, RetryPolicy
 
 __all__ = ["FallbackModel"]
 
@@ -45,12 +49,24 @@ class FallbackModel:
         """``fallback(<first>, <second>, ...)``."""
         return f"fallback({', '.join(m.name for m in self.models)})"
 
+    def _budget(self) -> AttemptBudget:
+        first = getattr(self.models[0], "retry", None)
+        budget = AttemptBudget.of(first if isinstance(first, RetryPolicy) else RetryPolicy())
+        budget.left = max(budget.left, len(self.models))
+        return budget
+
+    def _turn(self, budget: AttemptBudget, index: int) -> dict[str, Any]:
+        """The keyword arguments of model ``index``'s call: the shared budget, if it takes one."""
+        budget.kept = len(self.models) - index - 1
+        return {"budget": budget} if isinstance(self.models[index], SDKModel) else {}
+
     async def request(self, request: ModelRequest) -> ModelResponse:
         """The first model's answer that did not fail, with the failures before it."""
         failed: list[tuple[str, ModelError]] = []
-        for model in self.models:
+        budget = self._budget()
+        for index, model in enumerate(self.models):
             try:
-                response = await model.request(request)
+                response = await model.request(request, **self._turn(budget, index))
             except ModelError as error:
                 failed.append((model.name, error))
                 continue
@@ -60,8 +76,9 @@ class FallbackModel:
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         """The first model's stream that did not fail before its first event."""
         failed: list[tuple[str, ModelError]] = []
-        for model in self.models:
-            events = aiter(model.stream(request))
+        budget = self._budget()
+        for index, model in enumerate(self.models):
+            events = aiter(model.stream(request, **self._turn(budget, index)))
             try:
                 first = await anext(events)
             except ModelError as error:

@@ -27,12 +27,12 @@ from ponder.models.base import (
     StreamEvent,
 )
 from ponder.models.capabilities import Capabilities, effective, learn, learned
-from ponder.models.degrade import Plan, adapt, probe_feature, refused_feature
+from ponder.models.degrade import Plan, adapt, probe_candidate, probe_feature, refused_feature
 from ponder.models.openai_response import deltas_of, response_from_message, with_unique_ids
 from ponder.models.openai_stream import StreamAssembler
 from ponder.models.openai_wire import prompt_cache_key, request_body
 from ponder.models.providers import ProviderProfile, provider_profile
-from ponder.models.retry import Failure, RetryPolicy
+from ponder.models.retry import AttemptBudget, Failure, RetryPolicy
 from ponder.models.sdk_errors import translate_sdk_error
 from ponder.models.structured import tool_output_to_text
 from ponder.models.textcalls import recover_text_calls
@@ -93,22 +93,31 @@ class OpenAIModel(SDKModel["AsyncOpenAI"]):
         """The capabilities requests are sent with now (profile, config, then what was learned)."""
         return effective(self.capabilities, self._key)
 
-    async def request(self, request: ModelRequest) -> ModelResponse:
-        """Send one request; a local server is first asked for its window (once)."""
-        await self._probe()
-        return await super().request(request)
+    async def request(
+        self, request: ModelRequest, *, budget: AttemptBudget | None = None
+    ) -> ModelResponse:
+        """Send one request; a local server is first asked for its window (once).
 
-    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        ``budget``: as `SDKModel.request`'s.
+        """
+        await self._probe()
+        return await super().request(request, budget=budget)
+
+    async def stream(
+        self, request: ModelRequest, *, budget: AttemptBudget | None = None
+    ) -> AsyncIterator[StreamEvent]:
         """Stream one request: deltas, then the `ModelResponse` last.
 
         Where the provider cannot stream automatic tool calls, the request is sent whole
         and its deltas are yielded at once. A local server is first asked for its window.
+        ``budget``: as `SDKModel.request`'s.
         """
         await self._probe()
+        budget = budget or AttemptBudget.of(self.retry)
         plan = self._plan(request)
         automatic = plan.request.tools and not isinstance(plan.request.tool_choice, ForceTool)
         if automatic and not self.effective_capabilities.stream_tool_calls:
-            response = await self.request(request)
+            response = await self.request(request, budget=budget)
             source = "detected" if "stream_tool_calls" in learned(self._key) else "profile"
             note = Degradation(feature="stream_tool_calls", action=_NO_STREAM, source=source)
             notes = (*response.degradations, note)
@@ -117,7 +126,7 @@ class OpenAIModel(SDKModel["AsyncOpenAI"]):
                 yield delta
             yield response
             return
-        async for event in super().stream(request):
+        async for event in super().stream(request, budget=budget):
             yield event
 
     async def _probe(self) -> None:
@@ -166,6 +175,9 @@ class OpenAIModel(SDKModel["AsyncOpenAI"]):
         body = {**self._body(request), "stream": stream}
         feature = refused_feature(error, body) or probe_feature(error, body)
         return feature is not None and learn(self._key, feature)
+
+    def _may_downgrade(self, body: dict[str, Any]) -> bool:
+        return probe_candidate(body) is not None
 
     def _translate_for(self, exc: BaseException, body: dict[str, Any]) -> Failure | None:
         failure = self._translate(exc)

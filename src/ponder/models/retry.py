@@ -1,7 +1,9 @@
 """Retrying provider calls: exponential backoff with full jitter, Retry-After, a deadline.
 
 Adapters translate SDK exceptions into a `Failure` (a typed ponder error plus whether it
-may be retried and the server's Retry-After); `call_with_retries` does the rest.
+may be retried and the server's Retry-After); `call_with_retries` does the rest. One model
+call sends at most ``1 + max_retries`` requests in all (an `AttemptBudget`): its retries,
+the re-sends of a request downgraded for the provider and a fallback chain's models share it.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import TypeVar
 from ponder.exceptions import ModelError, ModelTimeoutError
 
 __all__ = [
+    "AttemptBudget",
     "Failure",
     "RetryPolicy",
     "call_with_retries",
@@ -46,6 +49,34 @@ class RetryPolicy:
             return min(max(retry_after, 0.0), self.retry_after_cap)
         ceiling = min(self.backoff_cap, self.backoff_base * 2 ** (retry - 1))
         return random.uniform(ceiling / 2, ceiling)
+
+
+class AttemptBudget:
+    """The requests one model call may still send, across retries, re-sends and fallbacks.
+
+    ``kept`` attempts are held back for what comes after the current request (the next
+    models of a fallback chain, a downgraded re-send): retries never spend them.
+    """
+
+    __slots__ = ("kept", "left")
+
+    def __init__(self, attempts: int) -> None:
+        self.left = attempts
+        self.kept = 0
+
+    @classmethod
+    def of(cls, policy: RetryPolicy) -> AttemptBudget:
+        """The budget of a call made with ``policy``: the first attempt and its retries."""
+        return cls(1 + max(policy.max_retries, 0))
+
+    def may_retry(self, keep: int = 0) -> bool:
+        """True if a retry leaves the held-back attempts (and ``keep`` more) unspent."""
+        return self.left > self.kept + keep
+
+    @property
+    def has_attempt(self) -> bool:
+        """True while one more request may be sent (a re-send, the next model's first)."""
+        return self.left > 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,14 +110,20 @@ async def call_with_retries(
     *,
     deadline: float,
     model_name: str,
+    budget: AttemptBudget | None = None,
+    keep: int = 0,
 ) -> T:
     """Run ``attempt`` until it succeeds, retrying retryable failures before ``deadline``.
 
     ``deadline`` is a `time.monotonic` instant; past it a `ModelTimeoutError` is raised.
-    Exceptions ``translate`` does not recognise propagate unchanged.
+    Exceptions ``translate`` does not recognise propagate unchanged. Each attempt spends
+    one of ``budget`` (the call's, by default a fresh one of ``policy``); retries leave
+    ``keep`` attempts of it unspent, for a re-send of the request downgraded.
     """
+    budget = budget or AttemptBudget.of(policy)
     retry = 0
     while True:
+        budget.left -= 1
         try:
             return await _one_attempt(attempt, policy, deadline)
         except _AttemptTimeout:
@@ -103,7 +140,7 @@ async def call_with_retries(
         assert failure is not None
         retry += 1
         wait = policy.delay(retry, failure.retry_after)
-        if not failure.is_retryable or retry > policy.max_retries:
+        if not failure.is_retryable or retry > policy.max_retries or not budget.may_retry(keep):
             raise failure.error from None
         if time.monotonic() + wait >= deadline:
             raise _out_of_time(model_name, deadline, failure) from None

@@ -43,11 +43,22 @@ from ponder.server.runs import MemoryRunRegistry, RunRegistry
 from ponder.server.stopping import recover_runs
 from ponder.store.base import Store
 
-__all__ = ["DEFAULT_DRAIN_SECONDS", "DEFAULT_MAX_BODY_BYTES", "create_app", "serve_app"]
+__all__ = [
+    "DEFAULT_DRAIN_SECONDS",
+    "DEFAULT_MAX_BODY_BYTES",
+    "DEFAULT_MAX_CONNECTIONS",
+    "DEFAULT_REQUEST_TIMEOUT",
+    "create_app",
+    "serve_app",
+]
 
 DEFAULT_MAX_BODY_BYTES = 1_000_000
 DEFAULT_DRAIN_SECONDS = 10.0
 """How long a stop lets running tool calls finish before it interrupts their runs."""
+DEFAULT_REQUEST_TIMEOUT = 10.0
+"""Seconds a connection may stay open without a request before the server closes it."""
+DEFAULT_MAX_CONNECTIONS = 1000
+"""Connections served at once (at most half the file descriptor limit); more get a 503."""
 _LOG = logging.getLogger("uvicorn.error")
 """The server's own log (uvicorn prints it; ponder's loggers print nothing by default)."""
 _STATIC = Path(str(files("ponder.server") / "static"))
@@ -231,16 +242,24 @@ def serve_app(
     port: int = 8000,
     on_ready: Callable[[], None] | None = None,
     access_log: bool = True,
+    request_timeout: float = DEFAULT_REQUEST_TIMEOUT,
+    max_connections: int = DEFAULT_MAX_CONNECTIONS,
 ) -> None:
     """Serve ``app`` with uvicorn until Ctrl-C or SIGTERM; ``on_ready`` runs once it listens.
 
     Uvicorn's own chatter stays at warnings; with ``access_log`` each request is one line.
     A stop is graceful (the process then exits 0); a second Ctrl-C cuts its drain short.
+    A connection is closed when no request arrives within ``request_timeout`` seconds (of
+    it opening, or of its last answer); past ``max_connections`` (at most half the file
+    descriptor limit) a new one gets a 503 at once.
     """
     import uvicorn
 
+    from ponder.server.connections import bounded_protocol, connection_limit, quiet_accept_errors
+
     class Server(uvicorn.Server):
         async def startup(self, sockets: Any = None) -> None:
+            quiet_accept_errors(asyncio.get_running_loop())
             await super().startup(sockets)
             if self.started and on_ready is not None:
                 on_ready()
@@ -255,7 +274,13 @@ def serve_app(
                 captured[:] = [s for s in captured if s != sig]  # handled: not raised again
 
     config = uvicorn.Config(
-        app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=5
+        app,
+        host=host,
+        port=port,
+        log_level="warning",
+        timeout_graceful_shutdown=5,
+        http=bounded_protocol(connection_limit(max_connections), request_timeout),
+        timeout_keep_alive=max(1, min(5, int(request_timeout))),
     )
     if access_log:
         logging.getLogger("uvicorn.access").setLevel(logging.INFO)

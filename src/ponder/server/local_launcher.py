@@ -26,7 +26,7 @@ from ponder.server.elicitations import PendingElicitations
 from ponder.server.resumed import ResumedRun, RunConflict
 from ponder.server.runs import RunRecord, RunRegistry
 from ponder.server.stopping import stop_runs
-from ponder.server.stored import record_of, run_status
+from ponder.server.stored import damaged_record, record_of
 from ponder.status import RunStatus
 from ponder.store.base import RunRecord as StoredRecord
 from ponder.store.base import Store
@@ -172,12 +172,19 @@ class RunLauncher:
             if run_id not in await self.store.find_ids(run_id):
                 return None
             # listed, so found: as what it is now, unreadable (not kept: it may be passing)
-            return RunRecord(run_id, "", status="failed", error=f"StoreError: {error}")
+            entry = await self._entry(run_id)
+            return damaged_record(entry, error)
         self.registry.add(record)
         if record.suspension is not None and not events:
             event = {"kind": "run_suspended", "run_id": run_id, "seq": stored.view.event_seq}
             await self.registry.append(run_id, {**event, "time": time.time(), **record.suspension})
         return record
+
+    async def _entry(self, run_id: str) -> StoredRecord:
+        """The store's listing entry of ``run_id`` (a bare one if it is not among the newest)."""
+        assert self.store is not None
+        found = await self.store.list_runs(limit=1_000_000)
+        return next((r for r in found if r.run_id == run_id), StoredRecord(run_id, "", 0, 0, "", 0))
 
     async def _full_id(self, prefix: str) -> str:
         """The one run id, here or in the store, that starts with ``prefix`` (else itself)."""
@@ -213,19 +220,13 @@ class RunLauncher:
     async def _listing(self, entry: StoredRecord) -> RunRecord:
         """A stored run's record for the list: the checkpoint's outcome, no event log."""
         assert self.store is not None
-        basic = RunRecord(
-            run_id=entry.run_id,
-            prompt=entry.prompt,
-            created=entry.created,
-            status=run_status(entry.status),
-        )
         try:
             stored = await self.store.load(entry.run_id)
             failed = entry.status in ("failed", "cancelled")
             events = await self.store.load_events(entry.run_id) if failed else []
             record = record_of(stored, events)
-        except StoreError:
-            return basic
+        except StoreError as error:
+            return damaged_record(entry, error)  # as opening it shows it
         record.events = []  # the list shows no events; opening the run adopts its log
         return record
 
@@ -308,6 +309,11 @@ class RunLauncher:
                 if isinstance(event, RunFinished):
                     output = event.output
         except asyncio.CancelledError:
+            if run_id in self.interrupting and output is not None:
+                # stopped after it said it finished: its end is stored (or is redone on resume)
+                self.interrupting.discard(run_id)
+                await registry.finish(run_id, "completed", output=output)
+                return
             if run_id in self.interrupting:
                 if store is not None:
                     # a run stopped before its driver began (or before its run began at all)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
-from ponder.events import Event, event_to_dict
+from ponder.events import Event, RunFinished, event_to_dict
 from ponder.server.runs import RunRecord
 
 if TYPE_CHECKING:
@@ -34,10 +34,14 @@ class ResumedRun:
         self.launcher, self.record, self.decision = launcher, record, decision
         self.started: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._held: list[dict[str, Any]] = []
+        self.output: str | None = None
+        """The answer, once the run said it finished (a stop after that keeps it finished)."""
 
     async def _on_event(self, event: Event) -> None:
         if event.run_id != self.record.run_id:
             return
+        if isinstance(event, RunFinished):
+            self.output = event.output
         self._held.append(event_to_dict(event))
         if event.kind == "run_resumed" and not self.started.done():
             return
@@ -65,6 +69,10 @@ class ResumedRun:
                 raise
             if run_id in self.launcher.interrupting:
                 await self._release()
+                if self.output is not None:  # stopped after it said it finished: stored so
+                    self.launcher.interrupting.discard(run_id)
+                    await self.launcher.registry.finish(run_id, "completed", output=self.output)
+                    return
                 await self.launcher.record_interrupted(self.record)
                 return
             await self.launcher.end_run(

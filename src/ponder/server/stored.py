@@ -9,11 +9,18 @@ from __future__ import annotations
 
 from typing import Any
 
+from ponder.exceptions import StoreError
 from ponder.server.runs import RUN_STATUSES, RunStatus
 from ponder.server.runs import RunRecord as ServerRecord
 from ponder.store.base import RunRecord, StoredRun
 
-__all__ = ["record_of", "record_summary", "run_status", "suspension_of"]
+__all__ = [
+    "damaged_record",
+    "record_of",
+    "record_summary",
+    "run_status",
+    "suspension_of",
+]
 
 
 def suspension_of(stored: StoredRun) -> dict[str, Any] | None:
@@ -39,11 +46,35 @@ def run_status(text: str) -> RunStatus:
     return next((s for s in RUN_STATUSES if s == text), "failed")
 
 
+def damaged_record(entry: RunRecord, error: StoreError) -> ServerRecord:
+    """A stored run the store cannot read back: ``failed``, with the store's reason.
+
+    Listed and looked up alike; never kept, as the damage may be passing (a busy file).
+    """
+    return ServerRecord(
+        run_id=entry.run_id,
+        prompt=entry.prompt,
+        created=entry.created,
+        status="failed",
+        error=f"StoreError: {error}",
+    )
+
+
 def record_of(stored: StoredRun, events: list[dict[str, Any]]) -> ServerRecord:
     """The server's record of a stored run: its outcome from the checkpoint, its event log.
 
-    `StoreError` if the checkpoint is malformed.
+    `StoreError` if the checkpoint is malformed or the log holds values of the wrong type.
     """
+    try:
+        return _record_of(stored, events)
+    except (TypeError, ValueError, AttributeError) as exc:
+        raise StoreError(
+            f"run {stored.record.run_id!r}: the stored checkpoint has the wrong shape ({exc}); "
+            "the store was changed by something other than ponder"
+        ) from None
+
+
+def _record_of(stored: StoredRun, events: list[dict[str, Any]]) -> ServerRecord:
     view = stored.view
     record = ServerRecord(
         run_id=stored.record.run_id,

@@ -253,7 +253,7 @@ class PostgresStore(Store):
             rows = await self._fetch(sql.LIST_RUNS, (limit,))
         else:
             rows = await self._fetch(sql.LIST_RUNS_BY_STATUS, (status, limit))
-        return [sql.record_from_row(r) for r in rows]
+        return [sql.listed_record(r) for r in rows]
 
     async def latest_in_session(self, session_id: str) -> str | None:
         """The session's most recently completed run."""

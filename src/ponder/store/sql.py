@@ -57,6 +57,7 @@ __all__ = [
     "decode_secret",
     "event_rows",
     "like_prefix",
+    "listed_record",
     "migration_plan",
     "pending_migrations",
     "record_from_row",
@@ -287,6 +288,17 @@ def record_from_row(row: tuple[Any, ...]) -> RunRecord:
         return _record(row)
     except (TypeError, ValueError) as exc:
         raise StoreError(f"a stored run row has the wrong shape ({exc}): {row[:1]!r}") from None
+
+
+def listed_record(row: tuple[Any, ...]) -> RunRecord:
+    """`record_from_row` for a listing: a malformed row is listed by its id, not raised.
+
+    Its times and counts read as 0; loading the run raises the `StoreError` that says why.
+    """
+    try:
+        return _record(row)
+    except (TypeError, ValueError):
+        return RunRecord(str(row[0]), str(row[1]), 0.0, 0.0, "", 0)
 
 
 def _record(row: tuple[Any, ...]) -> RunRecord:

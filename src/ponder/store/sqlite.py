@@ -3,13 +3,15 @@
 Writes are small transactions run inline (no thread hop): a checkpoint costs one upsert
 and one insert per new message. Several processes may share a file; leases keep two of
 them from resuming the same run. Every SQLite failure (a damaged file, a full disk, a
-read-only file) is a `StoreError` that says what to do; a read-only file is opened
-read-only, so its runs can still be listed and shown.
+read-only file) is a `StoreError` that says what to do; a read-only file (or a file on a
+read-only mount) is opened read-only, so its runs can still be listed and shown.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import sqlite3
 import time
 from collections.abc import Iterator
@@ -47,7 +49,7 @@ class SQLiteStore(Store):
                 self._db.execute("PRAGMA synchronous=NORMAL")
                 self._migrate()
             except sqlite3.OperationalError as exc:
-                if "readonly" not in str(exc):
+                if not _is_unwritable(exc, target):
                     raise
                 self._open_read_only(target)
 
@@ -58,9 +60,20 @@ class SQLiteStore(Store):
         )
 
     def _open_read_only(self, target: Path) -> None:
-        """Open a file this process may not write: reading works if the schema is current."""
-        self._db.close()
-        self._db = self._connect(f"{target.resolve().as_uri()}?mode=ro", uri=True)
+        """Open a file this process may not write: reading works if the schema is current.
+
+        On a read-only mount SQLite cannot create the WAL index beside the file: the file
+        is then read as immutable (what the last writer checkpointed into it).
+        """
+        with contextlib.suppress(AttributeError):
+            self._db.close()
+        uri = target.resolve().as_uri()
+        try:
+            self._db = self._connect(f"{uri}?mode=ro", uri=True)
+            self._db.execute(sql.SELECT_VERSION).fetchone()
+        except sqlite3.OperationalError:
+            self._db.close()
+            self._db = self._connect(f"{uri}?mode=ro&immutable=1", uri=True)
         self.is_read_only = True
         found = self._db.execute(sql.SELECT_VERSION).fetchone()
         if found is None or int(found[0]) != sql.SCHEMA_VERSION:
@@ -143,7 +156,7 @@ class SQLiteStore(Store):
                 rows = self._db.execute(sql.LIST_RUNS, (limit,)).fetchall()
             else:
                 rows = self._db.execute(sql.LIST_RUNS_BY_STATUS, (status, limit)).fetchall()
-            return [sql.record_from_row(r) for r in rows]
+            return [sql.listed_record(r) for r in rows]
 
     async def latest_in_session(self, session_id: str) -> str | None:
         """The session's most recently completed run."""
@@ -221,6 +234,19 @@ class SQLiteStore(Store):
         """Close the file."""
         await self.drain()  # runs still stopping write their end first
         self._db.close()
+
+
+def _is_unwritable(error: sqlite3.OperationalError, target: Path) -> bool:
+    """True when opening ``target`` for writing failed because it cannot be written.
+
+    A read-only file says ``readonly``; on a read-only mount, an existing file cannot even
+    be opened (its journal cannot be created). Other failures (a lock, damage) are not.
+    """
+    text = str(error)
+    if "readonly" in text:
+        return True
+    cannot_write = not os.access(target, os.W_OK) or not os.access(target.parent, os.W_OK)
+    return "unable to open" in text and target.is_file() and cannot_write
 
 
 @contextmanager

@@ -13,6 +13,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
+import socket
+from functools import partial
 from typing import Any
 
 from ponder.agent.result import RunResult
@@ -33,6 +36,9 @@ __all__ = ["INTERRUPT", "drive", "prepare_start", "resume_run", "start_run"]
 
 INTERRUPT = "ponder: run interrupted"
 """The cancel message that stops a run as ``interrupted`` (resumable), not ``cancelled``."""
+_HELD_HERE: set[str] = set()
+"""The lease owners of this process whose runs are started or driven now. A lease of this
+process left by another owner (its release failed: a full disk) is taken over at once."""
 
 
 async def start_run(
@@ -88,7 +94,7 @@ async def _stopped_early(store: Store, run_id: str, owner: str, error: BaseExcep
     with contextlib.suppress(StoreError):
         await settled(lambda: store.set_status(run_id, status))
     with contextlib.suppress(StoreError):
-        await settled(lambda: store.release(run_id, owner))
+        await _release(store, run_id, owner)
 
 
 async def resume_run(
@@ -108,10 +114,10 @@ async def resume_run(
     try:
         ctx, restored = await _restore(build, strategy_type, program, store, run_id, value)
     except BaseException:
-        await store.release(run_id, owner)
+        await _release(store, run_id, owner)
         raise
     if restored is None:
-        await store.release(run_id, owner)
+        await _release(store, run_id, owner)
         return RunResult.from_state(ctx.state, ctx.output)
     deps, vm = restored
     await ctx.bus.emit(RunResumed(pc=vm.pc))
@@ -148,6 +154,8 @@ async def _restore(
     checkpointer.continue_from(loaded)
     vm.after = checkpointer.after_node
     if stored.record.status == "completed" or vm.is_finished:
+        if stored.record.status != "completed":  # a stop marked it after its end was stored
+            await store.set_status(run_id, "completed")
         return ctx, None
     accept_decision(ctx, value, suspended=vm.status == "suspended")
     check_pending_tools(ctx)
@@ -189,6 +197,7 @@ async def drive(
     if store is not None:
         renewing = asyncio.create_task(_renew(store, state.run_id, owner))
     error: BaseException | None = None
+    cut: asyncio.CancelledError | None = None
     try:
         try:
             outcome = await (vm.resume(value) if resume else vm.run())
@@ -201,7 +210,8 @@ async def drive(
             raise
         await _settled(ctx, outcome)
         if ctx.checkpointer is not None:
-            await ctx.checkpointer.checkpoint(state.status)
+            # the run said how it ended: a stop arriving now must not keep that from the store
+            cut = await settled(partial(ctx.checkpointer.checkpoint, state.status))
         return _result(ctx, outcome)
     except BaseException as exc:
         error = exc
@@ -211,7 +221,7 @@ async def drive(
         CURRENT_RUN.set(outer)
         if renewing is not None:
             renewing.cancel()
-        held = await _release(store, state.run_id, owner)
+        held = await _release(store, state.run_id, owner) or cut
         vm.close()
         ctx.close()
         if ctx.tap is not None:
@@ -223,16 +233,25 @@ async def drive(
 async def _acquire(store: Store, run_id: str, owner: str) -> None:
     """Take the run's lease, also from a process on this host that has died."""
     ttl = store.lease_seconds
+    _HELD_HERE.add(owner)  # before the store has it: no moment where it looks abandoned
     try:
-        await store.acquire(run_id, owner, ttl)
-    except RunLeaseError as busy:
-        if busy.holder is None or not is_dead_here(busy.holder):
-            raise
-        await store.acquire(run_id, owner, ttl, takeover=busy.holder)
+        try:
+            await store.acquire(run_id, owner, ttl)
+        except RunLeaseError as busy:
+            if busy.holder is None or not _is_dead_here(busy.holder):
+                raise
+            await store.acquire(run_id, owner, ttl, takeover=busy.holder)
+    except BaseException:
+        _HELD_HERE.discard(owner)
+        raise
 
 
 async def _release(store: Store | None, run_id: str, owner: str) -> asyncio.CancelledError | None:
-    """Give the lease back, even if the run is cancelled again meanwhile (returned)."""
+    """Give the lease back, even if the run is cancelled again meanwhile (returned).
+
+    If the store fails to, this process still lets the lease go (`_is_dead_here`).
+    """
+    _HELD_HERE.discard(owner)
     if store is None:
         return None
     return await settled(lambda: store.release(run_id, owner))
@@ -248,6 +267,18 @@ async def _renew(store: Store, run_id: str, owner: str) -> None:
             return  # the fenced checkpoints now fail: the run stops at its next boundary
         except StoreError:
             continue  # the store is unreachable for now: the lease may still be renewed
+
+
+def _is_dead_here(holder: str) -> bool:
+    """True for a lease nobody uses: of an exited process on this host, or of this one.
+
+    This process's own is dead once it no longer drives the run (the store refused its
+    release, on a full disk say).
+    """
+    host, _, rest = holder.partition(":")
+    if host == socket.gethostname() and rest.partition(":")[0] == str(os.getpid()):
+        return holder not in _HELD_HERE
+    return is_dead_here(holder)
 
 
 async def _failed(deps: RunDeps[Strategy], cause: BaseException) -> None:

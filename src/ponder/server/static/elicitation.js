@@ -1,8 +1,9 @@
 // ponder viewer: an MCP server's questions to the selected run, answered with a form built
-// from the requested schema (form mode) or a link to open (URL mode). Self-contained: it
-// follows the run the viewer shows (its "ponder:run" events), lists that run's questions
-// from GET /v1/runs/{id}/elicitations while it runs or waits for an answer, and answers
-// with POST /v1/runs/{id}/elicitations/{eid}.
+// from the requested schema (form mode) or a link to open (URL mode: only an http(s) URL is
+// a link, any other is shown as text; links.js decides). Needs only links.js: it follows
+// the run the viewer shows (its "ponder:run" events), lists that run's questions from
+// GET /v1/runs/{id}/elicitations while it runs or waits for an answer, and answers with
+// POST /v1/runs/{id}/elicitations/{eid}.
 "use strict";
 
 (() => {
@@ -85,7 +86,10 @@
     const form = node("form", {"data-testid": "elicitation-form", "data-id": q.id, novalidate: true});
     const required = new Set((q.schema && q.schema.required) || []);
     if (q.mode === "url") {
-      form.append(node("p", {}, node("a", {href: q.url, target: "_blank", rel: "noopener", text: q.url})));
+      const href = window.ponderLinks.httpUrl(q.url);  // never a "javascript:" link
+      form.append(node("p", {}, href
+        ? node("a", {href, target: "_blank", rel: "noopener noreferrer", text: q.url})
+        : node("code", {"data-testid": "elicitation-url", text: String(q.url)})));
     } else {
       for (const [key, spec] of Object.entries((q.schema && q.schema.properties) || {})) {
         form.append(field(key, spec, required.has(key)));
