@@ -14,13 +14,13 @@ import pytest
 
 from ponder.agent import Agent
 from ponder.config import AgentConfig
-from ponder.exceptions import ModelHTTPError
+from ponder.exceptions import ModelHTTPError, ModelTimeoutError
 from ponder.models import FallbackModel, OpenAIModel, RetryPolicy
 from ponder.models.capabilities import forget_learned
 from ponder.testing import FakeOpenAIServer, FakeReply
 from ponder.tools import tool
 
-FAST = {"backoff_base": 0.001, "backoff_cap": 0.01}
+FAST: dict[str, Any] = {"backoff_base": 0.001, "backoff_cap": 0.01}
 
 
 @pytest.fixture(autouse=True)
@@ -80,3 +80,28 @@ async def test_a_fallback_chain_shares_the_budget_and_reaches_every_model() -> N
         ]
         await _fail(Agent(FallbackModel(*models), tools=[add]), streamed=True)
     assert (len(first.requests), len(second.requests)) == (3, 1)
+
+
+@pytest.mark.parametrize(("profile", "sent"), [("llamacpp", 1), ("openai", 3)])
+async def test_a_local_server_is_not_sent_a_request_it_timed_out_on(
+    profile: str, sent: int
+) -> None:
+    # A local server goes on generating after the client gave up: a second copy would
+    # queue behind the first (a runaway generation held one for twenty minutes).
+    slow = [FakeReply(content="late", delay=2.0) for _ in range(4)]
+    async with FakeOpenAIServer(slow) as server:
+        agent = Agent(
+            f"{profile}:m",
+            base_url=server.base_url,
+            api_key="k",
+            agent_thought_mode="chat",
+            enable_thinking_tool=False,
+            llm_timeout=0.3,
+            max_retries=2,
+        )
+        with pytest.raises(ModelTimeoutError) as caught:
+            await agent.run("Go")
+    if profile == "llamacpp":
+        assert len(server.requests) == 1 and "not sent again" in str(caught.value)
+    else:  # a hosted API runs each request anew: a timed-out attempt is retried
+        assert len(server.requests) > 1

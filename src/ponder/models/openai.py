@@ -14,6 +14,7 @@ recovered, and call ids a server reuses are replaced.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ponder.exceptions import ModelError
@@ -82,6 +83,8 @@ class OpenAIModel(SDKModel["AsyncOpenAI"]):
             retry,
             lambda timeout: AsyncOpenAI(api_key=key, base_url=url, max_retries=0, timeout=timeout),
         )
+        if self.profile.local:  # a local server goes on with a request it timed out on
+            self.retry = replace(self.retry, retry_timeouts=False)
 
     @property
     def name(self) -> str:

@@ -40,6 +40,8 @@ class ProviderProfile:
     requires_key: bool = True
     capabilities: Capabilities = field(default_factory=Capabilities)
     placeholder_key: str = "not-needed"
+    local: bool = False
+    """A server people run themselves: a request it timed out on is not sent again."""
 
     def api_key(self, given: str | None) -> str:
         """The key from the argument or the environment; `UserError` if a required one is missing.
@@ -96,15 +98,26 @@ PROVIDERS: dict[str, ProviderProfile] = {
         "http://127.0.0.1:11434/v1",
         requires_key=False,
         capabilities=Capabilities(forced_tool_choice=False, required_tool_choice=False),
+        local=True,
     ),
     "vllm": ProviderProfile(
-        "vllm", "VLLM_API_KEY", "VLLM_BASE_URL", "http://127.0.0.1:8000/v1", requires_key=False
+        "vllm",
+        "VLLM_API_KEY",
+        "VLLM_BASE_URL",
+        "http://127.0.0.1:8000/v1",
+        requires_key=False,
+        local=True,
     ),
     "openrouter": ProviderProfile(
         "openrouter", "OPENROUTER_API_KEY", "OPENROUTER_BASE_URL", "https://openrouter.ai/api/v1"
     ),
     "lmstudio": ProviderProfile(
-        "lmstudio", None, "LMSTUDIO_BASE_URL", "http://127.0.0.1:1234/v1", requires_key=False
+        "lmstudio",
+        None,
+        "LMSTUDIO_BASE_URL",
+        "http://127.0.0.1:1234/v1",
+        requires_key=False,
+        local=True,
     ),
     "llamacpp": ProviderProfile(
         "llamacpp",
@@ -113,6 +126,7 @@ PROVIDERS: dict[str, ProviderProfile] = {
         "http://127.0.0.1:8080/v1",
         requires_key=False,
         capabilities=LLAMACPP,
+        local=True,
     ),
 }
 

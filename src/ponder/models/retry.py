@@ -42,6 +42,9 @@ class RetryPolicy:
     backoff_cap: float = 20.0
     retry_after_cap: float = 60.0
     attempt_timeout: float | None = None
+    retry_timeouts: bool = True
+    """Send a timed-out attempt again; off for a local server, which is still busy with it
+    (a second copy would only queue behind the first)."""
 
     def delay(self, retry: int, retry_after: float | None) -> float:
         """Seconds to wait before retry number ``retry`` (1-based)."""
@@ -128,8 +131,8 @@ async def call_with_retries(
             return await _one_attempt(attempt, policy, deadline)
         except _AttemptTimeout:
             failure: Failure | None = Failure(
-                ModelTimeoutError(f"{model_name}: one attempt timed out", model_name=model_name),
-                is_retryable=True,
+                ModelTimeoutError(_timed_out(model_name, policy), model_name=model_name),
+                is_retryable=policy.retry_timeouts,
             )
         except TimeoutError:
             raise _timeout(model_name, deadline) from None
@@ -138,6 +141,8 @@ async def call_with_retries(
             if failure is None:
                 raise
         assert failure is not None
+        if isinstance(failure.error, ModelTimeoutError) and not policy.retry_timeouts:
+            failure = Failure(failure.error, is_retryable=False)
         retry += 1
         wait = policy.delay(retry, failure.retry_after)
         if not failure.is_retryable or retry > policy.max_retries or not budget.may_retry(keep):
@@ -149,6 +154,15 @@ async def call_with_retries(
 
 class _AttemptTimeout(Exception):
     pass
+
+
+def _timed_out(model_name: str, policy: RetryPolicy) -> str:
+    if policy.retry_timeouts:
+        return f"{model_name}: one attempt timed out"
+    return (
+        f"{model_name}: the request timed out and was not sent again: a local server is "
+        "still working on it (raise llm_timeout for a slow model)"
+    )
 
 
 async def _one_attempt(
