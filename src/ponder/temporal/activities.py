@@ -27,7 +27,7 @@ from temporalio.client import Client, WorkflowHandle
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError
 
-from ponder.agent import Agent, AgentStrategy
+from ponder.agent import Agent, AgentStrategy, UsageLimits
 from ponder.cost import request_cost
 from ponder.exceptions import ModelResponseError, PonderError
 from ponder.messages import ToolCallPart
@@ -216,6 +216,9 @@ class PonderActivities:
         spec = tool_spec(tool)
         if isinstance(tool.metadata.get("agent"), Agent):
             spec["sub_agent"] = f"{agent}/{tool.name}"  # runs as a child workflow
+            limits = tool.metadata.get("limits")
+            if isinstance(limits, UsageLimits):  # the child's own, as `as_tool` gave them
+                spec["sub_agent_limits"] = limits.model_dump(exclude_none=True)
         return spec
 
     @activity.defn(name="ponder.model_request")

@@ -30,6 +30,7 @@ from temporalio.client import (
 from temporalio.exceptions import ApplicationError, CancelledError
 from temporalio.service import RPCError, RPCStatusCode
 
+from ponder.agent.limits import UsageLimits
 from ponder.agent.result import RunResult
 from ponder.agent.run.approval import check_decision
 from ponder.events import Event, event_from_dict
@@ -174,8 +175,13 @@ class TemporalAgent(TemporalVerbs):
         run_id: str | None = None,
         message_history: Sequence[Message] = (),
         session_id: str | None = None,
+        limits: UsageLimits | None = None,
     ) -> str:
-        """Start a run; returns its id at once (the workflow id)."""
+        """Start a run; returns its id at once (the workflow id).
+
+        ``limits`` bound the run as they bound a local one (`UsageLimits`).
+        """
+        limits = UsageLimits.of(limits)
         if self.check_worker and not await self._wait_for_worker():
             raise WorkerUnavailableError(
                 f"no worker polls task queue {self.task_queue!r}: start one with "
@@ -192,6 +198,8 @@ class TemporalAgent(TemporalVerbs):
             "heartbeat_timeout": self.heartbeat_timeout,
             "history_budget": self.history_budget and self.history_budget.to_data(),
         }
+        if limits is not None:
+            data["limits"] = limits.model_dump(exclude_none=True)
         await self.client.start_workflow(
             WORKFLOW_NAME,
             data,

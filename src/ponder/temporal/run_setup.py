@@ -14,6 +14,7 @@ from typing import Any
 from temporalio import workflow
 
 from ponder.agent.hooks import Hooks
+from ponder.agent.limits import UsageLimits
 from ponder.agent.run.build import build_context
 from ponder.agent.run.context import Resumed, RunContext, RunTools
 from ponder.agent.run.deps import RunDeps
@@ -103,13 +104,16 @@ def restored(carried: Carried, program: Program) -> Interpreter:
 
 
 def fresh_state(data: dict[str, Any]) -> RunState:
-    """The state a run begins with: its id, prompt and the conversation it continues."""
-    return RunState(
+    """The state a run begins with: its id, prompt, limits and the conversation it continues."""
+    state = RunState(
         run_id=str(data.get("run_id") or workflow.info().workflow_id),
         session_id=data.get("session_id"),
         prompt=str(data["prompt"]),
         ledger=Ledger(messages_from_json(data.get("message_history") or [])),
     )
+    if data.get("limits"):
+        state.limits = UsageLimits(**data["limits"])
+    return state
 
 
 def _context(
