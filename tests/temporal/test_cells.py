@@ -1,0 +1,119 @@
+"""Cells of the feature matrix on Temporal: the same agent run locally and on a worker.
+
+Each test runs one agent twice, in this process and on Temporal, and checks that the
+feature shows the same way in both (see the matrix in docs/guides/temporal.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from temporalio.client import Client
+
+from ponder.agent import Agent, RunResult
+from ponder.events import Event
+from ponder.messages import ToolMessage
+from ponder.models import ModelResponse, ScriptedModel, call_tools
+from ponder.models.scripted import ScriptEntry
+from ponder.temporal import TemporalAgent, build_worker
+from tests.composition.test_reflection_and_loops import STOP, lookup, think
+from tests.temporal.test_runs import assert_replays, dumped
+
+Run = tuple[RunResult, list[Event]]
+
+
+async def run_both(client: Client, task_queue: str, make: Callable[[], Agent]) -> tuple[Run, Run]:
+    """The local run of ``make()`` and the run of another ``make()`` on a worker."""
+    stream = make().stream("q")
+    local_events = [e async for e in stream]
+    async with build_worker(client, task_queue, make()):
+        remote = TemporalAgent(client, task_queue)
+        result = await remote.run("q")
+        events = await remote.events(result.run_id)
+        await assert_replays(client, result.run_id)
+    return (stream.result, local_events), (result, events)
+
+
+def of_kind(events: list[Event], kind: str) -> list[Any]:
+    return [e for e in events if e.kind == kind]
+
+
+def thought(number: int, text: str, **extra: Any) -> ModelResponse:
+    args = {
+        "thought": text,
+        "thought_number": number,
+        "total_thoughts": 3,
+        "next_thought_needed": True,
+        **extra,
+    }
+    return call_tools(("sequential_thinking", args))
+
+
+async def test_a_branching_thought_shows_the_other_branches_on_temporal(
+    client: Client, task_queue: str
+) -> None:
+    def make() -> Agent:
+        script: list[ScriptEntry] = [
+            thought(1, "MAIN-LINE start"),
+            thought(2, "ALPHA-IDEA first branch", branch_from_thought=1, branch_id="alpha"),
+            thought(2, "BETA-IDEA second branch", branch_from_thought=1, branch_id="beta"),
+            call_tools(("agent_stop", {})),
+            "done",
+        ]
+        model = ScriptedModel(script)
+        return Agent(model, agent_thought_mode="chat", thinking_branch_contents_max_chars=2000)
+
+    (local, _), (remote, _) = await run_both(client, task_queue, make)
+    assert dumped(remote) == dumped(local)
+    beta = [m.content for m in remote.messages if isinstance(m, ToolMessage)][2]
+    assert "ALPHA-IDEA" in beta and "alpha" in beta  # the model reads the other branch
+
+
+async def test_step_blocks_beyond_the_reasoning_depth_are_reported_on_temporal(
+    client: Client, task_queue: str
+) -> None:
+    summary = "\n".join(f"[Step {i}/4] [analyze] part {i}" for i in range(1, 5))
+
+    def make() -> Agent:
+        script: list[ScriptEntry] = [
+            call_tools(("think_and_reason", {"summary": summary, "last_step": ""})),
+            call_tools(("agent_stop", {})),
+            "done",
+        ]
+        return Agent(
+            ScriptedModel(script),
+            enable_thinking_tool=False,
+            structured_reasoning=True,
+            reasoning_depth=2,
+        )
+
+    (local, local_events), (remote, events) = await run_both(client, task_queue, make)
+    assert dumped(remote) == dumped(local)
+    blocks = of_kind(events, "structured_reasoning")
+    assert [b.step_index for b in blocks] == [1, 2]
+    assert [b.step_index for b in of_kind(local_events, "structured_reasoning")] == [1, 2]
+    recorded = next(m.content for m in remote.messages if isinstance(m, ToolMessage))
+    assert "reasoning_depth" in recorded and "2 of 4" in recorded
+
+
+async def test_a_stop_after_a_loop_correction_is_a_stop_on_temporal(
+    client: Client, task_queue: str
+) -> None:
+    def make() -> Agent:
+        script: list[Any] = []
+        for _ in range(5):
+            script += [think("same plan"), call_tools(("lookup", {"n": 1}))]
+        script += [think("same plan"), STOP, "the answer"]
+        return Agent(
+            ScriptedModel(script),
+            tools=[lookup],
+            enable_thinking_tool=False,
+            loop_reasoning_trigger=3,
+        )
+
+    (local, local_events), (remote, events) = await run_both(client, task_queue, make)
+    assert dumped(remote) == dumped(local)
+    assert [e.action for e in of_kind(events, "loop_detected")] == ["corrected"]
+    assert [e.action for e in of_kind(local_events, "loop_detected")] == ["corrected"]
+    assert (remote.output, remote.stop_reason) == ("the answer", "answered")
