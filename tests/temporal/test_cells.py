@@ -11,25 +11,29 @@ from typing import Any
 
 from temporalio.client import Client
 
-from ponder.agent import Agent, RunResult
+from ponder.agent import Agent, RunResult, UsageLimits
 from ponder.events import Event
 from ponder.messages import ToolMessage
-from ponder.models import ModelResponse, ScriptedModel, call_tools
+from ponder.models import ModelResponse, ScriptedModel, call_tools, reply
 from ponder.models.scripted import ScriptEntry
 from ponder.temporal import TemporalAgent, build_worker
+from tests.agent import steps
+from tests.agent.steps import no_plan, plan, step_agent, summary
 from tests.composition.test_reflection_and_loops import STOP, lookup, think
 from tests.temporal.test_runs import assert_replays, dumped
 
 Run = tuple[RunResult, list[Event]]
 
 
-async def run_both(client: Client, task_queue: str, make: Callable[[], Agent]) -> tuple[Run, Run]:
+async def run_both(
+    client: Client, task_queue: str, make: Callable[[], Agent], **options: Any
+) -> tuple[Run, Run]:
     """The local run of ``make()`` and the run of another ``make()`` on a worker."""
-    stream = make().stream("q")
+    stream = make().stream("q", **options)
     local_events = [e async for e in stream]
     async with build_worker(client, task_queue, make()):
         remote = TemporalAgent(client, task_queue)
-        result = await remote.run("q")
+        result = await remote.run("q", **options)
         events = await remote.events(result.run_id)
         await assert_replays(client, result.run_id)
     return (stream.result, local_events), (result, events)
@@ -117,3 +121,113 @@ async def test_a_stop_after_a_loop_correction_is_a_stop_on_temporal(
     assert [e.action for e in of_kind(events, "loop_detected")] == ["corrected"]
     assert [e.action for e in of_kind(local_events, "loop_detected")] == ["corrected"]
     assert (remote.output, remote.stop_reason) == ("the answer", "answered")
+
+
+async def test_a_branching_thought_in_a_step_shows_the_other_branches_on_temporal(
+    client: Client, task_queue: str
+) -> None:
+    def make() -> Agent:
+        script: list[ScriptEntry] = [
+            plan(("a", "Think it through", []), ("b", "Conclude", ["a"])),
+            thought(1, "MAIN-LINE start"),
+            thought(2, "ALPHA-IDEA first branch", branch_from_thought=1, branch_id="alpha"),
+            thought(2, "BETA-IDEA second branch", branch_from_thought=1, branch_id="beta"),
+            call_tools(("agent_stop", {"result": "thought"}, "s1")),
+            summary("Two branches weighed."),
+            call_tools(("agent_stop", {"result": "concluded"}, "s2")),
+            summary("Concluded."),
+            reply("done"),
+        ]
+        return Agent(
+            ScriptedModel(script),
+            agent_workflow="step-react",
+            agent_thought_mode="chat",
+            thinking_branch_contents_max_chars=2000,
+        )
+
+    (local, _), (remote, _) = await run_both(client, task_queue, make)
+    assert dumped(remote) == dumped(local) and remote.output == "done"
+    thoughts = [m.content for m in remote.messages if isinstance(m, ToolMessage)
+                and m.name == "sequential_thinking"]  # fmt: skip
+    assert "ALPHA-IDEA" in thoughts[2] and "alpha" in thoughts[2]
+
+
+async def test_step_blocks_beyond_the_reasoning_depth_in_a_step_are_reported_on_temporal(
+    client: Client, task_queue: str
+) -> None:
+    blocks = "\n".join(f"[Step {i}/4] [analyze] part {i}" for i in range(1, 5))
+
+    def make() -> Agent:
+        script: list[ScriptEntry] = [
+            no_plan(),
+            call_tools(("think_and_reason", {"summary": blocks, "last_step": ""})),
+            call_tools(("agent_stop", {"result": "done"})),
+            summary("Done."),
+            reply("done"),
+        ]
+        return step_agent(
+            ScriptedModel(script),
+            agent_thought_mode="reasoning-optional",
+            structured_reasoning=True,
+            reasoning_depth=2,
+        )
+
+    (local, _), (remote, events) = await run_both(client, task_queue, make)
+    assert dumped(remote) == dumped(local) and remote.output == "done"
+    assert [b.step_index for b in of_kind(events, "structured_reasoning")] == [1, 2]
+
+
+async def test_a_sub_agent_runs_inside_a_step_and_its_usage_rolls_up_on_temporal(
+    client: Client, task_queue: str
+) -> None:
+    def make() -> Agent:
+        child = Agent(
+            ScriptedModel([reply("Paris has 2.1 million people.")]), agent_strategy="no-action"
+        )
+        model = ScriptedModel([
+            plan(("a", "Ask the researcher", []), ("b", "Answer", ["a"])),
+            call_tools(("researcher", {"task": "Population of Paris?"}, "c1")),
+            call_tools(("agent_stop", {"result": "2.1 million"}, "s1")),
+            summary("Paris has 2.1 million people."),
+            call_tools(("agent_stop", {"result": "answered"}, "s2")),
+            summary("Answered."),
+            reply("About 2.1 million."),
+        ])  # fmt: skip
+        tool = child.as_tool("researcher", "Finds facts.")
+        return Agent(model, tools=[tool], agent_workflow="step-react",
+                     agent_thought_mode="chat", enable_thinking_tool=False)  # fmt: skip
+
+    (local, _), (remote, events) = await run_both(client, task_queue, make)
+    assert remote.output == local.output == "About 2.1 million."
+    nested = of_kind(events, "sub_agent_event")
+    assert {e.call_id for e in nested} == {"c1"} and nested[-1].event["kind"] == "run_finished"
+    assert [e.step_id for e in of_kind(events, "step_finished")] == ["a", "b"]
+    assert remote.usage.requests == local.usage.requests == 8  # the child's request too
+
+
+async def test_a_chat_run_is_its_one_request_within_any_limit_on_temporal(
+    client: Client, task_queue: str
+) -> None:
+    def make() -> Agent:
+        return Agent(ScriptedModel(["hi"]), tool_calling_mode="none")
+
+    limits = UsageLimits(requests=1, tool_calls=0)
+    (local, _), (remote, events) = await run_both(client, task_queue, make, limits=limits)
+    assert (remote.output, remote.stop_reason) == (local.output, local.stop_reason)
+    assert (remote.output, remote.stop_reason, remote.usage.requests) == ("hi", "answered", 1)
+    assert of_kind(events, "limit_reached") == []
+
+
+async def test_a_limit_reached_before_retrieval_answers_without_it_in_rag_mode_on_temporal(
+    client: Client, task_queue: str
+) -> None:
+    def make() -> Agent:
+        model = ScriptedModel(["From what I know: 42."])
+        return Agent(model, tools=[steps.lookup], tool_calling_mode="rag")
+
+    limits = UsageLimits(requests=1)
+    (local, _), (remote, events) = await run_both(client, task_queue, make, limits=limits)
+    assert (remote.output, remote.stop_reason) == (local.output, local.stop_reason)
+    assert remote.stop_reason == "requests_limit" and remote.usage.requests == 1
+    assert [(e.limit, e.value) for e in of_kind(events, "limit_reached")] == [("requests", 1)]
+    assert of_kind(events, "retrieval") == []

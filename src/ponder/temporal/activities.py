@@ -28,6 +28,7 @@ from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError
 
 from ponder.agent import Agent, AgentStrategy, UsageLimits
+from ponder.agent.strategies.rag import RagStrategy
 from ponder.cost import request_cost
 from ponder.exceptions import ModelResponseError, PonderError
 from ponder.messages import ToolCallPart
@@ -209,6 +210,9 @@ class PonderActivities:
             "tools": [self._spec(data["agent"], t) for t in registry],
             # no one answers an MCP server's question live: it suspends the run
             "holds_input": agent.toolbox.mcp is not None and agent.toolbox.elicitation is None,
+            # RAG from an index retrieves on a worker; without one it retrieves with its tools
+            "retrieves": issubclass(strategy, RagStrategy)
+            and strategy.has_index(agent.config.rag_index_path),
         }
 
     @staticmethod

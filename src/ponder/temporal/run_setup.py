@@ -78,11 +78,11 @@ def set_up_run(
     options = ActivityOptions(str(data.get("agent", "default")), config, heartbeat, wait_cancel)
     if carried is None:
         ctx, executor = _context(spec, config, options, fresh_state(data), side)
-        strategy_type = strategy_at(spec["strategy"], options)
+        strategy_type = strategy_at(spec["strategy"], options, retrieves=_retrieves(spec))
         deps = RunDeps(ctx, strategy_type(ctx))
         vm = Interpreter(program_for(strategy_type), ctx.state, deps=deps)
     else:
-        strategy_type = strategy_at(spec["strategy"], options)
+        strategy_type = strategy_at(spec["strategy"], options, retrieves=_retrieves(spec))
         vm = restored(carried, program_for(strategy_type))
         ctx, executor = _context(spec, config, options, vm.state, side)
         # the strategy is built from the restored state, so the nodes get their deps only now
@@ -92,6 +92,11 @@ def set_up_run(
     if continues:  # a sub-agent's run is given the caller's budget
         executor.child_budget = data.get("history_budget")
     return RunParts(deps, vm, wait_cancel, continues)
+
+
+def _retrieves(spec: dict[str, Any]) -> bool:
+    """A RAG run retrieves from the worker's index (agents described before this said so)."""
+    return bool(spec.get("retrieves", True))
 
 
 def restored(carried: Carried, program: Program) -> Interpreter:
