@@ -231,3 +231,25 @@ async def test_a_limit_reached_before_retrieval_answers_without_it_in_rag_mode_o
     assert remote.stop_reason == "requests_limit" and remote.usage.requests == 1
     assert [(e.limit, e.value) for e in of_kind(events, "limit_reached")] == [("requests", 1)]
     assert of_kind(events, "retrieval") == []
+
+
+async def test_a_sub_agent_is_a_retrieval_tool_in_rag_mode_on_temporal(
+    client: Client, task_queue: str
+) -> None:
+    def make() -> Agent:
+        child = Agent(
+            ScriptedModel([reply("The warranty lasts 3 years.")]), agent_strategy="no-action"
+        )
+        model = ScriptedModel(
+            [call_tools(("librarian", {"task": "Warranty length?"}, "c1")), "Three years."]
+        )
+        tool = child.as_tool("librarian", "Reads the manuals.")
+        return Agent(model, tools=[tool], tool_calling_mode="rag")
+
+    limits = UsageLimits(requests=3)
+    (local, _), (remote, events) = await run_both(client, task_queue, make, limits=limits)
+    assert remote.output == local.output == "Three years."
+    assert of_kind(events, "retrieval")[0].sources == ["librarian"]
+    nested = of_kind(events, "sub_agent_event")
+    assert nested and nested[-1].event["kind"] == "run_finished"
+    assert remote.usage.requests == local.usage.requests == 3  # retrieval, child, answer
