@@ -7,12 +7,16 @@ feature shows the same way in both (see the matrix in docs/guides/temporal.md).
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
+import pytest
+from pydantic import BaseModel
 from temporalio.client import Client
 
 from ponder.agent import Agent, RunResult, UsageLimits
 from ponder.events import Event
+from ponder.exceptions import UserError
 from ponder.messages import ToolMessage
 from ponder.models import ModelResponse, ScriptedModel, call_tools, reply
 from ponder.models.scripted import ScriptEntry
@@ -253,3 +257,18 @@ async def test_a_sub_agent_is_a_retrieval_tool_in_rag_mode_on_temporal(
     nested = of_kind(events, "sub_agent_event")
     assert nested and nested[-1].event["kind"] == "run_finished"
     assert remote.usage.requests == local.usage.requests == 3  # retrieval, child, answer
+
+
+async def test_a_typed_or_recording_agent_is_refused_by_build_worker(
+    client: Client, task_queue: str, tmp_path: Path
+) -> None:
+    class Answer(BaseModel):
+        value: int
+
+    typed = Agent(ScriptedModel(["{}"]), output_type=Answer)
+    with pytest.raises(UserError, match=r"'default': output_type .* Temporal"):
+        build_worker(client, task_queue, typed)
+    child = Agent(ScriptedModel(["x"]), record=tmp_path / "run.json")
+    parent = Agent(ScriptedModel(["x"]), tools=[child.as_tool("helper", "Helps.")])
+    with pytest.raises(UserError, match=r"'default/helper': record= .* Temporal"):
+        build_worker(client, task_queue, parent)
