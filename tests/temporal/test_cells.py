@@ -17,12 +17,13 @@ from temporalio.client import Client
 from ponder.agent import Agent, RunResult, UsageLimits
 from ponder.events import Event
 from ponder.exceptions import UserError
-from ponder.messages import ToolMessage
+from ponder.messages import AssistantMessage, TextPart, ToolMessage, UserMessage
 from ponder.models import ModelResponse, ScriptedModel, call_tools, reply
 from ponder.models.scripted import ScriptEntry
 from ponder.temporal import TemporalAgent, build_worker
 from tests.agent import steps
 from tests.agent.steps import no_plan, plan, step_agent, summary
+from tests.composition.support import sent_text
 from tests.composition.test_reflection_and_loops import STOP, lookup, think
 from tests.temporal.test_runs import assert_replays, dumped
 
@@ -272,3 +273,89 @@ async def test_a_typed_or_recording_agent_is_refused_by_build_worker(
     parent = Agent(ScriptedModel(["x"]), tools=[child.as_tool("helper", "Helps.")])
     with pytest.raises(UserError, match=r"'default/helper': record= .* Temporal"):
         build_worker(client, task_queue, parent)
+
+
+REFLECTION_CHECKS = ("self_check", "contradiction_check", "completeness_check")
+
+
+def verdicts(*checks: str) -> ModelResponse:
+    calls = [("verify_reasoning", {"check_type": c, "result": "pass", "detail": "ok"})
+             for c in checks]  # fmt: skip
+    return call_tools(*calls)
+
+
+async def test_all_three_reflection_checks_in_one_request_on_temporal(
+    client: Client, task_queue: str
+) -> None:
+    def make() -> Agent:
+        script: list[ScriptEntry] = [
+            call_tools(("agent_stop", {})),
+            verdicts(*REFLECTION_CHECKS),
+            "the answer",
+        ]
+        return Agent(ScriptedModel(script), agent_thought_mode="chat",
+                     enable_thinking_tool=False, enable_reflection=True)  # fmt: skip
+
+    (local, _), (remote, events) = await run_both(client, task_queue, make)
+    assert dumped(remote) == dumped(local) and remote.output == "the answer"
+    shown = [(e.check_type, e.result, e.attempt) for e in of_kind(events, "reflection")]
+    assert shown == [(c, "pass", 1) for c in REFLECTION_CHECKS]
+
+
+async def test_a_check_answered_as_another_type_is_asked_again_on_temporal(
+    client: Client, task_queue: str
+) -> None:
+    def make() -> Agent:
+        script: list[ScriptEntry] = [
+            call_tools(("agent_stop", {})),
+            verdicts("self_check", "contradiction_check"),
+            verdicts("self_check"),  # not the completeness check it was asked for
+            verdicts("completeness_check"),
+            "the answer",
+        ]
+        return Agent(ScriptedModel(script), agent_thought_mode="chat",
+                     enable_thinking_tool=False, enable_reflection=True)  # fmt: skip
+
+    (local, local_events), (remote, events) = await run_both(client, task_queue, make)
+    assert dumped(remote) == dumped(local) and remote.output == "the answer"
+    checks = [(e.check_type, e.result) for e in of_kind(events, "reflection")]
+    assert checks == [(e.check_type, e.result) for e in of_kind(local_events, "reflection")]
+    assert ("completeness_check", "pass") in checks
+
+
+async def test_step_react_ends_on_a_usage_limit_with_an_answer_on_temporal(
+    client: Client, task_queue: str
+) -> None:
+    def make() -> Agent:
+        script: list[ScriptEntry] = [
+            no_plan(),
+            call_tools(("lookup", {"key": "k"})),
+            reply("k is value of k."),
+        ]
+        return step_agent(ScriptedModel(script))
+
+    limits = UsageLimits(requests=3)
+    (local, _), (remote, _) = await run_both(client, task_queue, make, limits=limits)
+    assert (remote.output, remote.stop_reason) == (local.output, local.stop_reason)
+    assert (remote.stop_reason, remote.usage.requests) == ("requests_limit", 3)
+
+
+@pytest.mark.parametrize("minimal", [False, True])
+async def test_the_report_guard_reads_earlier_turns_only_without_minimal_context_on_temporal(
+    client: Client, task_queue: str, minimal: bool
+) -> None:
+    model = ScriptedModel([reply('{"flagged": false, "category": "none", "reason": ""}'), "hi"])
+    agent = Agent(model, enable_report=True, tool_calling_mode="none", use_minimal_context=minimal)
+    history = [
+        UserMessage(content="EARLIER-QUESTION"),
+        AssistantMessage(parts=(TextPart(text="EARLIER-ANSWER"),)),
+    ]
+    async with build_worker(client, task_queue, agent):
+        result = await TemporalAgent(client, task_queue).run(
+            "CURRENT-QUESTION", message_history=history
+        )
+    assert result.output == "hi"
+    for request in model.requests:
+        text = sent_text(request.messages)
+        assert "CURRENT-QUESTION" in text
+        assert ("EARLIER-QUESTION" in text) is (not minimal)
