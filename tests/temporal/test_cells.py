@@ -359,3 +359,9 @@ async def test_the_report_guard_reads_earlier_turns_only_without_minimal_context
         text = sent_text(request.messages)
         assert "CURRENT-QUESTION" in text
         assert ("EARLIER-QUESTION" in text) is (not minimal)
+
+
+async def test_a_session_is_refused_on_temporal(client: Client, task_queue: str) -> None:
+    remote = TemporalAgent(client, task_queue)
+    with pytest.raises(UserError, match=r"session_id='s'.*not supported on Temporal"):
+        await remote.run("first", session_id="s")

@@ -179,9 +179,16 @@ class TemporalAgent(TemporalVerbs):
     ) -> str:
         """Start a run; returns its id at once (the workflow id).
 
-        ``limits`` bound the run as they bound a local one (`UsageLimits`).
+        ``limits`` bound the run as they bound a local one (`UsageLimits`). Sessions are
+        kept in a store, which a run on Temporal has not: a ``session_id`` is a `UserError`
+        (give the earlier turns as ``message_history``).
         """
         limits = UsageLimits.of(limits)
+        if session_id is not None:
+            raise UserError(
+                f"session_id={session_id!r}: sessions are not supported on Temporal (a session "
+                "is kept in a store); pass the earlier turns as message_history"
+            )
         if self.check_worker and not await self._wait_for_worker():
             raise WorkerUnavailableError(
                 f"no worker polls task queue {self.task_queue!r}: start one with "
@@ -193,7 +200,6 @@ class TemporalAgent(TemporalVerbs):
             "prompt": prompt,
             "agent": self.agent,
             "message_history": messages_to_json(message_history),
-            "session_id": session_id,
             "require_tools": self.require_tools,
             "heartbeat_timeout": self.heartbeat_timeout,
             "history_budget": self.history_budget and self.history_budget.to_data(),
