@@ -16,11 +16,12 @@ from temporalio.client import Client
 
 from ponder.agent import Agent, RunResult, UsageLimits
 from ponder.events import Event
-from ponder.exceptions import UserError
+from ponder.exceptions import ModelHTTPError, UserError
 from ponder.messages import AssistantMessage, TextPart, ToolMessage, UserMessage
 from ponder.models import ModelResponse, ScriptedModel, call_tools, reply
 from ponder.models.scripted import ScriptEntry
 from ponder.temporal import TemporalAgent, build_worker
+from ponder.tools import tool
 from tests.agent import steps
 from tests.agent.steps import no_plan, plan, step_agent, summary
 from tests.composition.support import sent_text
@@ -365,3 +366,82 @@ async def test_a_session_is_refused_on_temporal(client: Client, task_queue: str)
     remote = TemporalAgent(client, task_queue)
     with pytest.raises(UserError, match=r"session_id='s'.*not supported on Temporal"):
         await remote.run("first", session_id="s")
+
+
+async def test_the_next_model_answers_and_an_event_says_which_on_temporal(
+    client: Client, task_queue: str
+) -> None:
+    def make() -> Agent:
+        def down(request: Any) -> Any:
+            raise ModelHTTPError(503, "overloaded", model_name="primary")
+
+        primary = ScriptedModel(down, name="primary")
+        backup = ScriptedModel(
+            [call_tools(("agent_stop", {"result": "ok"})), reply("From the backup.")],
+            name="backup",
+        )
+        return Agent([primary, backup], agent_thought_mode="chat", enable_thinking_tool=False)
+
+    (local, local_events), (remote, events) = await run_both(client, task_queue, make)
+    assert remote.output == local.output == "From the backup."
+    fell = [(e.failed, e.answered_by) for e in of_kind(events, "model_fallback")]
+    assert fell == [(e.failed, e.answered_by) for e in of_kind(local_events, "model_fallback")]
+    assert fell == [("primary", "backup")] * 2
+
+
+DEPLOYS: list[str] = []
+
+
+@tool(requires_approval=True)
+def deploy(target: str) -> str:
+    """Deploy.
+
+    Args:
+        target: Where to.
+    """
+    DEPLOYS.append(target)
+    return f"deployed to {target}"
+
+
+async def approved_on_temporal(client: Client, task_queue: str, agent: Agent) -> RunResult:
+    """Run ``agent`` on a worker up to its approval, approve it, and return the outcome."""
+    DEPLOYS.clear()
+    async with build_worker(client, task_queue, agent):
+        remote = TemporalAgent(client, task_queue)
+        first = await remote.run("deploy")
+        assert first.status == "suspended" and first.suspension is not None
+        assert [c["name"] for c in first.suspension["payload"]["calls"]] == ["deploy"]
+        assert DEPLOYS == []
+        done = await remote.resume(first.run_id, "approve")
+        await assert_replays(client, first.run_id)
+    assert DEPLOYS == ["prod"]
+    return done
+
+
+async def test_an_approval_inside_a_step_suspends_and_the_step_goes_on_on_temporal(
+    client: Client, task_queue: str
+) -> None:
+    script: list[ScriptEntry] = [
+        plan(("a", "Deploy", []), ("b", "Report", ["a"])),
+        call_tools(("deploy", {"target": "prod"}, "d1")),
+        call_tools(("agent_stop", {"result": "deployed"}, "s1")),
+        summary("Deployed to prod."),
+        call_tools(("agent_stop", {"result": "reported"}, "s2")),
+        summary("Reported."),
+        reply("Deployed and reported."),
+    ]
+    model = ScriptedModel(script)
+    agent = Agent(model, tools=[deploy], agent_workflow="step-react",
+                  agent_thought_mode="chat", enable_thinking_tool=False)  # fmt: skip
+    done = await approved_on_temporal(client, task_queue, agent)
+    assert done.output == "Deployed and reported." and model.remaining == 0
+
+
+async def test_an_approval_in_the_retrieval_round_suspends_and_resumes_on_temporal(
+    client: Client, task_queue: str
+) -> None:
+    model = ScriptedModel([call_tools(("deploy", {"target": "prod"}, "d1")), "Deployed."])
+    agent = Agent(model, tools=[deploy], tool_calling_mode="rag")
+    done = await approved_on_temporal(client, task_queue, agent)
+    assert (done.status, done.output) == ("completed", "Deployed.")
+    assert len(model.requests) == 2  # the retrieval round was not asked again
