@@ -404,14 +404,15 @@ def deploy(target: str) -> str:
 
 
 async def approved_on_temporal(client: Client, task_queue: str, agent: Agent) -> RunResult:
-    """Run ``agent`` on a worker up to its approval, approve it, and return the outcome."""
+    """Run ``agent`` on a worker up to its approval, then approve it on a new worker."""
     DEPLOYS.clear()
+    remote = TemporalAgent(client, task_queue)
     async with build_worker(client, task_queue, agent):
-        remote = TemporalAgent(client, task_queue)
         first = await remote.run("deploy")
-        assert first.status == "suspended" and first.suspension is not None
-        assert [c["name"] for c in first.suspension["payload"]["calls"]] == ["deploy"]
-        assert DEPLOYS == []
+    assert first.status == "suspended" and first.suspension is not None
+    assert [c["name"] for c in first.suspension["payload"]["calls"]] == ["deploy"]
+    assert DEPLOYS == []
+    async with build_worker(client, task_queue, agent):  # it replays the run so far
         done = await remote.resume(first.run_id, "approve")
         await assert_replays(client, first.run_id)
     assert DEPLOYS == ["prod"]
@@ -445,3 +446,26 @@ async def test_an_approval_in_the_retrieval_round_suspends_and_resumes_on_tempor
     done = await approved_on_temporal(client, task_queue, agent)
     assert (done.status, done.output) == ("completed", "Deployed.")
     assert len(model.requests) == 2  # the retrieval round was not asked again
+
+
+@pytest.mark.parametrize("workflow", ["step-react", "none", "rag"])
+async def test_the_answer_streams_as_text_in_every_workflow_on_temporal(
+    client: Client, task_queue: str, workflow: str
+) -> None:
+    def make() -> Agent:
+        if workflow == "step-react":
+            script: list[ScriptEntry] = [
+                no_plan(),
+                call_tools(("agent_stop", {"result": "done"})),
+                summary("Done."),
+                reply("The streamed answer."),
+            ]
+            return step_agent(ScriptedModel(script))
+        return Agent(ScriptedModel(["The streamed answer."]), tool_calling_mode=workflow,
+                     tools=[steps.lookup])  # fmt: skip
+
+    (local, local_events), (remote, events) = await run_both(client, task_queue, make)
+    assert remote.output == local.output == "The streamed answer."
+    streamed = "".join(e.text for e in of_kind(events, "text_delta"))
+    assert streamed == "".join(e.text for e in of_kind(local_events, "text_delta"))
+    assert "The streamed answer." in streamed
