@@ -469,3 +469,80 @@ async def test_the_answer_streams_as_text_in_every_workflow_on_temporal(
     streamed = "".join(e.text for e in of_kind(events, "text_delta"))
     assert streamed == "".join(e.text for e in of_kind(local_events, "text_delta"))
     assert "The streamed answer." in streamed
+
+
+def reflecting_step_agent(script: list[ScriptEntry], **config: Any) -> Agent:
+    return Agent(ScriptedModel(script), agent_workflow="step-react", agent_thought_mode="chat",
+                 enable_thinking_tool=False, enable_reflection=True, **config)  # fmt: skip
+
+
+async def test_step_react_reflects_after_the_last_step_stops_on_temporal(
+    client: Client, task_queue: str
+) -> None:
+    def make() -> Agent:
+        return reflecting_step_agent([
+            plan(("s1", "find a", []), ("s2", "find b", [])),
+            call_tools(("agent_stop", {"result": "a=1"})),
+            summary("a is 1"),
+            call_tools(("agent_stop", {"result": "b=2"})),
+            verdicts(*REFLECTION_CHECKS),
+            summary("b is 2"),
+            reply("a=1, b=2"),
+        ])  # fmt: skip
+
+    (local, local_events), (remote, events) = await run_both(client, task_queue, make)
+    assert dumped(remote) == dumped(local) and remote.output == "a=1, b=2"
+    kinds = [e.kind for e in events if e.kind != "text_delta"]  # deltas come batched
+    assert kinds == [e.kind for e in local_events if e.kind != "text_delta"]
+    assert [e.check_type for e in of_kind(events, "reflection")] == list(REFLECTION_CHECKS)
+    assert kinds.index("step_finished") < kinds.index("reflection")
+
+
+async def test_a_failed_reflection_in_step_react_sends_the_model_back_on_temporal(
+    client: Client, task_queue: str
+) -> None:
+    failed = ("verify_reasoning", {"check_type": "contradiction_check", "result": "fail",
+                                   "detail": "b is not 3"})  # fmt: skip
+
+    def make() -> Agent:
+        return reflecting_step_agent([
+            plan(("s1", "find a", []), ("s2", "find b", [])),
+            call_tools(("agent_stop", {"result": "a=1"})),
+            summary("a is 1"),
+            call_tools(("agent_stop", {"result": "b=3"})),
+            call_tools(("verify_reasoning", {"check_type": "self_check", "result": "pass",
+                                             "detail": "ok"}), failed),
+            call_tools(("agent_stop", {"result": "b=2"})),  # back in step 2, stops again
+            verdicts(*REFLECTION_CHECKS),
+            summary("b is 2"),
+            reply("a=1, b=2"),
+        ], reflection_depth=2)  # fmt: skip
+
+    (local, local_events), (remote, events) = await run_both(client, task_queue, make)
+    assert dumped(remote) == dumped(local) and remote.output == "a=1, b=2"
+    attempts = [e.attempt for e in of_kind(events, "reflection")]
+    assert attempts == [e.attempt for e in of_kind(local_events, "reflection")] == [1, 1, 2, 2, 2]
+
+
+async def test_a_stall_in_a_step_is_corrected_and_the_step_goes_on_on_temporal(
+    client: Client, task_queue: str
+) -> None:
+    same = call_tools(("lookup", {"key": "x"}))
+
+    def make() -> Agent:
+        script: list[ScriptEntry] = [
+            plan(("a", "Find x", []), ("b", "Use x", ["a"])),
+            same,
+            same,
+            call_tools(("agent_stop", {"result": "x found"})),
+            summary("Found x."),
+            call_tools(("agent_stop", {})),
+            summary("Used x."),
+            reply("x is value of x"),
+        ]
+        return step_agent(ScriptedModel(script), loop_reasoning_trigger=2)
+
+    (local, _), (remote, events) = await run_both(client, task_queue, make)
+    assert dumped(remote) == dumped(local) and remote.output == "x is value of x"
+    stalls = of_kind(events, "stall_detected")
+    assert [(s.step_id, s.action, s.repeats) for s in stalls] == [("a", "corrected", 2)]
