@@ -17,14 +17,13 @@ from temporalio.client import Client
 from ponder.agent import Agent, RunResult, UsageLimits
 from ponder.events import Event
 from ponder.exceptions import ModelHTTPError, UserError
-from ponder.messages import AssistantMessage, TextPart, ToolMessage, UserMessage
+from ponder.messages import ToolMessage
 from ponder.models import ModelResponse, ScriptedModel, call_tools, reply
 from ponder.models.scripted import ScriptEntry
 from ponder.temporal import TemporalAgent, build_worker
 from ponder.tools import tool
 from tests.agent import steps
 from tests.agent.steps import no_plan, step_agent, summary
-from tests.composition.support import sent_text
 from tests.composition.test_reflection_and_loops import STOP, lookup, think
 from tests.temporal.test_runs import assert_replays, dumped
 
@@ -240,82 +239,6 @@ async def test_a_check_answered_as_another_type_is_asked_again_on_temporal(
     checks = [(e.check_type, e.result) for e in of_kind(events, "reflection")]
     assert checks == [(e.check_type, e.result) for e in of_kind(local_events, "reflection")]
     assert ("completeness_check", "pass") in checks
-
-
-CLEAN = reply('{"flagged": false, "category": "none", "reason": ""}')
-
-
-async def report_requests(
-    client: Client, task_queue: str, script: list[ScriptEntry], **config: Any
-) -> list[str]:
-    """The texts of the requests a report-guarded run on a worker sends, with a history."""
-    model = ScriptedModel(script)
-    if config.get("agent_workflow") == "step-react":
-        agent = step_agent(model, enable_report=True, **config)
-    else:
-        agent = Agent(model, enable_report=True, **config)
-    history = [
-        UserMessage(content="EARLIER-QUESTION"),
-        AssistantMessage(parts=(TextPart(text="EARLIER-ANSWER"),)),
-    ]
-    async with build_worker(client, task_queue, agent):
-        result = await TemporalAgent(client, task_queue).run(
-            "CURRENT-QUESTION", message_history=history
-        )
-    assert result.status == "completed" and model.remaining == 0
-    return [sent_text(r.messages) for r in model.requests]
-
-
-@pytest.mark.parametrize("minimal", [False, True])
-async def test_the_report_guard_reads_earlier_turns_only_without_minimal_context_on_temporal(
-    client: Client, task_queue: str, minimal: bool
-) -> None:
-    texts = await report_requests(
-        client, task_queue, [CLEAN, "hi"], tool_calling_mode="none", use_minimal_context=minimal
-    )
-    for text in texts:
-        assert "CURRENT-QUESTION" in text and ("EARLIER-QUESTION" in text) is (not minimal)
-
-
-@pytest.mark.parametrize("minimal", [False, True])
-async def test_the_report_guard_in_react_reads_earlier_turns_only_without_minimal_context(
-    client: Client, task_queue: str, minimal: bool
-) -> None:
-    script: list[ScriptEntry] = [CLEAN, call_tools(("agent_stop", {})), "Hello!"]
-    report, *_ = await report_requests(
-        client, task_queue, script, agent_thought_mode="chat", enable_thinking_tool=False,
-        use_minimal_context=minimal,
-    )  # fmt: skip
-    assert "CURRENT-QUESTION" in report and ("EARLIER-QUESTION" in report) is (not minimal)
-
-
-@pytest.mark.parametrize("minimal", [False, True])
-async def test_the_report_guard_in_rag_mode_reads_earlier_turns_only_without_minimal_context(
-    client: Client, task_queue: str, minimal: bool
-) -> None:
-    script: list[ScriptEntry] = [CLEAN, call_tools(("lookup", {"key": "k"})), "It is k."]
-    report, *rest = await report_requests(
-        client, task_queue, script, tools=[steps.lookup], tool_calling_mode="rag",
-        use_minimal_context=minimal,
-    )  # fmt: skip
-    assert "CURRENT-QUESTION" in report and ("EARLIER-QUESTION" in report) is (not minimal)
-    assert all("CURRENT-QUESTION" in t and "EARLIER" not in t for t in rest)
-
-
-async def test_the_report_guard_in_step_react_reads_no_earlier_turn_on_temporal(
-    client: Client, task_queue: str
-) -> None:
-    script: list[ScriptEntry] = [
-        CLEAN,
-        no_plan(),
-        call_tools(("agent_stop", {"result": "hi"})),
-        summary("Greeted."),
-        reply("Hello!"),
-    ]
-    report, *_ = await report_requests(
-        client, task_queue, script, agent_workflow="step-react", use_minimal_context=True
-    )
-    assert "CURRENT-QUESTION" in report and "EARLIER-QUESTION" not in report
 
 
 async def test_a_session_is_refused_on_temporal(client: Client, task_queue: str) -> None:
