@@ -282,12 +282,14 @@ def deploy(target: str) -> str:
     return f"deployed to {target}"
 
 
-async def approved_on_temporal(client: Client, task_queue: str, agent: Agent) -> RunResult:
+async def approved_on_temporal(
+    client: Client, task_queue: str, agent: Agent, **options: Any
+) -> RunResult:
     """Run ``agent`` on a worker up to its approval, then approve it on a new worker."""
     DEPLOYS.clear()
     remote = TemporalAgent(client, task_queue)
     async with build_worker(client, task_queue, agent):
-        first = await remote.run("deploy")
+        first = await remote.run("deploy", **options)
     assert first.status == "suspended" and first.suspension is not None
     assert [c["name"] for c in first.suspension["payload"]["calls"]] == ["deploy"]
     assert DEPLOYS == []
@@ -329,3 +331,16 @@ async def test_the_answer_streams_as_text_in_every_workflow_on_temporal(
     streamed = "".join(e.text for e in of_kind(events, "text_delta"))
     assert streamed == "".join(e.text for e in of_kind(local_events, "text_delta"))
     assert "The streamed answer." in streamed
+
+
+async def test_usage_limits_hold_on_the_worker_that_takes_the_run_up(
+    client: Client, task_queue: str
+) -> None:
+    model = ScriptedModel([call_tools(("deploy", {"target": "prod"})), "Deployed."])
+    agent = Agent(model, tools=[deploy], agent_thought_mode="chat", enable_thinking_tool=False)
+    done = await approved_on_temporal(client, task_queue, agent, limits=UsageLimits(requests=2))
+    assert (done.output, done.stop_reason, done.usage.requests) == (
+        "Deployed.",
+        "requests_limit",
+        2,
+    )
