@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 import uuid
 from collections.abc import AsyncIterator, Iterator
@@ -15,7 +16,10 @@ temporalio = pytest.importorskip("temporalio")
 from temporalio.client import Client  # noqa: E402
 
 from ponder.testing import FakeOpenAIServer  # noqa: E402
+from tests.cli.test_commands import free_port  # noqa: E402
 from tests.temporal.worker_tools import script  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="session")
@@ -64,6 +68,23 @@ def worker_env(fake_provider: FakeOpenAIServer, tmp_path: Path) -> dict[str, str
         "PONDER_TEST_LOG": str(tmp_path / "calls.log"),
         "PONDER_CONFIG_FILE": str(config),
     }
+
+
+@pytest.fixture
+def served(temporal_address: str, task_queue: str) -> Iterator[str]:
+    """The base URL of ``ponder serve --temporal`` in its own process."""
+    port = free_port()
+    command = [sys.executable, "-m", "ponder.cli.main", "serve", "--port", str(port), "--no-token",
+               "--temporal", temporal_address, "--task-queue", task_queue]  # fmt: skip
+    proc = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline().decode()
+        assert line.startswith("ponder serve:"), proc.stderr.read().decode() if proc.stderr else ""
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
 
 
 _EXIT: list[int] = []

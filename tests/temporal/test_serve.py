@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,32 +18,10 @@ from ponder.server.app import create_app
 from ponder.server.local_launcher import RunConflict
 from ponder.temporal import TemporalAgent, build_worker
 from ponder.temporal.launcher import TemporalLauncher
+from tests.cli.test_commands import free_port
 from tests.temporal.test_control import DEPLOYED, approval_agent
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-@pytest.fixture
-def served(temporal_address: str, task_queue: str) -> Iterator[str]:
-    """The base URL of ``ponder serve --temporal`` in its own process."""
-    port = free_port()
-    command = [sys.executable, "-m", "ponder.cli.main", "serve", "--port", str(port), "--no-token",
-               "--temporal", temporal_address, "--task-queue", task_queue]  # fmt: skip
-    proc = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline().decode()
-        assert line.startswith("ponder serve:"), proc.stderr.read().decode() if proc.stderr else ""
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
 
 
 async def events_until(

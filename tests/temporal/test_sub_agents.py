@@ -7,6 +7,7 @@ from typing import Any
 from temporalio.client import Client
 
 from ponder import Agent, tool
+from ponder.agent import UsageLimits
 from ponder.messages import AssistantMessage
 from ponder.models import ModelRequest, ScriptedModel, call_tools, reply
 from ponder.temporal import TemporalAgent, build_worker
@@ -95,3 +96,43 @@ async def test_a_sub_agent_asks_once_survives_a_new_worker_and_rolls_up(
     assert [e.event["kind"] for e in nested] == [e.kind for e in child_events]
     assert {e.call_id for e in nested} == {"h1"} and nested[-1].event["kind"] == "run_finished"
     assert done.usage.requests == len(parent_requests) + len(child_requests) == 12
+
+
+def limited_agents() -> Agent:
+    """A parent that delegates once, then answers; its child may make one request."""
+
+    def parent(request: ModelRequest) -> Any:
+        if any(isinstance(m, AssistantMessage) for m in request.messages):
+            return reply("Parent answer.")
+        return call_tools(("helper", {"task": "look it up"}, "h1"))
+
+    child = Agent(ScriptedModel(lambda _: reply("Child answer.")), **CHAT)
+    helper = child.as_tool("helper", "Looks things up.", limits=UsageLimits(requests=1))
+    return Agent(ScriptedModel(parent), tools=[helper], **CHAT)
+
+
+CHAT: dict[str, Any] = {"agent_thought_mode": "chat", "enable_thinking_tool": False}
+
+
+def child_end(events: list[Any]) -> dict[str, Any]:
+    nested = [e.event for e in events if e.kind == "sub_agent_event"]
+    end: dict[str, Any] = nested[-1]
+    return end
+
+
+async def test_usage_limits_bound_the_parent_and_the_child_as_locally(
+    client: Client, task_queue: str
+) -> None:
+    agent = limited_agents()
+    limits = UsageLimits(requests=3)
+    local = agent.stream("Find it", limits=limits)
+    local_events = [e async for e in local]
+    remote = TemporalAgent(client, task_queue)
+    async with build_worker(client, task_queue, agent):
+        done = await remote.run("Find it", limits=limits)
+        events = await remote.events(done.run_id)
+        await assert_replays(client, done.run_id)
+    assert child_end(events)["stop_reason"] == child_end(local_events)["stop_reason"]
+    assert child_end(events)["stop_reason"] == "requests_limit"
+    assert (done.stop_reason, done.usage.requests) == ("requests_limit", 3)
+    assert (local.result.stop_reason, local.result.usage.requests) == ("requests_limit", 3)

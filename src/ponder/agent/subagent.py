@@ -80,7 +80,7 @@ def agent_tool(
         function=call,
         timeout=timeout,
         idempotent=True,  # a re-run resumes the stored child
-        metadata={"agent": agent},
+        metadata={"agent": agent, "limits": limits},
     )
 
 

@@ -27,7 +27,8 @@ from temporalio.client import Client, WorkflowHandle
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError
 
-from ponder.agent import Agent, AgentStrategy
+from ponder.agent import Agent, AgentStrategy, UsageLimits
+from ponder.agent.strategies.rag import RagStrategy
 from ponder.cost import request_cost
 from ponder.exceptions import ModelResponseError, PonderError
 from ponder.messages import ToolCallPart
@@ -209,6 +210,9 @@ class PonderActivities:
             "tools": [self._spec(data["agent"], t) for t in registry],
             # no one answers an MCP server's question live: it suspends the run
             "holds_input": agent.toolbox.mcp is not None and agent.toolbox.elicitation is None,
+            # RAG from an index retrieves on a worker; without one it retrieves with its tools
+            "retrieves": issubclass(strategy, RagStrategy)
+            and strategy.has_index(agent.config.rag_index_path),
         }
 
     @staticmethod
@@ -216,6 +220,9 @@ class PonderActivities:
         spec = tool_spec(tool)
         if isinstance(tool.metadata.get("agent"), Agent):
             spec["sub_agent"] = f"{agent}/{tool.name}"  # runs as a child workflow
+            limits = tool.metadata.get("limits")
+            if isinstance(limits, UsageLimits):  # the child's own, as `as_tool` gave them
+                spec["sub_agent_limits"] = limits.model_dump(exclude_none=True)
         return spec
 
     @activity.defn(name="ponder.model_request")

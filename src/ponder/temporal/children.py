@@ -4,9 +4,11 @@ A child is a run like any other (``ponder.run`` on the worker's agent named
 ``<caller>/<tool>``), so its finished steps are in its own history and never run again,
 whatever worker is lost. The caller's side is `SubRuns`:
 
+- a child runs with the limits its tool was given (``as_tool(limits=...)``), as locally;
 - a finished child's usage is added to the caller's, and its events reach the caller's
-  stream as `SubAgentEvent`s under that call (when the child ends: they travel in its
-  result);
+  stream as `SubAgentEvent`s under that call, all at once when the child ends (they travel
+  in its result; a local child's arrive as they happen). Follow the child's own workflow
+  (``<run>.<call id>``) to see them live;
 - a child that waits for a decision tells its parent (the ``child_waits`` Signal), so the
   parent shows as suspended on the child's own pending calls, and the parent's decision
   (its ``decide`` Update or ``decide_later`` Signal) is handed to that child. A grandchild
@@ -59,6 +61,8 @@ async def run_child(
     }
     if history_budget is not None:
         data["history_budget"] = history_budget
+    if tool.metadata.get("limits"):
+        data["limits"] = tool.metadata["limits"]  # the child's own limits, as locally
     try:
         raw: dict[str, Any] = await workflow.execute_child_workflow(RUN_WORKFLOW, data, id=child_id)
     except ChildWorkflowError as error:

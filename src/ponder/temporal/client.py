@@ -30,6 +30,7 @@ from temporalio.client import (
 from temporalio.exceptions import ApplicationError, CancelledError
 from temporalio.service import RPCError, RPCStatusCode
 
+from ponder.agent.limits import UsageLimits
 from ponder.agent.result import RunResult
 from ponder.agent.run.approval import check_decision
 from ponder.events import Event, event_from_dict
@@ -174,8 +175,20 @@ class TemporalAgent(TemporalVerbs):
         run_id: str | None = None,
         message_history: Sequence[Message] = (),
         session_id: str | None = None,
+        limits: UsageLimits | None = None,
     ) -> str:
-        """Start a run; returns its id at once (the workflow id)."""
+        """Start a run; returns its id at once (the workflow id).
+
+        ``limits`` bound the run as they bound a local one (`UsageLimits`). Sessions are
+        kept in a store, which a run on Temporal has not: a ``session_id`` is a `UserError`
+        (give the earlier turns as ``message_history``).
+        """
+        limits = UsageLimits.of(limits)
+        if session_id is not None:
+            raise UserError(
+                f"session_id={session_id!r}: sessions are not supported on Temporal (a session "
+                "is kept in a store); pass the earlier turns as message_history"
+            )
         if self.check_worker and not await self._wait_for_worker():
             raise WorkerUnavailableError(
                 f"no worker polls task queue {self.task_queue!r}: start one with "
@@ -187,11 +200,12 @@ class TemporalAgent(TemporalVerbs):
             "prompt": prompt,
             "agent": self.agent,
             "message_history": messages_to_json(message_history),
-            "session_id": session_id,
             "require_tools": self.require_tools,
             "heartbeat_timeout": self.heartbeat_timeout,
             "history_budget": self.history_budget and self.history_budget.to_data(),
         }
+        if limits is not None:
+            data["limits"] = limits.model_dump(exclude_none=True)
         await self.client.start_workflow(
             WORKFLOW_NAME,
             data,

@@ -19,8 +19,13 @@ _RELOADED = (
 )
 
 
-def strategy_at(path: str, options: ActivityOptions) -> type[AgentStrategy]:
-    """The strategy class at ``path``; its module is passed through, like ponder's own."""
+def strategy_at(
+    path: str, options: ActivityOptions, *, retrieves: bool = True
+) -> type[AgentStrategy]:
+    """The strategy class at ``path``; its module is passed through, like ponder's own.
+
+    A RAG strategy that ``retrieves`` (from the worker's index) asks a worker to retrieve.
+    """
     module, _, name = path.partition(":")
     with workflow.unsafe.imports_passed_through():
         # __import__, not importlib: the sandbox sees (and passes through) only the former
@@ -29,6 +34,6 @@ def strategy_at(path: str, options: ActivityOptions) -> type[AgentStrategy]:
         if isinstance(found, type) and "AgentStrategy" in {c.__name__ for c in found.__mro__}:
             raise RuntimeError(_RELOADED)  # fails the task (retried), not the run
         raise UserError(f"{path!r} is not an AgentStrategy")
-    if issubclass(found, RagStrategy):
+    if issubclass(found, RagStrategy) and retrieves:
         return found.using(ActivityRetriever(options))
     return found

@@ -232,10 +232,17 @@ def registry_from_specs(specs: Sequence[dict[str, Any]]) -> ToolRegistry:
                 state_type=_StateHolder if spec.get("stateful") else None,
                 builtin=bool(spec.get("builtin")),
                 strict=definition.strict,
-                metadata={"sub_agent": spec["sub_agent"]} if spec.get("sub_agent") else {},
+                metadata=_sub_agent_metadata(spec),
             )
         )
     return ToolRegistry(tools)
+
+
+def _sub_agent_metadata(spec: dict[str, Any]) -> dict[str, Any]:
+    """A sub-agent tool's worker name and the limits its runs get (nothing for other tools)."""
+    if not spec.get("sub_agent"):
+        return {}
+    return {"sub_agent": spec["sub_agent"], "limits": spec.get("sub_agent_limits")}
 
 
 class ActivityToolExecutor(ToolExecutor):

@@ -14,6 +14,7 @@ from typing import Any
 from temporalio import workflow
 
 from ponder.agent.hooks import Hooks
+from ponder.agent.limits import UsageLimits
 from ponder.agent.run.build import build_context
 from ponder.agent.run.context import Resumed, RunContext, RunTools
 from ponder.agent.run.deps import RunDeps
@@ -77,11 +78,11 @@ def set_up_run(
     options = ActivityOptions(str(data.get("agent", "default")), config, heartbeat, wait_cancel)
     if carried is None:
         ctx, executor = _context(spec, config, options, fresh_state(data), side)
-        strategy_type = strategy_at(spec["strategy"], options)
+        strategy_type = strategy_at(spec["strategy"], options, retrieves=_retrieves(spec))
         deps = RunDeps(ctx, strategy_type(ctx))
         vm = Interpreter(program_for(strategy_type), ctx.state, deps=deps)
     else:
-        strategy_type = strategy_at(spec["strategy"], options)
+        strategy_type = strategy_at(spec["strategy"], options, retrieves=_retrieves(spec))
         vm = restored(carried, program_for(strategy_type))
         ctx, executor = _context(spec, config, options, vm.state, side)
         # the strategy is built from the restored state, so the nodes get their deps only now
@@ -91,6 +92,11 @@ def set_up_run(
     if continues:  # a sub-agent's run is given the caller's budget
         executor.child_budget = data.get("history_budget")
     return RunParts(deps, vm, wait_cancel, continues)
+
+
+def _retrieves(spec: dict[str, Any]) -> bool:
+    """A RAG run retrieves from the worker's index (agents described before this said so)."""
+    return bool(spec.get("retrieves", True))
 
 
 def restored(carried: Carried, program: Program) -> Interpreter:
@@ -103,13 +109,16 @@ def restored(carried: Carried, program: Program) -> Interpreter:
 
 
 def fresh_state(data: dict[str, Any]) -> RunState:
-    """The state a run begins with: its id, prompt and the conversation it continues."""
-    return RunState(
+    """The state a run begins with: its id, prompt, limits and the conversation it continues."""
+    state = RunState(
         run_id=str(data.get("run_id") or workflow.info().workflow_id),
         session_id=data.get("session_id"),
         prompt=str(data["prompt"]),
         ledger=Ledger(messages_from_json(data.get("message_history") or [])),
     )
+    if data.get("limits"):
+        state.limits = UsageLimits(**data["limits"])
+    return state
 
 
 def _context(

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Iterator, Sequence
 from typing import Any, Protocol
 
+from ponder.agent.limits import UsageLimits
 from ponder.agent.result import RunResult
 from ponder.agent.sync import iterate_sync, run_coroutine_sync
 from ponder.events import Event
@@ -28,6 +29,7 @@ class _Client(Protocol):
         run_id: str | None = None,
         message_history: Sequence[Message] = (),
         session_id: str | None = None,
+        limits: UsageLimits | None = None,
     ) -> str: ...
 
     async def result(self, run_id: str, *, poll: float = 0.1) -> RunResult: ...

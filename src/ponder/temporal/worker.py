@@ -86,22 +86,38 @@ def sandbox_runner() -> SandboxedWorkflowRunner:
     return SandboxedWorkflowRunner(restrictions=restrictions)
 
 
-def _agents(agents: Agent | Mapping[str, Agent]) -> dict[str, Agent]:
+def _agents(agents: Agent[Any] | Mapping[str, Agent[Any]]) -> dict[str, Agent[Any]]:
     found = {"default": agents} if isinstance(agents, Agent) else dict(agents)
     if not found or not all(isinstance(a, Agent) for a in found.values()):
         raise UserError("build_worker needs an Agent or a mapping from names to Agents")
     return found
 
 
+def _refuse_local_only(name: str, agent: Agent[Any]) -> None:
+    """`UserError` for an agent that uses what runs only locally, naming both."""
+    if agent.output_type is not None:
+        raise UserError(
+            f"agent {name!r}: output_type is not supported on Temporal (build_worker): "
+            "a run there answers in text"
+        )
+    if agent.record is not None:
+        raise UserError(
+            f"agent {name!r}: record= is not supported on Temporal (build_worker): the "
+            "workflow's history is the record (replay it with build_replayer())"
+        )
+
+
 def build_worker(
     client: Client,
     task_queue: str,
-    agents: Agent | Mapping[str, Agent],
+    agents: Agent[Any] | Mapping[str, Agent[Any]],
     *,
     deps: Any = None,
     **options: Any,
 ) -> Worker:
     """A worker on ``task_queue`` for ``agents``; ``deps`` reaches every tool call.
+
+    An agent (or sub-agent) with an ``output_type`` or ``record`` is refused (`UserError`).
 
     Other keyword options go to ``temporalio.worker.Worker`` (for example
     ``max_concurrent_activities``).
@@ -109,6 +125,8 @@ def build_worker(
     if not task_queue:
         raise UserError("build_worker needs a task queue name")
     activities = PonderActivities(_agents(agents), deps=deps, client=client)
+    for name, agent in activities.agents.items():
+        _refuse_local_only(name, agent)
     return Worker(
         client,
         task_queue=task_queue,

@@ -11,7 +11,8 @@ run past its history budget continues as new (see ``ponder.temporal.continuation
 
 Input (JSON): ``prompt``, and optionally ``run_id`` (defaults to the workflow id),
 ``agent`` (the worker's agent name), ``message_history``, ``session_id``,
-``require_tools``, ``heartbeat_timeout`` (seconds) and ``history_budget``.
+``require_tools``, ``heartbeat_timeout`` (seconds), ``history_budget`` and ``limits``
+(`UsageLimits` as JSON).
 """
 
 from __future__ import annotations
