@@ -14,9 +14,10 @@ import uuid
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ponder.exceptions import StoreError
+from ponder.agent.limits import UsageLimits
+from ponder.exceptions import StoreError, UserError
 from ponder.messages import Message, messages_from_json, messages_to_json
-from ponder.server.runs import RunRecord
+from ponder.server.runs import RunRecord, Turn
 from ponder.store.base import Store
 from ponder.store.memory import MemoryStore
 
@@ -31,14 +32,21 @@ SCOPE = "ponder.serve.accepted"
 class AcceptedRequest:
     """A run's request as the server accepted it."""
 
-    def __init__(self, prompt: str, history: list[Message]) -> None:
+    def __init__(self, prompt: str, history: list[Message], turn: Turn | None = None) -> None:
         self.prompt = prompt
         self.history = history
+        self.turn = turn or Turn()
 
 
-async def remember(store: Store, run_id: str, prompt: str, history: Sequence[Message]) -> None:
+async def remember(
+    store: Store, run_id: str, prompt: str, history: Sequence[Message], turn: Turn | None = None
+) -> None:
     """Keep the request of a run the server accepts (`StoreError` if the store cannot)."""
-    value = {"prompt": prompt, "history": messages_to_json(history)}
+    value: dict[str, Any] = {"prompt": prompt, "history": messages_to_json(history)}
+    if turn is not None and turn.session_id is not None:
+        value["session_id"] = turn.session_id
+    if turn is not None and turn.limits is not None:
+        value["limits"] = turn.limits.model_dump(exclude_none=True)
     await store.set_secret(SCOPE, run_id, value)
 
 
@@ -54,23 +62,34 @@ async def recall(store: Store, run_id: str) -> AcceptedRequest | None:
         history = messages_from_json(found.get("history") or [])
     except ValueError:  # a damaged entry: the prompt alone still starts the run over
         history = []
-    return AcceptedRequest(found["prompt"], history)
+    return AcceptedRequest(found["prompt"], history, _turn(found))
+
+
+def _turn(found: dict[str, Any]) -> Turn:
+    """The session and limits of an accepted request; a damaged part is left out."""
+    session = found.get("session_id")
+    try:
+        limits = UsageLimits(**found["limits"]) if isinstance(found.get("limits"), dict) else None
+    except UserError:
+        limits = None
+    return Turn(session if isinstance(session, str) else None, limits)
 
 
 async def start_accepted(
-    launcher: RunLauncher, prompt: str, history: Sequence[Message]
+    launcher: RunLauncher, prompt: str, history: Sequence[Message], turn: Turn | None = None
 ) -> RunRecord:
     """Start a run and return once it is stored: its request kept, its row written.
 
     Without a store (or with one in memory) the run simply starts. `StoreError` (nothing
-    started) when the store cannot keep the request.
+    started) when the store cannot keep the request; `UserError` for a ``turn`` the
+    launcher cannot run (a session without a store).
     """
     store = launcher.store
     if store is None or isinstance(store, MemoryStore):  # gone with the process anyway
-        return launcher.start(prompt, history)
+        return launcher.start(prompt, history, turn=turn)
     run_id = uuid.uuid4().hex
-    await remember(store, run_id, prompt, history)
-    record = launcher.start(prompt, history, run_id=run_id)
+    await remember(store, run_id, prompt, history, turn)
+    record = launcher.start(prompt, history, run_id=run_id, turn=turn)
     while not record.events and not record.is_done:  # run_started: the lease row exists
         await launcher.registry.wait(run_id, 0, 1.0)
     return record
@@ -91,4 +110,4 @@ async def start_over(launcher: RunLauncher, run_id: str) -> RunRecord | None:
     request = await recall(store, run_id)
     if stored.has_checkpoint or request is None or stored.record.status == "cancelled":
         return None
-    return launcher.start(request.prompt, request.history, run_id=run_id)
+    return launcher.start(request.prompt, request.history, run_id=run_id, turn=request.turn)

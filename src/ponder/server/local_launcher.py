@@ -24,7 +24,7 @@ from ponder.media import Image
 from ponder.messages import Message
 from ponder.server.elicitations import PendingElicitations
 from ponder.server.resumed import ResumedRun, RunConflict
-from ponder.server.runs import RunRecord, RunRegistry
+from ponder.server.runs import RunRecord, RunRegistry, Turn
 from ponder.server.stopping import stop_runs
 from ponder.server.stored import damaged_record, record_of
 from ponder.status import RunStatus
@@ -92,14 +92,22 @@ class RunLauncher:
         output: OutputSpec | None = None,
         run_id: str | None = None,
         images: Sequence[Image] = (),
+        turn: Turn | None = None,
     ) -> RunRecord:
         """Register and start a run; its events land in the registry as they happen.
 
         A ``resumable`` run is checkpointed also when the server has no store (in memory);
         with an ``output`` spec the answer is that type's JSON; ``images`` go with the prompt.
         ``run_id`` names the run (a new id by default); one this server knows starts over
-        (a run that stopped before its first checkpoint).
+        (a run that stopped before its first checkpoint). ``turn``: the session it continues
+        (`UserError` without a store) and its usage limits.
         """
+        turn = turn or Turn()
+        if turn.session_id is not None and self.store is None:
+            raise UserError(
+                "session_id needs a store to keep the session's turns: start the server "
+                "with --store, or send the conversation as history"
+            )
         run_id = run_id or uuid.uuid4().hex
         record = self.registry.get(run_id) or self.registry.create(run_id, prompt)
         record.prompt, record.status, record.error = prompt, "running", None
@@ -109,7 +117,7 @@ class RunLauncher:
         if store is not None:
             self._stores[run_id] = store
         given: Prompt = [prompt, *images] if images else prompt
-        work = self._drive(record, given, list(history), store, list(external_tools))
+        work = self._drive(record, given, list(history), store, list(external_tools), turn)
         self._spawn(run_id, work)
         return record
 
@@ -291,6 +299,7 @@ class RunLauncher:
         history: list[Message],
         store: Store | None,
         external_tools: list[ToolDefinition],
+        turn: Turn,
     ) -> None:
         registry, run_id = self.registry, record.run_id
         output: str | None = None
@@ -303,6 +312,8 @@ class RunLauncher:
                 store=store,
                 external_tools=external_tools,
                 output_type=self._outputs.get(run_id),
+                session_id=turn.session_id,
+                limits=turn.limits,
             )
             async for event in stream:
                 await registry.append(run_id, event_to_dict(event))

@@ -12,11 +12,12 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Header, HTTPException, Query, Request, Response
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
+from ponder.exceptions import UserError
 from ponder.messages import AssistantMessage, Message, SystemMessage, TextPart, UserMessage
 from ponder.server.accepted import start_accepted, start_over
 from ponder.server.launcher import Launcher
 from ponder.server.local_launcher import RunLauncher
-from ponder.server.runs import TERMINAL_KINDS, RunRecord
+from ponder.server.runs import TERMINAL_KINDS, RunRecord, Turn
 from ponder.server.schemas import (
     ErrorBody,
     HistoryMessage,
@@ -75,7 +76,13 @@ async def start_run(body: RunRequest, request: Request) -> dict[str, Any]:
     launcher = _launcher(request)
     history = to_messages(body.history)
     if isinstance(launcher, RunLauncher):
-        return (await start_accepted(launcher, body.prompt, history)).summary()
+        turn = Turn(body.session_id, body.limits)
+        return (await start_accepted(launcher, body.prompt, history, turn)).summary()
+    if body.session_id is not None or body.limits is not None:
+        raise UserError(
+            "this server's runs (on Temporal) take neither session_id nor limits through "
+            "the runs API: send the conversation as history"
+        )
     return launcher.start(body.prompt, history).summary()
 
 

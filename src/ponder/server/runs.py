@@ -17,6 +17,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Protocol, assert_never
 
+from ponder.agent.limits import UsageLimits
 from ponder.events import kind_of
 from ponder.status import RUN_STATUSES, RunStatus
 
@@ -27,10 +28,21 @@ __all__ = [
     "RunRecord",
     "RunRegistry",
     "RunStatus",
+    "Turn",
     "to_json_safe",
 ]
 
 TERMINAL_KINDS = frozenset({"run_finished", "run_failed"})
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """What a started run is besides its prompt: the session it continues, its limits."""
+
+    session_id: str | None = None
+    limits: UsageLimits | None = None
+
+
 _USAGE_KEYS = ("requests", "input_tokens", "output_tokens")
 
 

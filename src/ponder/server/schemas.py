@@ -6,6 +6,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
+from ponder.agent.limits import UsageLimits
 from ponder.status import RunStatus
 
 __all__ = [
@@ -43,12 +44,21 @@ class HistoryMessage(BaseModel):
 
 
 class RunRequest(BaseModel):
-    """Start a run: the task and, optionally, the conversation so far."""
+    """Start a run: the task and, optionally, the conversation so far.
+
+    ``session_id`` makes the run the next turn of that session (the server needs a store):
+    it continues the session's last completed turn, one turn at a time. ``limits`` bound
+    what the run may use, as `ponder.agent.UsageLimits` do.
+    """
 
     model_config = ConfigDict(extra="forbid")
 
     prompt: str = Field(min_length=1, max_length=MAX_TEXT_CHARS)
     history: list[HistoryMessage] = Field(default_factory=list, max_length=MAX_MESSAGES)
+    session_id: str | None = Field(
+        default=None, min_length=1, max_length=200, pattern=r"^[A-Za-z0-9._:@-]+$"
+    )
+    limits: UsageLimits | None = None
 
 
 class Suspension(BaseModel):
