@@ -69,7 +69,9 @@ async def test_a_provider_down_for_good_gets_one_call_budget_of_requests(
             max_retries=3,
         )
         await _fail(Agent(config=config, tools=[add]), streamed)
-    assert len(server.requests) == 4
+    # 1 + max_retries, one of them a downgraded re-send; where a second feature may be
+    # guessed (streamed "required" in chat mode), the call's one spare re-send on top
+    assert len(server.requests) == (5 if (mode, streamed) == ("chat", True) else 4)
 
 
 async def test_a_fallback_chain_shares_the_budget_and_reaches_every_model() -> None:

@@ -12,7 +12,6 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast, overload
 
 from ponder.agent.result import OutputT, RunResult
-from ponder.agent.session_turns import resumed_turn
 from ponder.agent.sync import close_at_exit, iterate_sync, run_coroutine_sync
 from ponder.exceptions import UserError
 
@@ -91,6 +90,7 @@ class EntryPoints(Generic[OutputT]):
         """
         from ponder.agent.launch import context_builder
         from ponder.agent.run.driver import resume_run
+        from ponder.agent.session_turns import resumed_turn
 
         agent = cast("Agent[Any]", self)  # the one subclass
         chosen = store or agent.store

@@ -123,7 +123,7 @@ class SDKModel(ABC, Generic[C]):
         try:
             raw = await self._retrying(partial(self._create, body), deadline, body, budget)
         except ModelError as exc:
-            if not budget.has_attempt or not self._downgrade(exc, request, stream=False):
+            if not self._resend_downgraded(budget, exc, request, stream=False):
                 raise
             return await self.request(request, budget=budget)
         return self._readable(lambda: self._finish(self._parse(raw), request))
@@ -142,7 +142,7 @@ class SDKModel(ABC, Generic[C]):
             sent = {**body, "stream": True}
             opened = await self._retrying(partial(self._open, body), deadline, sent, budget)
         except ModelError as exc:
-            if not budget.has_attempt or not self._downgrade(exc, request, stream=True):
+            if not self._resend_downgraded(budget, exc, request, stream=True):
                 raise
             async for event in self.stream(request, budget=budget):
                 yield event
@@ -180,6 +180,28 @@ class SDKModel(ABC, Generic[C]):
     @abstractmethod
     def _translate(self, exc: BaseException) -> Failure | None:
         """A `Failure` for an SDK or transport exception; ``None`` if not one."""
+
+    def _resend_downgraded(
+        self, budget: AttemptBudget, error: ModelError, request: ModelRequest, *, stream: bool
+    ) -> bool:
+        """Whether to send ``request`` again, downgraded for the feature ``error`` refused.
+
+        A refusal that names its feature is always answered: each feature is turned off once
+        per process. A guess from a bare server error spends the call's budget, or its one
+        spare re-send once the budget is spent.
+        """
+        named = self._names_feature(error, request, stream=stream)
+        if not named and not budget.has_attempt and not budget.spare:
+            return False
+        if not self._downgrade(error, request, stream=stream):
+            return False
+        if not named and not budget.has_attempt:
+            budget.use_spare()
+        return True
+
+    def _names_feature(self, error: ModelError, request: ModelRequest, *, stream: bool) -> bool:
+        """Whether ``error`` names the request feature it refused (the base: never)."""
+        return False
 
     def _downgrade(self, error: ModelError, request: ModelRequest, *, stream: bool) -> bool:
         """Whether ``error`` was answered by downgrading a feature of the provider.

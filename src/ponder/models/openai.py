@@ -174,6 +174,10 @@ class OpenAIModel(SDKModel["AsyncOpenAI"]):
         response = recover_text_calls(response, [t.name for t in plan.request.tools])
         return with_unique_ids(response, request.messages)
 
+    def _names_feature(self, error: ModelError, request: ModelRequest, *, stream: bool) -> bool:
+        body = {**self._body(request), "stream": stream}
+        return refused_feature(error, body) is not None
+
     def _downgrade(self, error: ModelError, request: ModelRequest, *, stream: bool) -> bool:
         body = {**self._body(request), "stream": stream}
         feature = refused_feature(error, body) or probe_feature(error, body)

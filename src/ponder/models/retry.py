@@ -58,14 +58,23 @@ class AttemptBudget:
     """The requests one model call may still send, across retries, re-sends and fallbacks.
 
     ``kept`` attempts are held back for what comes after the current request (the next
-    models of a fallback chain, a downgraded re-send): retries never spend them.
+    models of a fallback chain, a downgraded re-send): retries never spend them. ``spare``
+    is one downgraded re-send the call may send once its attempts are spent (with
+    ``max_retries = 0`` a server that refuses a feature with a bare error is still
+    answered, as the stock llama.cpp server does ``tool_choice: "required"``).
     """
 
-    __slots__ = ("kept", "left")
+    __slots__ = ("kept", "left", "spare")
 
     def __init__(self, attempts: int) -> None:
         self.left = attempts
         self.kept = 0
+        self.spare = True
+
+    def use_spare(self) -> None:
+        """Spend the spare re-send (one more attempt; there is no second spare)."""
+        self.spare = False
+        self.left += 1
 
     @classmethod
     def of(cls, policy: RetryPolicy) -> AttemptBudget:

@@ -1,9 +1,10 @@
 """Checkpoint stores: where runs are written so they survive a crash and resume elsewhere.
 
 ``open_store("memory://")``, ``open_store("sqlite:///path/runs.db")`` (or a plain path),
-``open_store("postgresql://user@host/db")``. The stores are imported on first use, so a
-run without one never loads ``sqlite3``. ``store.load(run_id).view`` is a stored run's
-checkpoint as a `CheckpointView` (status, suspension, output, usage, ...).
+``open_store("postgresql://user@host/db")``. The stores (and the checkpoint view) are
+imported on first use, so a run without one never loads ``sqlite3``.
+``store.load(run_id).view`` is a stored run's checkpoint as a `CheckpointView` (status,
+suspension, output, usage, ...).
 """
 
 from __future__ import annotations
@@ -13,11 +14,11 @@ from typing import TYPE_CHECKING, Any
 
 from ponder.exceptions import UserError
 from ponder.store.base import FORMAT, Checkpoint, RunRecord, Store, StoredRun
-from ponder.store.view import CheckpointView, Suspension
 
 if TYPE_CHECKING:
     from ponder.store.memory import MemoryStore
     from ponder.store.sqlite import SQLiteStore
+    from ponder.store.view import CheckpointView, Suspension
 
 __all__ = [
     "FORMAT",
@@ -34,6 +35,10 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
+    if name in ("CheckpointView", "Suspension"):
+        from ponder.store import view
+
+        return getattr(view, name)
     if name == "MemoryStore":
         from ponder.store.memory import MemoryStore
 

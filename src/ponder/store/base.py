@@ -23,13 +23,15 @@ import asyncio
 import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import ValidationError
 
 from ponder.exceptions import StoreError
 from ponder.messages import Message, messages_from_json
-from ponder.store.view import CheckpointView
+
+if TYPE_CHECKING:
+    from ponder.store.view import CheckpointView
 
 __all__ = ["FORMAT", "Checkpoint", "RunRecord", "Store", "StoredRun", "check_header"]
 
@@ -96,6 +98,9 @@ class StoredRun:
     def view(self) -> CheckpointView:
         """The checkpoint, typed, parsed on first use; `StoreError` naming the bad field."""
         if self._view is None:
+            # read only when a stored run is: a run without a store never imports it
+            from ponder.store.view import CheckpointView
+
             self._view = CheckpointView.parse(self.record.run_id, self.record.status, self.header)
         return self._view
 
