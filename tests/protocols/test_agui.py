@@ -168,7 +168,7 @@ def test_the_same_run_ids_replay_the_run_after_a_dropped_stream(server: LiveServ
     with httpx.stream("POST", f"{server.url}/v1/agui", json=body, timeout=30) as got:
         next(got.iter_lines())  # the client goes away after the first event
     again = post(server.url, body)
-    assert types(again)[0] == "RUN_STARTED" and types(again)[-1] == "RUN_FINISHED"
+    assert types(again)[0] == "RUN_STARTED" and types(again)[-1] == "RUN_FINISHED", again[-1]
     assert text_of(again) == "1 + 2 = 3; Paris: unknown."
     assert len(httpx.get(f"{server.url}/v1/runs").json()["runs"]) == 1
 
