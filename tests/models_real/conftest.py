@@ -14,8 +14,9 @@ collect_ignore_glob = [] if LANE_PYTHON else ["test_*.py"]
 def llama(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaServer]:
     """The stock llama.cpp server with SmolLM2-135M, started once for the lane."""
     log = Path(tmp_path_factory.mktemp("llama")) / "server.log"
-    # two ReAct rounds with their reasoning fed back need more than 2k tokens of context
-    server = LlamaServer(log, n_ctx=4096)
+    # SmolLM2's own context: a run's prompts stay inside it whatever the model says (at 4k a
+    # run whose last exchange alone overflows could not be cut to fit)
+    server = LlamaServer(log, n_ctx=8192)
     server.start()
     try:
         yield server

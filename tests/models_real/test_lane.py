@@ -144,12 +144,12 @@ def test_step_react_with_sequential_thinking_and_an_mcp_tool(server: LlamaServer
 
 
 def test_a_history_longer_than_the_window_is_cut_to_fit(server: LlamaServer) -> None:
-    # The server runs with a 4096-token window and says so only when a prompt overflows it:
+    # The server runs with an 8192-token window and says so only when a prompt overflows it:
     # the run learns the window from that refusal, drops the oldest turns, and goes on.
     forget_learned()
     notes = "The meeting notes say the budget was approved and the launch moved to May. " * 12
     history: list[Message] = []
-    for turn in range(30):  # about 7,000 tokens
+    for turn in range(60):  # about 14,000 tokens
         history += [
             UserMessage(content=f"Note {turn}: {notes}"),
             AssistantMessage(parts=(TextPart(text="Noted."),)),

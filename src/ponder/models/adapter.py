@@ -186,9 +186,9 @@ class SDKModel(ABC, Generic[C]):
     ) -> bool:
         """Whether to send ``request`` again, downgraded for the feature ``error`` refused.
 
-        A refusal that names its feature is always answered: each feature is turned off once
-        per process. A guess from a bare server error spends the call's budget, or its one
-        spare re-send once the budget is spent.
+        A refusal that names its feature (or an adapter's equally sure sign of one) is always
+        answered: each feature is turned off once per process. A guess from a bare server
+        error spends the call's budget, or its one spare re-send once the budget is spent.
         """
         named = self._names_feature(error, request, stream=stream)
         if not named and not budget.has_attempt and not budget.spare:

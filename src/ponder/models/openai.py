@@ -17,7 +17,7 @@ from collections.abc import AsyncIterator, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from ponder.exceptions import ModelError
+from ponder.exceptions import EmptyStreamError, ModelError
 from ponder.models.adapter import Assembler, SDKModel
 from ponder.models.base import (
     Degradation,
@@ -175,6 +175,10 @@ class OpenAIModel(SDKModel["AsyncOpenAI"]):
         return with_unique_ids(response, request.messages)
 
     def _names_feature(self, error: ModelError, request: ModelRequest, *, stream: bool) -> bool:
+        # a stream opened with 200 and left empty is a refusal, not an outage (a server that
+        # is down answers 5xx): like a refusal by name, it is answered whatever the budget
+        if isinstance(error, EmptyStreamError):
+            return True
         body = {**self._body(request), "stream": stream}
         return refused_feature(error, body) is not None
 

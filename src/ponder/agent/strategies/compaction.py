@@ -105,6 +105,10 @@ async def compact_if_needed(ctx: RunContext) -> bool:
     return await compact(ctx, config.context_strategy)
 
 
+_SHRINKS = 3
+"""How often one request is shrunk and sent again before its overflow stands."""
+
+
 async def request_in_window(
     ctx: RunContext,
     purpose: str,
@@ -113,31 +117,37 @@ async def request_in_window(
     *,
     output: OutputSchema | None = None,
 ) -> ModelResponse:
-    """`RunContext.request` for the ledger, made to fit when the provider says it does not.
+    """`RunContext.caller`'s request for the ledger, made to fit when the provider says no.
 
     On a `ContextOverflowError` the run learns the window (see `window_tokens`), `shrink`s
-    the ledger once and sends again; with nothing to cut, compaction off, or a second
-    overflow, the error stands.
+    the ledger and sends again; a prompt refused again means the estimate was too kind, so
+    what it misses is raised by a quarter of the window before the next shrink (up to three
+    times). With nothing to cut, or compaction off, the error stands.
     """
-    try:
-        return await ctx.caller.request(purpose, tools, tool_choice, output=output)
-    except ContextOverflowError as exc:
-        _learn_window(ctx, exc)
-        if not await shrink(ctx):
-            raise
-    return await ctx.caller.request(purpose, tools, tool_choice, output=output)
+    for attempt in range(_SHRINKS + 1):
+        try:
+            return await ctx.caller.request(purpose, tools, tool_choice, output=output)
+        except ContextOverflowError as exc:
+            if attempt == _SHRINKS:
+                raise
+            _learn_window(ctx, exc, again=attempt > 0)
+            if not await shrink(ctx):
+                raise
+    raise AssertionError("unreachable: the last attempt returns or raises")
 
 
-def _learn_window(ctx: RunContext, exc: ContextOverflowError) -> None:
+def _learn_window(ctx: RunContext, exc: ContextOverflowError, *, again: bool) -> None:
     track = ctx.state.context
     sent = estimate_messages_tokens(context_messages(ctx.state, ctx.config.use_minimal_context))
     if exc.prompt_tokens:
-        track.overhead = max(0, exc.prompt_tokens - sent)
+        track.overhead = max(track.overhead, exc.prompt_tokens - sent, 0)
     if exc.limit:
         track.window = exc.limit
         learn_window(ctx.model.name, exc.limit)
     else:  # no number given: the window is smaller than what was sent
         track.window = min(track.window or sent + track.overhead, sent + track.overhead)
+    if again and track.window:  # refused after a shrink: the estimate misses more than said
+        track.overhead += track.window // 4
 
 
 async def shrink(ctx: RunContext) -> bool:
