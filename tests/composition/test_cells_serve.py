@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +19,7 @@ from ponder.replay import ReplayModel, load_cassette
 from ponder.server.app import create_app
 from ponder.store import SQLiteStore
 from tests.agent.steps import lookup, plan, step_agent, summary
-from tests.server.live import live_server
+from tests.server.live import live_server, run_events
 
 STOP = call_tools(("agent_stop", {"result": "done"}))
 
@@ -32,12 +31,7 @@ def served(agent: Agent, prompt: str = "go", **app: Any) -> tuple[dict[str, Any]
             started = client.post("/v1/runs", json={"prompt": prompt})
             assert started.status_code == 201, started.text
             run_id = started.json()["id"]
-            with client.stream("GET", f"/v1/runs/{run_id}/events") as response:
-                events = [
-                    json.loads(line[len("data: ") :])
-                    for line in response.iter_lines()
-                    if line.startswith("data: ")
-                ]
+            events = run_events(client, run_id)
             return client.get(f"/v1/runs/{run_id}").json(), events
 
 

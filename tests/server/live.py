@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+import httpx
 import uvicorn
 from fastapi import FastAPI
 
@@ -140,3 +142,9 @@ def sse_events(lines: Iterator[str]) -> Iterator[dict[str, str]]:
         name, _, value = line.partition(":")
         value = value[1:] if value.startswith(" ") else value
         fields[name] = fields[name] + "\n" + value if name in fields else value
+
+
+def run_events(client: httpx.Client, run_id: str) -> list[dict[str, Any]]:
+    """A run's events from ``GET /v1/runs/{id}/events``, read until the stream ends."""
+    with client.stream("GET", f"/v1/runs/{run_id}/events") as response:
+        return [json.loads(event["data"]) for event in sse_events(response.iter_lines())]

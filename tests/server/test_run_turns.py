@@ -3,7 +3,6 @@ and can be bounded, through a real uvicorn server (`create_app`) and its SSE eve
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +14,7 @@ from ponder.models import ScriptedModel, call_tools, reply
 from ponder.server.app import create_app
 from ponder.store import SQLiteStore
 from ponder.tools import tool
-from tests.server.live import live_server
+from tests.server.live import live_server, run_events
 
 
 @tool
@@ -39,12 +38,7 @@ def run(client: httpx.Client, body: dict[str, Any]) -> tuple[dict[str, Any], lis
     started = client.post("/v1/runs", json=body)
     assert started.status_code == 201, started.text
     run_id = started.json()["id"]
-    with client.stream("GET", f"/v1/runs/{run_id}/events") as response:
-        events = [
-            json.loads(line[len("data: ") :])
-            for line in response.iter_lines()
-            if line.startswith("data: ")
-        ]
+    events = run_events(client, run_id)
     return client.get(f"/v1/runs/{run_id}").json(), events
 
 

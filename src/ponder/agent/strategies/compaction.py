@@ -124,16 +124,14 @@ async def request_in_window(
     what it misses is raised by a quarter of the window before the next shrink (up to three
     times). With nothing to cut, or compaction off, the error stands.
     """
-    for attempt in range(_SHRINKS + 1):
+    for attempt in range(_SHRINKS):
         try:
             return await ctx.caller.request(purpose, tools, tool_choice, output=output)
         except ContextOverflowError as exc:
-            if attempt == _SHRINKS:
-                raise
             _learn_window(ctx, exc, again=attempt > 0)
             if not await shrink(ctx):
                 raise
-    raise AssertionError("unreachable: the last attempt returns or raises")
+    return await ctx.caller.request(purpose, tools, tool_choice, output=output)
 
 
 def _learn_window(ctx: RunContext, exc: ContextOverflowError, *, again: bool) -> None:
