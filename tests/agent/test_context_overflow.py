@@ -7,6 +7,7 @@ with no number, Anthropic's "prompt is too long"); runs go through the official 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -58,10 +59,12 @@ def _fresh_windows() -> Iterator[None]:
     forget_probes()
 
 
-def agent_for(server: FakeOpenAIServer, model: str = "openai:fake-model", **config: Any) -> Agent:
+def agent_for(
+    server: FakeOpenAIServer, model: str = "openai:fake-model", tool: Any = fetch, **config: Any
+) -> Agent:
     return Agent(
         model,
-        tools=[fetch],
+        tools=[tool],
         base_url=server.base_url,
         api_key="k",
         enable_thinking_tool=False,
@@ -219,3 +222,55 @@ async def test_a_server_without_a_window_endpoint_is_asked_once_and_learns_by_re
     assert second.status == "completed" and refused(server) == []
     assert len(server.headers) == chats + 1  # /props asked once (404), never again
     assert learned_window("llamacpp:fake-model") == WINDOW
+
+
+@tool
+def dump(log: str) -> str:
+    """Dump a whole log file.
+
+    Args:
+        log: The log's name.
+    """
+    return f"log {log}: " + "".join(f"line {n}: all quiet\n" for n in range(700))
+
+
+def dumping() -> list[FakeReply]:
+    """One tool result longer than the window, then stop and answer."""
+    return [call("dump", 0, log="app"), call("agent_stop", 1), FakeReply(content="All quiet.")]
+
+
+def cut_results(body: dict[str, Any]) -> list[str]:
+    """The cut tool results a request sent (as tool messages, or user ones on llama.cpp)."""
+    texts = [str(m.get("content")) for m in body["messages"]]
+    return [text for text in texts if "characters cut to fit" in text]
+
+
+async def test_a_tool_result_larger_than_the_window_is_cut_to_fit() -> None:
+    async with FakeOpenAIServer(dumping(), context_window=WINDOW) as server:
+        result, events = await run(agent_for(server, tool=dump))
+    assert result.status == "completed" and result.output == "All quiet."
+    assert len(refused(server)) == 1  # learned by the refusal, then every request fits
+    resent = server.requests[refused(server)[0] + 1]
+    (kept,) = cut_results(resent)
+    assert [m["role"] for m in resent["messages"] if str(m["content"]) == kept] == ["tool"]
+    assert kept.startswith("log app: line 0: all quiet")  # the beginning is kept
+    cut, whole = map(int, re.findall(r"\[(\d+) of (\d+) characters cut", kept)[0])
+    assert whole > 12_000 and 0 < cut < whole  # how much of the whole was cut
+    assert [e.mode for e in of_kind(events, "compaction")] == ["trim"]
+    finished = of_kind(events, "tool_call_finished")[0]
+    assert "line 699" in finished.output  # what a UI shows stays whole
+
+
+async def test_a_local_server_that_states_its_window_gets_the_cut_result_first() -> None:
+    async with FakeOpenAIServer(dumping(), context_window=WINDOW, states_window=True) as server:
+        result, _ = await run(agent_for(server, "llamacpp:fake-model", tool=dump))
+    assert result.status == "completed" and refused(server) == []
+    assert cut_results(server.requests[1])  # cut before it was ever sent
+
+
+async def test_a_prompt_longer_than_the_window_alone_still_fails_with_its_numbers() -> None:
+    async with FakeOpenAIServer(reading(1), context_window=WINDOW) as server:
+        agent = agent_for(server)
+        with pytest.raises(ContextOverflowError) as caught:
+            await agent.run("Say what this is about: " + "lorem ipsum " * 2000)
+    assert caught.value.limit == WINDOW

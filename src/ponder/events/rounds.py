@@ -171,10 +171,10 @@ class Todo(EventBase):
 
 @dataclass(slots=True, kw_only=True)
 class Compaction(EventBase):
-    """Older context was compacted."""
+    """Older context was compacted (``trim``: tool results were cut to fit the window)."""
 
     kind: Literal["compaction"] = "compaction"
-    mode: Literal["compact", "slide", "steps"]
+    mode: Literal["compact", "slide", "steps", "trim"]
     tokens_before: int
     tokens_after: int
 

@@ -57,6 +57,8 @@ class ModelCaller:
         "model",
         "output",
         "purpose",
+        "sent_tokens",
+        "sent_upto",
         "state",
         "stream_text",
         "unanswered",
@@ -88,6 +90,10 @@ class ModelCaller:
         """The purpose of the latest request (``reasoning``, ``reflection``, ...)."""
         self.answer_streamed = False
         """Whether text went out as `TextDelta` events (only requests for the answer do)."""
+        self.sent_upto = 0
+        """How many ledger messages the latest request that sent the whole ledger sent."""
+        self.sent_tokens = 0
+        """The prompt tokens the provider counted for that request (0: not reported)."""
         self._offered: Sequence[ToolDefinition] | None = None
         """The tools of the latest request, whose names are ``state.offered_tools``."""
         self._degraded: frozenset[str] = frozenset()
@@ -117,14 +123,17 @@ class ModelCaller:
         without an answer (see `ModelResponse.unanswered`) is asked for once more (structured
         requests retry on their own); ``unanswered`` keeps the outcome.
         """
+        sent = 0  # ledger messages sent, when the ledger is what is sent
         if messages is None:
             self.state.ledger.ensure_sendable()
             messages = context_messages(self.state, self.config.use_minimal_context)
+            sent = len(messages)
         call: ModelCall | None = None
         if self.hooks.has_precompletion or self.hooks.has_completion:
             call = ModelCall(self.state.run_id, purpose, list(messages), list(tools), tool_choice)
             await self.hooks.before_request(call)
             messages, tools, tool_choice = call.messages, call.tools, call.tool_choice
+            sent = 0  # a hook may have changed them
         if tools is not self._offered:  # a strategy offers one list until its tools change
             self._offered = tools
             offered = tuple(t.name for t in tools)  # a tuple of names: untracked by the GC
@@ -142,7 +151,7 @@ class ModelCaller:
             latency = self.bus.clock() - started
             if call is not None:
                 response = await self.hooks.after_response(call, response)
-            self._account(response, purpose, latency)
+            self._account(response, purpose, latency, sent)
             self.unanswered = response.unanswered if output is None else None
             if self.unanswered is None:
                 return response
@@ -163,8 +172,14 @@ class ModelCaller:
         """
         return purpose in ANSWER_PURPOSES or (purpose == "action" and self.state.suggested_stop)
 
-    def _account(self, response: ModelResponse, purpose: str, latency: float) -> None:
-        """Report a response's fallbacks and degradations; add up its usage and cost."""
+    def _account(self, response: ModelResponse, purpose: str, latency: float, sent: int) -> None:
+        """Report a response's fallbacks and degradations; add up its usage and cost.
+
+        ``sent``: how many ledger messages the request sent (0: other messages); the prompt
+        tokens the provider counted for them tell compaction what its estimate misses.
+        """
+        if sent and not self.config.use_minimal_context:
+            self.sent_upto, self.sent_tokens = sent, response.usage.input_tokens
         for fell in response.fallbacks:
             self.bus.emit_now(ModelFallback(**fell.model_dump()))
         for note in response.degradations:

@@ -20,6 +20,9 @@ request refused as too long (`ContextOverflowError`) teaches the run, and the pr
 model's window and how many prompt tokens the estimate misses (tool schemas, the chat
 template); `request_in_window` then compacts once and sends again, and the triggers above
 use the smaller window from then on, so later rounds compact before they would overflow.
+What the estimate misses is also read from each response's counted prompt tokens. A tool
+result larger than the window alone is cut to fit (`trim_results`) once compaction has
+nothing more to cut.
 """
 
 from __future__ import annotations
@@ -52,6 +55,7 @@ __all__ = [
     "request_in_window",
     "shrink",
     "summary_budget",
+    "trim_results",
     "window_tokens",
 ]
 
@@ -96,13 +100,37 @@ def is_over_window(ctx: RunContext) -> bool:
 
 
 async def compact_if_needed(ctx: RunContext) -> bool:
-    """Compact the ledger with the configured mode if it is over its limits."""
+    """Compact the ledger with the configured mode if it is over its limits.
+
+    When what is left still exceeds the window (a tool result larger than the window
+    alone), the longest tool results are cut to fit (`trim_results`).
+    """
     config = ctx.config
     if not config.enable_compaction or config.context_strategy == "none":
         return False
+    _calibrate(ctx)
     if ctx.state.ledger.open_calls or not is_over_window(ctx):
         return False
-    return await compact(ctx, config.context_strategy)
+    compacted = await compact(ctx, config.context_strategy)
+    if context_tokens(ctx.state) > window_tokens(ctx):
+        return await trim_results(ctx) or compacted
+    return compacted
+
+
+def _calibrate(ctx: RunContext) -> None:
+    """Learn what the estimate misses from the prompt tokens the provider last counted.
+
+    Tool schemas and the chat template are not in the ledger's estimate; the latest request
+    that sent the whole ledger says how many tokens they took (O(messages added since)).
+    """
+    caller, state = ctx.caller, ctx.state
+    messages = state.ledger.messages
+    if not caller.sent_tokens or caller.sent_upto > len(messages):
+        return
+    sent = context_tokens(state) - estimate_messages_tokens(messages[caller.sent_upto :])
+    missed = caller.sent_tokens - sent
+    if missed > state.context.overhead:
+        state.context.overhead = missed
 
 
 _SHRINKS = 3
@@ -159,8 +187,51 @@ async def shrink(ctx: RunContext) -> bool:
     if state.ledger.open_calls:
         return False
     if state.step.steps_begin is not None:
-        return await compact_steps(ctx)
-    return await compact(ctx, config.context_strategy)
+        return await compact_steps(ctx) or await trim_results(ctx)
+    return await compact(ctx, config.context_strategy) or await trim_results(ctx)
+
+
+_TRIM_FLOOR = 400
+"""A tool result is never cut below this many characters."""
+
+
+async def trim_results(ctx: RunContext) -> bool:
+    """Cut the longest tool results until the ledger fits the window; False if none was cut.
+
+    What is left once compaction has nothing more to cut (the system prompt, the turn's
+    prompt, the latest exchange) can still be too long when a tool returned more than the
+    window holds. The longest result is halved, then the next longest, each keeping its
+    beginning and a note of how much was cut, until the estimate fits or every result is
+    down to `_TRIM_FLOOR` characters. A result's ``data`` (what a UI shows) stays whole.
+    """
+    state = ctx.state
+    messages = list(state.ledger.messages)
+    budget = window_tokens(ctx)
+    total = estimate_messages_tokens(messages)
+    whole = {i: m.content for i, m in enumerate(messages) if isinstance(m, ToolMessage)}
+    kept = {i: len(text) for i, text in whole.items()}
+    while total > budget:
+        longest = max(kept, key=kept.__getitem__, default=None)
+        if longest is None or kept[longest] <= _TRIM_FLOOR:
+            break
+        kept[longest] = max(kept[longest] // 2, _TRIM_FLOOR)
+        before = messages[longest]
+        messages[longest] = before.model_copy(
+            update={"content": _cut(whole[longest], kept[longest])}
+        )
+        total += estimate_messages_tokens(messages[longest : longest + 1])
+        total -= estimate_messages_tokens([before])
+    if messages == list(state.ledger.messages):
+        return False
+    await _replace(ctx, list(state.ledger.messages), messages, "trim")
+    return True
+
+
+def _cut(text: str, keep: int) -> str:
+    if keep >= len(text):
+        return text
+    note = f"[{len(text) - keep} of {len(text)} characters cut to fit the model's context window]"
+    return f"{text[:keep].rstrip()}\n… {note}"
 
 
 def _cut_index(ctx: RunContext, messages: Sequence[Message]) -> int:
@@ -242,10 +313,11 @@ async def _replace(
     ctx: RunContext,
     before: list[Message],
     after: list[Message],
-    mode: Literal["compact", "slide", "steps"],
+    mode: Literal["compact", "slide", "steps", "trim"],
 ) -> None:
     state = ctx.state
     state.ledger.replace(after)
+    ctx.caller.sent_upto = ctx.caller.sent_tokens = 0  # its positions are gone
     tokens_after = estimate_messages_tokens(after)
     state.context.estimated_tokens, state.context.estimated_upto = tokens_after, len(after)
     await ctx.bus.emit(
