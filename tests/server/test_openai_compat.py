@@ -10,6 +10,7 @@ import httpx
 import openai
 import pytest
 
+from ponder import AgentStrategy
 from ponder.agent import Agent
 from ponder.models import ScriptedModel, call_tools, reply
 from ponder.server.app import create_app
@@ -119,6 +120,31 @@ def test_the_streamed_content_is_the_runs_output_not_what_came_before_it() -> No
     ]
     assert "".join(content) == run["output"] == "It is 3."
     assert len(content) > 1
+
+
+class Signed(AgentStrategy):
+    """A strategy that keeps the model's streamed answer with a note appended."""
+
+    category = "chat"
+
+    async def run(self) -> None:
+        response = await self.ctx.caller.request("chat")
+        self.finish(f"{response.text} (checked)", "answered")
+
+
+def test_an_answer_the_strategy_changed_streams_as_it_was_kept() -> None:
+    def make() -> Agent:
+        return Agent(ScriptedModel([reply("It is 3.")]), strategy=Signed)
+
+    with live_server(create_app(make)) as server:
+        asked: Any = [{"role": "user", "content": "Add 1 and 2."}]
+        chunks = list(
+            client_for(server).chat.completions.create(model="m", messages=asked, stream=True)
+        )
+    content = [
+        c.choices[0].delta.content for c in chunks if c.choices and c.choices[0].delta.content
+    ]
+    assert content == ["It is 3. (checked)"]
 
 
 def test_last_message_must_be_the_users(server: LiveServer) -> None:
