@@ -16,7 +16,7 @@ from pydantic import TypeAdapter
 from ponder.protocols.agui import agui_app
 from ponder.server.app import create_app
 from ponder.store.sqlite import SQLiteStore
-from tests.server.live import LiveServer, live_server
+from tests.server.live import ECHO_FIXED, LiveServer, echoing_agent, live_server
 from tests.server.test_resume import PUBLISHED, approval_agent
 
 from .agui_agents import WEATHER_TOOL, broken_agent, showcase_agent
@@ -97,6 +97,19 @@ def test_a_run_streams_reasoning_state_a_server_tool_and_text(server: LiveServer
     assert kinds.count("REASONING_START") == kinds.count("REASONING_END")
     assert events[-1]["outcome"] == {"type": "success"}
     assert events[-1]["result"] == "1 + 2 = 3; Paris: unknown."
+
+
+def test_a_withdrawn_echo_never_reaches_the_client() -> None:
+    """The model's first answer repeats ponder's instruction: the client sees only the next."""
+    with live_server(create_app(echoing_agent)) as running:
+        events = post(running.url, run_input("t6", "r1", [user("Add 17 and 23.")]))
+    kinds = types(events)
+    pieces = [e["delta"] for e in events if e["type"] == "TEXT_MESSAGE_CONTENT"]
+    assert "".join(pieces) == ECHO_FIXED == events[-1]["result"]
+    assert len(pieces) > 1 and kinds.count("TEXT_MESSAGE_START") == 1
+    reasoning = "".join(e["delta"] for e in events if e["type"] == "REASONING_MESSAGE_CONTENT")
+    assert "Add 17 and 23 with the tool." in reasoning
+    assert kinds.index("REASONING_MESSAGE_CONTENT") < kinds.index("TEXT_MESSAGE_START")
 
 
 def test_a_frontend_tool_call_ends_the_run_and_its_result_resumes_it(server: LiveServer) -> None:

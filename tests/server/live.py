@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import threading
 import time
 from collections.abc import Iterator
@@ -15,6 +16,7 @@ import uvicorn
 from fastapi import FastAPI
 
 from ponder.agent import Agent
+from ponder.messages import AssistantMessage, ToolMessage, UserMessage
 from ponder.models import ModelRequest, ModelResponse, ScriptedModel, call_tools, reply
 from ponder.tools import tool
 
@@ -116,6 +118,30 @@ def thinking_agent_factory(gate: threading.Event) -> Any:
         return Agent(model, tools=[add, gated_adder(gate)], instructions="Be brief.")
 
     return make
+
+
+ECHO_FIXED = "17 + 23 = 40."
+
+
+def echoing_script(request: ModelRequest) -> ModelResponse:
+    """Reason, add, stop; answer with ponder's own instruction first, then with the sum."""
+    results = {m.name: m.content for m in request.messages if isinstance(m, ToolMessage)}
+    if "think_and_reason" not in results:
+        return think("Add 17 and 23 with the tool.")
+    if "add" not in results:
+        return call_tools(("add", {"a": 17, "b": 23}))
+    if "agent_stop" not in results:
+        return call_tools(("agent_stop", {"result": "40"}))
+    if any(isinstance(m, AssistantMessage) and m.text for m in request.messages):
+        return reply(ECHO_FIXED)  # asked again after the echo
+    last = request.messages[-1]
+    assert isinstance(last, ToolMessage | UserMessage)
+    return reply(re.sub(r"<[^>]+>", "", str(last.content)))  # ponder's instruction, untagged
+
+
+def echoing_agent() -> Agent:
+    """An agent whose first answer echoes ponder's instruction (a small model's habit)."""
+    return Agent(ScriptedModel(echoing_script), tools=[add], enable_thinking_tool=False)
 
 
 def _echo(request: ModelRequest) -> str:

@@ -4,16 +4,26 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
+from typing import Any
 
 import httpx
 import openai
 import pytest
 
+from ponder import AgentStrategy
 from ponder.agent import Agent
-from ponder.models import ScriptedModel
+from ponder.models import ScriptedModel, call_tools, reply
 from ponder.server.app import create_app
 
-from .live import ANSWER, LiveServer, live_server, thinking_agent_factory
+from .live import (
+    ANSWER,
+    ECHO_FIXED,
+    LiveServer,
+    add,
+    echoing_agent,
+    live_server,
+    thinking_agent_factory,
+)
 
 
 @pytest.fixture
@@ -72,6 +82,69 @@ def test_streaming_sends_reasoning_then_the_answer(server: LiveServer) -> None:
     assert "[round 4] Both sums known." in reasoning
     assert finish == ["stop"]
     assert usage is not None and usage.prompt_tokens > 0
+
+
+def test_a_withdrawn_echo_never_reaches_the_stream() -> None:
+    """The model's first answer repeats ponder's instruction: the client sees only the next."""
+    with live_server(create_app(echoing_agent)) as server:
+        client = client_for(server)
+        asked: Any = [{"role": "user", "content": "Add 17 and 23."}]
+        chunks = list(client.chat.completions.create(model="m", messages=asked, stream=True))
+        whole = client.chat.completions.create(model="m", messages=asked)
+        run_id = chunks[0].id.removeprefix("chatcmpl-")
+        run = httpx.get(f"{server.url}/v1/runs/{run_id}").json()
+    deltas = [choice.delta for chunk in chunks for choice in chunk.choices]
+    content = [d.content for d in deltas if d.content]
+    reasoning = "".join((d.model_extra or {}).get("reasoning_content") or "" for d in deltas)
+    assert "".join(content) == ECHO_FIXED == whole.choices[0].message.content == run["output"]
+    assert len(content) > 1  # the accepted answer still goes out in chunks
+    assert "Add 17 and 23 with the tool." in reasoning
+
+
+def test_the_streamed_content_is_the_runs_output_not_what_came_before_it() -> None:
+    """A retrieval round's reply, and whitespace around the answer, are not the answer."""
+
+    def make() -> Agent:
+        said = call_tools(("add", {"a": 1, "b": 2}), text="Let me add. ")
+        model = ScriptedModel([said, reply("  It is 3.\n")])
+        return Agent(model, tools=[add], tool_calling_mode="rag", enable_thinking_tool=False)
+
+    with live_server(create_app(make)) as server:
+        asked: Any = [{"role": "user", "content": "Add 1 and 2."}]
+        chunks = list(
+            client_for(server).chat.completions.create(model="m", messages=asked, stream=True)
+        )
+        run = httpx.get(f"{server.url}/v1/runs/{chunks[0].id.removeprefix('chatcmpl-')}").json()
+    content = [
+        c.choices[0].delta.content for c in chunks if c.choices and c.choices[0].delta.content
+    ]
+    assert "".join(content) == run["output"] == "It is 3."
+    assert len(content) > 1
+
+
+class Signed(AgentStrategy):
+    """A strategy that keeps the model's streamed answer with a note appended."""
+
+    category = "chat"
+
+    async def run(self) -> None:
+        response = await self.ctx.caller.request("chat")
+        self.finish(f"{response.text} (checked)", "answered")
+
+
+def test_an_answer_the_strategy_changed_streams_as_it_was_kept() -> None:
+    def make() -> Agent:
+        return Agent(ScriptedModel([reply("It is 3.")]), strategy=Signed)
+
+    with live_server(create_app(make)) as server:
+        asked: Any = [{"role": "user", "content": "Add 1 and 2."}]
+        chunks = list(
+            client_for(server).chat.completions.create(model="m", messages=asked, stream=True)
+        )
+    content = [
+        c.choices[0].delta.content for c in chunks if c.choices and c.choices[0].delta.content
+    ]
+    assert content == ["It is 3. (checked)"]
 
 
 def test_last_message_must_be_the_users(server: LiveServer) -> None:

@@ -58,6 +58,7 @@ from ponder.messages import (
     parse_arguments,
 )
 from ponder.protocols.agui_events import AguiTranslator, split_interrupt_id
+from ponder.server.held_answer import HeldAnswer
 from ponder.server.launcher import Launcher
 from ponder.server.local_launcher import AgentSource, RunConflict, RunLauncher
 from ponder.server.openai_request import split_call_id
@@ -236,15 +237,17 @@ async def _resume(launcher: Launcher, run_id: str, decision: Any) -> tuple[RunRe
 async def _events(
     launcher: Launcher, body: RunAgentInput, record: RunRecord, seq: int
 ) -> AsyncIterator[BaseEvent]:
-    registry, ended = launcher.registry, False
+    """The run's AG-UI events; its answer's text only once the run accepted it (`HeldAnswer`)."""
+    registry, ended, held = launcher.registry, False, HeldAnswer()
     translator = AguiTranslator(body.thread_id, body.run_id)
     yield RunStartedEvent(thread_id=body.thread_id, run_id=body.run_id, input=body)
     while not ended:
         for event in registry.events_after(record.run_id, seq):
             seq = int(event["seq"])
             ended = ended or event["kind"] in TERMINAL_KINDS or event["kind"] == "run_suspended"
-            for out in translator.translate(event):
-                yield out
+            for shown in held.feed(event):
+                for out in translator.translate(shown):
+                    yield out
         if not ended and not record.is_done:
             await registry.wait(record.run_id, seq, _WAIT_SECONDS)
         ended = ended or (record.is_done and not registry.events_after(record.run_id, seq))

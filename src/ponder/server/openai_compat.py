@@ -23,6 +23,7 @@ from fastapi import APIRouter, Header, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 
 from ponder.messages import UserMessage
+from ponder.server.held_answer import HeldAnswer
 from ponder.server.idempotency import keys_of
 from ponder.server.launcher import Launcher
 from ponder.server.local_launcher import RunLauncher
@@ -171,17 +172,22 @@ def _is_pause(event: dict[str, Any]) -> bool:
 async def _stream(
     request: Request, body: ChatRequest, record: RunRecord, launcher: Launcher, seq: int
 ) -> AsyncIterator[str]:
-    """The run's chunks: reasoning as it happens, the answer (a typed one whole, at the end)."""
-    registry, ended, answered = launcher.registry, False, False
+    """The run's chunks: reasoning as it happens, the answer once the run accepted it.
+
+    The answer's text is held (`HeldAnswer`) until the run finishes: a client cannot take
+    back text the run withdraws. A typed answer goes out whole, at the end.
+    """
+    registry, ended, answered, held = launcher.registry, False, False, HeldAnswer()
     try:
         yield _chunk(body, record, {"role": "assistant", "content": ""}, None)
         while not ended:
             for event in registry.events_after(record.run_id, seq):
                 seq, ended = int(event["seq"]), ended or _is_pause(event)
-                delta = delta_for(event)
-                if delta is not None and not (record.is_typed and "content" in delta):
-                    answered = answered or "content" in delta
-                    yield _chunk(body, record, delta, None)
+                for shown in held.feed(event):
+                    delta = delta_for(shown)
+                    if delta is not None and not (record.is_typed and "content" in delta):
+                        answered = answered or "content" in delta
+                        yield _chunk(body, record, delta, None)
             if not ended and not record.is_done:
                 await registry.wait(record.run_id, seq, _WAIT_SECONDS)
             ended = ended or (record.is_done and not registry.events_after(record.run_id, seq))
