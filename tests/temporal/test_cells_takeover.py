@@ -15,6 +15,7 @@ import pytest
 from temporalio.client import Client
 
 from ponder.agent import Agent, RunResult
+from ponder.agent.launch import Prompt
 from ponder.events import Event
 from ponder.exceptions import ModelHTTPError
 from ponder.models import ScriptedModel, resolve_model
@@ -50,11 +51,12 @@ async def taken_over(
     make: Callable[[], Agent],
     provider: FakeOpenAIServer,
     held_request: int,
+    prompt: Prompt = "q",
 ) -> tuple[RunResult, list[Event]]:
-    """Run ``make()`` on a worker stopped during request ``held_request`` (1-based); another ends it."""
+    """Run ``make()`` on a worker stopped in request ``held_request`` (from 1); another ends it."""
     remote = TemporalAgent(client, task_queue, heartbeat_timeout=2)
     async with build_worker(client, task_queue, make()):
-        run_id = await remote.start("q")
+        run_id = await remote.start(prompt)
         await wait_for_requests(provider, held_request)
     async with build_worker(client, task_queue, make()):
         async with asyncio.timeout(120):
