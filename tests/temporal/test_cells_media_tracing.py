@@ -17,6 +17,7 @@ from ponder.agent import Agent
 from ponder.exceptions import UserError
 from ponder.media import INLINE_MAX_BYTES, Image
 from ponder.messages import UserMessage
+from ponder.models import ScriptedModel, call_tools, reply
 from ponder.observability.instrumentation import Instrumentation
 from ponder.temporal import TemporalAgent, build_worker
 from ponder.testing import FakeOpenAIServer, FakeReply
@@ -159,3 +160,28 @@ async def test_the_worker_that_takes_a_run_up_traces_into_the_same_trace(
     retried = [s for s in named(after, "round ") if attribute(s, "ponder.attempt") == 2]
     assert retried and retried[0].parent is not None
     assert retried[0].parent.span_id == run.context.span_id
+
+
+async def test_a_sub_agents_run_is_in_its_callers_trace_on_temporal(
+    client: Client, task_queue: str
+) -> None:
+    exporter = InMemorySpanExporter()
+    settings = traced(exporter)
+    child = Agent(ScriptedModel([reply("Three years.")]), agent_strategy="no-action",
+                  instrument=settings)  # fmt: skip
+    script = [call_tools(("librarian", {"task": "Warranty?"}, "c1")),
+              call_tools(("agent_stop", {})), "It lasts three years."]  # fmt: skip
+    parent = Agent(ScriptedModel(script), tools=[child.as_tool("librarian", "Reads manuals.")],
+                   agent_thought_mode="chat", enable_thinking_tool=False,
+                   instrument=settings)  # fmt: skip
+    async with build_worker(client, task_queue, parent):
+        result = await TemporalAgent(client, task_queue).run("How long is the warranty?")
+    spans = list(exporter.get_finished_spans())
+    runs = {attribute(s, "ponder.run_id"): s for s in named(spans, "invoke_agent ponder")}
+    assert result.output == "It lasts three years."
+    assert set(runs) == {result.run_id, f"{result.run_id}.c1"}
+    assert {s.context.trace_id for s in spans} == {runs[result.run_id].context.trace_id}
+    calling = {s.context.span_id for s in named(spans, "round ")
+               if attribute(s, "ponder.run_id") == result.run_id}  # fmt: skip
+    below = runs[f"{result.run_id}.c1"].parent
+    assert below is not None and below.span_id in calling

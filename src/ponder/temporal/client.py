@@ -181,14 +181,13 @@ class TemporalAgent(TemporalVerbs):
     ) -> str:
         """Start a run; returns its id at once (the workflow id).
 
-        ``prompt`` is text, or text with images and files as for `Agent.run` (they travel
-        inline in the run's input; see ``ponder.temporal.prompts``). ``limits`` bound the
-        run as they bound a local one (`UsageLimits`). Sessions are kept in a store, which a
-        run on Temporal has not: a ``session_id`` is a `UserError` (give the earlier turns
-        as ``message_history``).
+        ``prompt``: text, or text with images and files as for `Agent.run` (carried in the
+        run's input). ``limits`` bound the run as a local one's. Sessions are kept in a
+        store, which a run on Temporal has not: a ``session_id`` is a `UserError` (give the
+        earlier turns as ``message_history``).
         """
         limits = UsageLimits.of(limits)
-        text, attachments = prompt_input(prompt)
+        given = prompt_input(prompt)
         if session_id is not None:
             raise UserError(
                 f"session_id={session_id!r}: sessions are not supported on Temporal (a session "
@@ -202,7 +201,7 @@ class TemporalAgent(TemporalVerbs):
         run_id = run_id or uuid.uuid4().hex
         data = {
             "run_id": run_id,
-            "prompt": text,
+            **given,
             "agent": self.agent,
             "message_history": messages_to_json(message_history),
             "require_tools": self.require_tools,
@@ -211,14 +210,12 @@ class TemporalAgent(TemporalVerbs):
         }
         if limits is not None:
             data["limits"] = limits.model_dump(exclude_none=True)
-        if attachments:
-            data["attachments"] = attachments
         await self.client.start_workflow(
             WORKFLOW_NAME,
             data,
             id=run_id,
             task_queue=self.task_queue,
-            memo={MEMO_PROMPT: text[:_MEMO_PROMPT_CHARS]},
+            memo={MEMO_PROMPT: given["prompt"][:_MEMO_PROMPT_CHARS]},
         )
         return run_id
 

@@ -24,8 +24,8 @@ INPUT_MEDIA_MAX_BYTES = 1_500_000
 _ATTACHMENTS = TypeAdapter(tuple[Attachment, ...])
 
 
-def prompt_input(prompt: Any) -> tuple[str, list[dict[str, Any]]]:
-    """The prompt's text and its images and files as JSON data for the run's input."""
+def prompt_input(prompt: Any) -> dict[str, Any]:
+    """The run input's ``prompt`` (its text) and ``attachments`` (its images and files)."""
     text, media = split_prompt(prompt)
     for item in media:
         _check_carried(item)
@@ -36,7 +36,12 @@ def prompt_input(prompt: Any) -> tuple[str, list[dict[str, Any]]]:
             f"Temporal carries at most {INPUT_MEDIA_MAX_BYTES} in its input (a Temporal "
             "payload holds 2 MB): give URLs, or fewer or smaller files"
         )
-    return text, [item.model_dump(mode="json", exclude_none=True) for item in media]
+    if not media:
+        return {"prompt": text}
+    return {
+        "prompt": text,
+        "attachments": [item.model_dump(mode="json", exclude_none=True) for item in media],
+    }
 
 
 def _check_carried(item: Image | File) -> None:
