@@ -18,6 +18,7 @@ from ponder.exceptions import UserError
 from ponder.media import INLINE_MAX_BYTES, Image
 from ponder.messages import UserMessage
 from ponder.models import ScriptedModel, call_tools, reply
+from ponder.models.scripted import ScriptEntry
 from ponder.observability.instrumentation import Instrumentation
 from ponder.temporal import TemporalAgent, build_worker
 from ponder.testing import FakeOpenAIServer, FakeReply
@@ -53,7 +54,7 @@ def shout(text: str) -> str:
 async def test_an_image_in_the_prompt_reaches_the_model_on_temporal(
     client: Client, task_queue: str
 ) -> None:
-    prompt = ["What is this?", Image(PNG)]
+    prompt: list[str | Image] = ["What is this?", Image(PNG)]
     with FakeOpenAIServer([FakeReply(content="A PNG.")]) as provider:
         local = await openai_agent(provider, agent_strategy="no-action").run(prompt)
     with FakeOpenAIServer([FakeReply(content="A PNG.")]) as provider:
@@ -169,7 +170,7 @@ async def test_a_sub_agents_run_is_in_its_callers_trace_on_temporal(
     settings = traced(exporter)
     child = Agent(ScriptedModel([reply("Three years.")]), agent_strategy="no-action",
                   instrument=settings)  # fmt: skip
-    script = [call_tools(("librarian", {"task": "Warranty?"}, "c1")),
+    script: list[ScriptEntry] = [call_tools(("librarian", {"task": "Warranty?"}, "c1")),
               call_tools(("agent_stop", {})), "It lasts three years."]  # fmt: skip
     parent = Agent(ScriptedModel(script), tools=[child.as_tool("librarian", "Reads manuals.")],
                    agent_thought_mode="chat", enable_thinking_tool=False,
