@@ -19,8 +19,8 @@ import asyncio
 import contextlib
 import importlib
 import time
-from collections.abc import AsyncIterator, Mapping
-from typing import Any
+from collections.abc import AsyncIterator, Iterator, Mapping
+from typing import TYPE_CHECKING, Any
 
 from temporalio import activity
 from temporalio.client import Client, WorkflowHandle
@@ -33,6 +33,7 @@ from ponder.cost import request_cost
 from ponder.exceptions import ModelResponseError, PonderError
 from ponder.messages import ToolCallPart
 from ponder.models.base import ModelRequest, ModelResponse
+from ponder.observability.instrumentation import resolve_instrumentation
 from ponder.retrieval import Retriever, index_folder
 from ponder.temporal.inputs import held_data, hold_from_data
 from ponder.temporal.payloads import (
@@ -44,6 +45,9 @@ from ponder.temporal.payloads import (
 from ponder.tools.executor import ToolExecutor
 from ponder.tools.registry import ToolRegistry
 from ponder.tools.tool import Tool
+
+if TYPE_CHECKING:
+    from ponder.temporal.spans import ActivitySpans
 
 __all__ = [
     "TOOL_UNAVAILABLE",
@@ -113,6 +117,36 @@ async def _heartbeating() -> AsyncIterator[None]:
 
 def _fatal(error: BaseException) -> ApplicationError:
     return ApplicationError(str(error), type=type(error).__name__, non_retryable=True)
+
+
+def _spans(agent: Agent, trace_data: Any) -> ActivitySpans | None:
+    """The spans of an activity of a traced run, on a worker whose agent traces (else None)."""
+    if not isinstance(trace_data, dict):
+        return None
+    settings = resolve_instrumentation(agent.instrument)
+    if settings is None:
+        return None
+    from ponder.temporal.spans import ActivitySpans  # OpenTelemetry only when tracing
+
+    return ActivitySpans(settings, trace_data)
+
+
+@contextlib.contextmanager
+def _traced_request(spans: ActivitySpans | None, model: str) -> Iterator[dict[str, Any]]:
+    if spans is None:
+        yield {}
+        return
+    with spans.request(model, activity.info().attempt) as found:
+        yield found
+
+
+@contextlib.contextmanager
+def _traced_call(spans: ActivitySpans | None, call: ToolCallPart) -> Iterator[dict[str, Any]]:
+    if spans is None:
+        yield {}
+        return
+    with spans.tool(call) as found:
+        yield found
 
 
 DELTA_INTERVAL = 0.25
@@ -202,7 +236,7 @@ class PonderActivities:
         except PonderError as error:
             raise _fatal(error) from error
         strategy = agent.strategy_type
-        return {
+        spec = {
             "config": agent.config.model_dump(mode="json", exclude={"api_key"}),
             "instructions": agent.instructions,
             "model": model_name,
@@ -214,6 +248,10 @@ class PonderActivities:
             "retrieves": issubclass(strategy, RagStrategy)
             and strategy.has_index(agent.config.rag_index_path),
         }
+        spans = _spans(agent, {"run_id": data.get("run_id", ""), "parent": data.get("traceparent")})
+        if spans is not None:  # the run's span; the history keeps where its children go
+            spec["traceparent"] = spans.run_span(model_name, agent.config.agent_workflow)
+        return spec
 
     @staticmethod
     def _spec(agent: str, tool: Tool) -> dict[str, Any]:
@@ -229,18 +267,24 @@ class PonderActivities:
     async def model_request(self, data: dict[str, Any]) -> dict[str, Any]:
         """One model request; provider errors left after the adapter's retries are final."""
         agent = self._agent(data["agent"])
+        spans = _spans(agent, data.get("trace"))
         async with _heartbeating():
             request = await self._request(data)
-            try:
-                if data.get("stream"):
-                    response = await self._streamed(agent, request, int(data["messages_ref"]))
-                else:
-                    response = await agent.model.request(request)
-            except PonderError as error:
-                raise _fatal(error) from error
-        data = response_to_data(response)
-        data["cost"] = request_cost(agent.model.name, response.usage, time.time())
-        return data
+            with _traced_request(spans, agent.model.name) as traced:
+                try:
+                    if data.get("stream"):
+                        ref = int(data["messages_ref"])
+                        response = await self._streamed(agent, request, ref)
+                    else:
+                        response = await agent.model.request(request)
+                except PonderError as error:
+                    raise _fatal(error) from error
+                traced["response"] = response
+        found = response_to_data(response)
+        found["cost"] = request_cost(agent.model.name, response.usage, time.time())
+        if traced.get("round_traceparent"):
+            found["round_traceparent"] = traced["round_traceparent"]
+        return found
 
     def _workflow(self) -> WorkflowHandle[Any, Any]:
         info = activity.info()
@@ -301,9 +345,11 @@ class PonderActivities:
             if binding is not None and data.get("hold") and binding.elicit is None:
                 binding.hold = hold
             async with _heartbeating():
-                outcome = await executor.run_call(
-                    call, run_id=data["run_id"], states=states, deps=self.deps
-                )
+                with _traced_call(_spans(agent, data.get("trace")), call) as traced:
+                    outcome = await executor.run_call(
+                        call, run_id=data["run_id"], states=states, deps=self.deps
+                    )
+                    traced["outcome"] = outcome
         state = states.get(call.name)
         return {
             **outcome_to_data(outcome),

@@ -44,10 +44,12 @@ async def run_child(
     on_child: Callable[[ToolCallPart, dict[str, Any]], None] | None,
     *,
     history_budget: dict[str, Any] | None = None,
+    traceparent: str | None = None,
 ) -> ToolOutcome:
     """Run a sub-agent's call as a child workflow (id ``<run>.<call id>``); its outcome.
 
-    ``history_budget`` (run input) is the child's, when the caller's run was given one.
+    ``history_budget`` (run input) is the child's, when the caller's run was given one;
+    ``traceparent``: the span the child's run span goes under, when the caller is traced.
     """
     task = (call.args or {}).get("task")
     if not isinstance(task, str):
@@ -61,6 +63,8 @@ async def run_child(
     }
     if history_budget is not None:
         data["history_budget"] = history_budget
+    if traceparent is not None:
+        data["traceparent"] = traceparent
     if tool.metadata.get("limits"):
         data["limits"] = tool.metadata["limits"]  # the child's own limits, as locally
     try:

@@ -30,6 +30,7 @@ from temporalio.client import (
 from temporalio.exceptions import ApplicationError, CancelledError
 from temporalio.service import RPCError, RPCStatusCode
 
+from ponder.agent.launch import Prompt
 from ponder.agent.limits import UsageLimits
 from ponder.agent.result import RunResult
 from ponder.agent.run.approval import check_decision
@@ -39,6 +40,7 @@ from ponder.messages import Message, messages_to_json
 from ponder.temporal.continuation import HistoryBudget
 from ponder.temporal.inputs import check_answers
 from ponder.temporal.memo import status_from_memo
+from ponder.temporal.prompts import prompt_input
 from ponder.temporal.results import result_from_data
 from ponder.temporal.verbs import TemporalVerbs
 from ponder.temporal.workflow import MEMO_STATUS, WORKFLOW_NAME
@@ -170,7 +172,7 @@ class TemporalAgent(TemporalVerbs):
 
     async def start(
         self,
-        prompt: str,
+        prompt: Prompt,
         *,
         run_id: str | None = None,
         message_history: Sequence[Message] = (),
@@ -179,11 +181,13 @@ class TemporalAgent(TemporalVerbs):
     ) -> str:
         """Start a run; returns its id at once (the workflow id).
 
-        ``limits`` bound the run as they bound a local one (`UsageLimits`). Sessions are
-        kept in a store, which a run on Temporal has not: a ``session_id`` is a `UserError`
-        (give the earlier turns as ``message_history``).
+        ``prompt``: text, or text with images and files as for `Agent.run` (carried in the
+        run's input). ``limits`` bound the run as a local one's. Sessions are kept in a
+        store, which a run on Temporal has not: a ``session_id`` is a `UserError` (give the
+        earlier turns as ``message_history``).
         """
         limits = UsageLimits.of(limits)
+        given = prompt_input(prompt)
         if session_id is not None:
             raise UserError(
                 f"session_id={session_id!r}: sessions are not supported on Temporal (a session "
@@ -197,7 +201,7 @@ class TemporalAgent(TemporalVerbs):
         run_id = run_id or uuid.uuid4().hex
         data = {
             "run_id": run_id,
-            "prompt": prompt,
+            **given,
             "agent": self.agent,
             "message_history": messages_to_json(message_history),
             "require_tools": self.require_tools,
@@ -211,7 +215,7 @@ class TemporalAgent(TemporalVerbs):
             data,
             id=run_id,
             task_queue=self.task_queue,
-            memo={MEMO_PROMPT: prompt[:_MEMO_PROMPT_CHARS]},
+            memo={MEMO_PROMPT: given["prompt"][:_MEMO_PROMPT_CHARS]},
         )
         return run_id
 

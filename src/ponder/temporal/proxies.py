@@ -49,6 +49,7 @@ from ponder.temporal.children import run_child
 from ponder.temporal.inputs import answer_data, note_held
 from ponder.temporal.patching import SUB_AGENT_CHILDREN
 from ponder.temporal.payloads import outcome_from_data, request_to_data, response_from_data
+from ponder.temporal.tracing import RunTrace
 from ponder.tools.executor import ToolExecutor, ToolIntercept, ToolOutcome
 from ponder.tools.registry import ToolRegistry
 from ponder.tools.tool import Tool, ToolContext, ToolResult
@@ -82,6 +83,8 @@ class ActivityOptions:
     config: AgentConfig
     heartbeat_timeout: float
     wait_cancel: bool = False
+    trace: RunTrace | None = None
+    """Where the activities' spans go, when the worker that prepared the run traces it."""
 
     @property
     def attempts(self) -> int:
@@ -138,6 +141,9 @@ class ActivityModel:
     def _response(self, raw: dict[str, Any]) -> ModelResponse:
         data = dict(raw)
         cost = data.pop("cost", None)
+        if self.options.trace is not None:
+            self.options.trace.opened(data)
+        data.pop("round_traceparent", None)
         response = response_from_data(data)
         self._prices[id(response)] = cost if isinstance(cost, int | float) else None
         return response
@@ -147,6 +153,8 @@ class ActivityModel:
         data = request_to_data(request)
         data["messages"] = None  # read by the activity with the request_messages Query
         payload = {"agent": options.agent, "request": data, "messages_ref": key, "stream": stream}
+        if options.trace is not None:
+            payload["trace"] = options.trace.for_request()
         seconds = config.llm_timeout * options.attempts
         return options.run(
             "ponder.model_request", payload, seconds=seconds, attempts=options.attempts
@@ -316,6 +324,8 @@ class ActivityToolExecutor(ToolExecutor):
         }
         if self.inputs is not None:
             data["hold"], data["answer"] = True, answer_data(self.inputs, call.id)
+        if options.trace is not None:
+            data["trace"] = options.trace.for_call()
         if (
             tool is not None
             and tool.metadata.get("sub_agent")
@@ -328,6 +338,7 @@ class ActivityToolExecutor(ToolExecutor):
                 options.heartbeat_timeout,
                 self.on_child,
                 history_budget=self.child_budget,
+                traceparent=data["trace"]["parent"] if "trace" in data else None,
             )
         timeout = (tool.timeout if tool is not None else None) or options.config.tool_timeout
         attempts = options.attempts if tool is not None and tool.idempotent else 1

@@ -30,12 +30,14 @@ from ponder.temporal.children import SubRuns
 from ponder.temporal.continuation import Carried
 from ponder.temporal.loading import strategy_at
 from ponder.temporal.patching import CANCEL_WAITS, CONTINUE_AS_NEW, ELICITATION_HOLDS
+from ponder.temporal.prompts import attachments_from_data
 from ponder.temporal.proxies import (
     ActivityModel,
     ActivityOptions,
     ActivityToolExecutor,
     registry_from_specs,
 )
+from ponder.temporal.tracing import RunTrace
 from ponder.vm import Interpreter, Program
 
 __all__ = ["DEFAULT_HEARTBEAT", "RunParts", "WorkflowSide", "fresh_state", "restored", "set_up_run"]
@@ -75,7 +77,10 @@ def set_up_run(
     config = AgentConfig.model_validate(spec["config"])
     heartbeat = float(data.get("heartbeat_timeout") or DEFAULT_HEARTBEAT)
     wait_cancel = workflow.patched(CANCEL_WAITS)
-    options = ActivityOptions(str(data.get("agent", "default")), config, heartbeat, wait_cancel)
+    trace = RunTrace.of(spec, str(data.get("run_id") or workflow.info().workflow_id))
+    options = ActivityOptions(
+        str(data.get("agent", "default")), config, heartbeat, wait_cancel, trace
+    )
     if carried is None:
         ctx, executor = _context(spec, config, options, fresh_state(data), side)
         strategy_type = strategy_at(spec["strategy"], options, retrieves=_retrieves(spec))
@@ -116,6 +121,7 @@ def fresh_state(data: dict[str, Any]) -> RunState:
         prompt=str(data["prompt"]),
         ledger=Ledger(messages_from_json(data.get("message_history") or [])),
     )
+    state.attachments = attachments_from_data(data.get("attachments"))
     if data.get("limits"):
         state.limits = UsageLimits(**data["limits"])
     return state
@@ -140,7 +146,7 @@ def _context(
         state=state,
         tools=RunTools(registry, executor),
         instructions=spec.get("instructions", ""),
-        sink=side.sink,
+        sink=side.sink if options.trace is None else options.trace.watching(side.sink),
         stream=True,
         inputs=inputs,
         clock=workflow.time,

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Iterator, Sequence
 from typing import Any, Protocol
 
+from ponder.agent.launch import Prompt
 from ponder.agent.limits import UsageLimits
 from ponder.agent.result import RunResult
 from ponder.agent.sync import iterate_sync, run_coroutine_sync
@@ -24,7 +25,7 @@ __all__ = ["TemporalVerbs"]
 class _Client(Protocol):
     async def start(
         self,
-        prompt: str,
+        prompt: Prompt,
         *,
         run_id: str | None = None,
         message_history: Sequence[Message] = (),
@@ -42,11 +43,11 @@ class _Client(Protocol):
 class TemporalVerbs:
     """``stream``, ``resume`` and the sync verbs, on top of start, follow, decide and result."""
 
-    async def run(self: _Client, prompt: str, **options: Any) -> RunResult:
+    async def run(self: _Client, prompt: Prompt, **options: Any) -> RunResult:
         """Start a run and wait until it completes or waits for a decision."""
         return await self.result(await self.start(prompt, **options))
 
-    async def stream(self: _Client, prompt: str, **options: Any) -> AsyncIterator[Event]:
+    async def stream(self: _Client, prompt: Prompt, **options: Any) -> AsyncIterator[Event]:
         """Start a run and yield its events until it ends or suspends (see ``result``)."""
         run_id = await self.start(prompt, **options)
         async for event in self.follow(run_id):
@@ -57,7 +58,7 @@ class TemporalVerbs:
         await self.decide(run_id, decision)
         return await self.result(run_id)
 
-    def run_sync(self: _Client, prompt: str, **options: Any) -> RunResult:
+    def run_sync(self: _Client, prompt: Prompt, **options: Any) -> RunResult:
         """`run` from synchronous code."""
         return run_coroutine_sync(TemporalVerbs.run(self, prompt, **options), "run_sync")
 
@@ -65,6 +66,6 @@ class TemporalVerbs:
         """`resume` from synchronous code."""
         return run_coroutine_sync(TemporalVerbs.resume(self, run_id, decision), "resume_sync")
 
-    def stream_sync(self: _Client, prompt: str, **options: Any) -> Iterator[Event]:
+    def stream_sync(self: _Client, prompt: Prompt, **options: Any) -> Iterator[Event]:
         """`stream` from synchronous code: the events, one by one."""
         return iterate_sync(TemporalVerbs.stream(self, prompt, **options), "stream_sync")

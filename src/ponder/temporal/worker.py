@@ -69,9 +69,12 @@ PONDER_PASSTHROUGH = (
     "ponder.temporal.memo",
     "ponder.temporal.patching",
     "ponder.temporal.payloads",
+    "ponder.temporal.prompts",
     "ponder.temporal.proxies",
     "ponder.temporal.results",
     "ponder.temporal.run_setup",
+    "ponder.temporal.spans",
+    "ponder.temporal.tracing",
     "ponder.temporal.verbs",
     "ponder.temporal.worker",
 )

@@ -9,10 +9,11 @@ workflow cancels the run. Observers read the typed events with the ``events`` Qu
 the text of a model request among them as it streams (the ``model_deltas`` Signal). A
 run past its history budget continues as new (see ``ponder.temporal.continuation``).
 
-Input (JSON): ``prompt``, and optionally ``run_id`` (defaults to the workflow id),
+Input (JSON): ``prompt``, and optionally ``attachments`` (the prompt's images and files),
+``run_id`` (defaults to the workflow id),
 ``agent`` (the worker's agent name), ``message_history``, ``session_id``,
-``require_tools``, ``heartbeat_timeout`` (seconds), ``history_budget`` and ``limits``
-(`UsageLimits` as JSON).
+``require_tools``, ``heartbeat_timeout`` (seconds), ``history_budget``, ``limits``
+(`UsageLimits` as JSON) and ``traceparent`` (the span a traced run's span goes under).
 """
 
 from __future__ import annotations
@@ -137,6 +138,8 @@ class PonderWorkflow:
         request = {
             "agent": data.get("agent", "default"),
             "require_tools": list(data.get("require_tools", ())),
+            "run_id": str(data.get("run_id") or workflow.info().workflow_id),
+            "traceparent": data.get("traceparent"),  # a sub-agent's run: its caller's call
         }
         try:
             spec: dict[str, Any] = await workflow.execute_activity(
