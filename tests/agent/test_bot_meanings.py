@@ -97,13 +97,19 @@ async def test_calls_after_the_limit_are_refused_then_the_turn_closes() -> None:
     script = [add_call("c1"), add_call("c2"), add_call("c3"), add_call("c4")]
     async with FakeOpenAIServer(script) as server:
         agent = agent_on(
-            server, tools=[add], agent_tool_call_limit=1, agent_tool_refusal_rounds=3,
-            agent_thought_mode="chat", enable_thinking_tool=False,
-        )  # fmt: skip
+            server,
+            tools=[add],
+            agent_tool_call_limit=1,
+            agent_tool_refusal_rounds=3,
+            agent_thought_mode="chat",
+            enable_thinking_tool=False,
+        )
         result = await agent.run("add forever")
         await agent.model.aclose()  # type: ignore[attr-defined]
     assert len(server.requests) == 4  # one round, then three refused answers
-    assert all("tools" not in b for b in server.requests[1:])
+    # tools off: the round's tools stay (the same prompt prefix), with tool_choice "none"
+    assert all(b["tool_choice"] == "none" for b in server.requests[1:])
+    assert all(b["tools"] == server.requests[0]["tools"] for b in server.requests[1:])
     refusals = [
         m
         for m in server.requests[3]["messages"]

@@ -66,9 +66,9 @@ def test_each_request_extends_the_previous_one(model: str, limit: int) -> None:
     bodies = _run(model, agent_tool_call_limit=limit)  # 2: the answer after the limit
     for before, after in itertools.pairwise(bodies):
         assert after["messages"][: len(_sent(before))] == _sent(before)
-        if "tools" in after:  # the answer after a limit is asked with tools off
-            assert after["tools"] == before["tools"]
-    assert ("tools" in bodies[-1]) is (limit != 2)
+        assert after["tools"] == before["tools"]  # the answer after a limit keeps them too
+    # ... with tools off by tool_choice, so its prompt still begins as the others' did
+    assert (bodies[-1]["tool_choice"] == "none") is (limit == 2)
 
 
 def test_the_llamacpp_profile_sends_the_reasoning_as_a_user_message() -> None:
@@ -93,3 +93,13 @@ def test_the_capability_can_be_turned_back_on_in_the_config() -> None:
     bodies = _run("llamacpp:smollm2", model_capabilities={"late_system": True})
     assert _roles(bodies[-1]).count("system") > 1
     assert json.dumps(bodies[-1]).count("<BEGIN_OF_REASONING>") >= 1
+
+
+def test_a_provider_that_does_not_obey_tool_choice_gets_no_tools_with_tools_off() -> None:
+    # it might call them anyway: the answer after a limit is asked with none
+    bodies = _run(
+        "openai:gpt-4o-mini",
+        agent_tool_call_limit=2,
+        model_capabilities={"forced_tool_choice": False},
+    )
+    assert "tools" in bodies[0] and "tools" not in bodies[-1]

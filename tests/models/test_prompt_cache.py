@@ -137,3 +137,24 @@ def test_the_cli_shows_cached_tokens() -> None:
     console = Console(record=True, width=200)
     console.print(render_view(view))
     assert "in 1,200 (1,000 cached) · out 30" in console.export_text()
+
+
+def test_the_answer_asked_with_tools_off_reads_the_tool_loops_cached_prefix() -> None:
+    with FakeAnthropicServer(SCRIPT) as server:
+        agent = Agent(
+            "anthropic:claude-3-5-haiku-latest",
+            tools=[multiply],
+            base_url=server.base_url,
+            api_key="k",
+            agent_thought_mode="reasoning",
+            enable_thinking_tool=False,
+            agent_tool_call_limit=1,  # the answer comes after the limit, tools off
+        )
+        events = list(agent.stream_sync(PROMPT))
+        bodies = server.requests
+    answer = bodies[-1]
+    assert answer["tool_choice"] == {"type": "none"}
+    assert [t["name"] for t in answer["tools"]] == [t["name"] for t in bodies[-2]["tools"]]
+    assert _breakpoints(answer)[0] == f"tool:{answer['tools'][-1]['name']}"
+    cached = [e.cached_input_tokens for e in events if e.kind == "usage"]
+    assert cached[-1] > cached[-2]  # the whole earlier prompt came from the cache

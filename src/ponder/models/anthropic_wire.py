@@ -68,6 +68,8 @@ def request_body(request: ModelRequest, max_tokens: int) -> dict[str, Any]:
     if system:
         body["system"] = [{"type": "text", "text": system}]
     tools, choice = list(request.tools), request.tool_choice
+    if not tools and choice == "none":  # the tool loop's prefix, for the prompt cache
+        tools = list(request.prefix_tools)
     if request.output is not None:
         tools.append(output_tool(request.output))
         choice = ForceTool(tool_name(request.output.name))

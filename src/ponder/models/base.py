@@ -95,6 +95,10 @@ class ModelRequest:
     tool_choice: ToolChoice = "auto"
     output: OutputSchema | None = None
     settings: ModelSettings = field(default_factory=ModelSettings)
+    prefix_tools: Sequence[ToolDefinition] = ()
+    """With no ``tools`` and ``tool_choice`` ``"none"``: the tools the run offered before,
+    which a provider that obeys ``tool_choice`` is sent anyway, so the prompt begins as the
+    tool loop's did and its prompt cache reads that prefix. Never offered to be called."""
 
 
 class Usage(CopyOnWriteFields):

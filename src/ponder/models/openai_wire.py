@@ -58,7 +58,7 @@ def request_body(
     ``response_format`` or a forced output tool. Reasoning is replayed only to the
     ``provider`` that made it (a fallback may have had another provider answer).
     """
-    tools = list(request.tools)
+    tools = list(request.tools or _prefix_tools(request, caps))
     choice = request.tool_choice
     body: dict[str, Any] = {"messages": wire_messages(request.messages, caps, provider)}
     if json_object:
@@ -82,6 +82,15 @@ def request_body(
     return body
 
 
+def _prefix_tools(request: ModelRequest, caps: Capabilities) -> Sequence[ToolDefinition]:
+    """`ModelRequest.prefix_tools`, to a provider that obeys ``tool_choice: "none"``.
+
+    One that does not obey a named choice may call them anyway: it gets none.
+    """
+    keep = request.tool_choice == "none" and caps.forced_tool_choice
+    return request.prefix_tools if keep else ()
+
+
 def prompt_cache_key(request: ModelRequest) -> str:
     """A key naming the request's stable prefix: its first system message and its tools.
 
@@ -91,7 +100,7 @@ def prompt_cache_key(request: ModelRequest) -> str:
     """
     first = request.messages[0] if request.messages else None
     system = first.content if isinstance(first, SystemMessage) else ""
-    names = ",".join(t.name for t in request.tools)
+    names = ",".join(t.name for t in request.tools or request.prefix_tools)
     digest = hashlib.blake2b(f"{system}\x00{names}".encode(), digest_size=12)
     return f"ponder-{digest.hexdigest()}"
 

@@ -54,6 +54,7 @@ def request_to_data(request: ModelRequest) -> dict[str, Any]:
         "tool_choice": _choice_to_data(request.tool_choice),
         "output": None if request.output is None else request.output.model_dump(mode="json"),
         "settings": request.settings.model_dump(mode="json"),
+        "prefix_tools": [t.model_dump(mode="json") for t in request.prefix_tools],
     }
 
 
@@ -66,6 +67,7 @@ def request_from_data(data: dict[str, Any]) -> ModelRequest:
         tool_choice=_choice_from_data(data.get("tool_choice", "auto")),
         output=None if output is None else OutputSchema.model_validate(output),
         settings=ModelSettings.model_validate(data.get("settings") or {}),
+        prefix_tools=[ToolDefinition.model_validate(t) for t in data.get("prefix_tools", ())],
     )
 
 

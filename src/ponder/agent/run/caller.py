@@ -44,6 +44,10 @@ ANSWER_PURPOSES = frozenset({"final_answer", "chat", "rag", "rag_retrieval"})
 """Requests whose text is the answer as it streams; other text streams as reasoning."""
 
 
+_NONE_DEGRADED: frozenset[str] = frozenset()
+"""One empty set for every caller: an empty frozenset is a new, GC-tracked object each time."""
+
+
 class ModelCaller:
     """Sends one run's model requests and accounts for them."""
 
@@ -96,7 +100,7 @@ class ModelCaller:
         """The prompt tokens the provider counted for that request (0: not reported)."""
         self._offered: Sequence[ToolDefinition] | None = None
         """The tools of the latest request, whose names are ``state.offered_tools``."""
-        self._degraded: frozenset[str] = frozenset()
+        self._degraded = _NONE_DEGRADED  # shared until a degradation is noted
 
     @property
     def answer_schema(self) -> OutputSchema | None:
@@ -119,9 +123,11 @@ class ModelCaller:
     ) -> ModelResponse:
         """Send the ledger (or ``messages``) to the model and account for usage.
 
-        With ``use_minimal_context`` the ledger is sent without its earlier turns. A response
-        without an answer (see `ModelResponse.unanswered`) is asked for once more (structured
-        requests retry on their own); ``unanswered`` keeps the outcome.
+        With ``use_minimal_context`` the ledger is sent without its earlier turns. A request
+        with tools off (none given, ``tool_choice`` ``"none"``) carries the tools the run
+        offered last as `ModelRequest.prefix_tools`. A response without an answer (see
+        `ModelResponse.unanswered`) is asked for once more (structured requests retry on
+        their own); ``unanswered`` keeps the outcome.
         """
         sent = 0  # ledger messages sent, when the ledger is what is sent
         if messages is None:
@@ -134,13 +140,11 @@ class ModelCaller:
             await self.hooks.before_request(call)
             messages, tools, tool_choice = call.messages, call.tools, call.tool_choice
             sent = 0  # a hook may have changed them
-        if tools is not self._offered:  # a strategy offers one list until its tools change
-            self._offered = tools
-            offered = tuple(t.name for t in tools)  # a tuple of names: untracked by the GC
-            if offered != self.state.offered_tools:  # the same list stays: nothing to keep
-                self.state.offered_tools = offered
+        prefix = self._prefix(tools, tool_choice)
+        if tools is not self._offered and not prefix:  # one list until the tools change
+            self._offer(tools)
         self.purpose = purpose
-        request = ModelRequest(messages, tools, tool_choice, output, self.settings)
+        request = ModelRequest(messages, tools, tool_choice, output, self.settings, prefix)
         retrying = True  # sent here, not by a helper, and no iterator: a waiting run keeps less
         while True:
             started = self.bus.clock()  # a durable engine's clock stays deterministic
@@ -171,6 +175,20 @@ class ModelCaller:
         After ``agent_stop``, the action request's text reply is the answer.
         """
         return purpose in ANSWER_PURPOSES or (purpose == "action" and self.state.suggested_stop)
+
+    def _prefix(
+        self, tools: Sequence[ToolDefinition], tool_choice: ToolChoice
+    ) -> Sequence[ToolDefinition]:
+        """What a request with tools off sends to keep the tool loop's prompt prefix."""
+        if tools or tool_choice != "none" or not self._offered:
+            return ()
+        return self._offered
+
+    def _offer(self, tools: Sequence[ToolDefinition]) -> None:
+        self._offered = tools
+        offered = tuple(t.name for t in tools)  # a tuple of names: untracked by the GC
+        if offered != self.state.offered_tools:  # the same list stays: nothing to keep
+            self.state.offered_tools = offered
 
     def _account(self, response: ModelResponse, purpose: str, latency: float, sent: int) -> None:
         """Report a response's fallbacks and degradations; add up its usage and cost.
