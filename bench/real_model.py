@@ -78,9 +78,11 @@ class RecordingProxy:
     def _forward(self, request: HttpRequest) -> tuple[int, bytes]:
         url = self.upstream.removesuffix("/v1") + request.path
         sent = urllib.request.Request(
-            url, data=request.body, method=request.method,
+            url,
+            data=request.body,
+            method=request.method,
             headers={"content-type": "application/json"},
-        )  # fmt: skip
+        )
         try:
             with urllib.request.urlopen(sent, timeout=1800) as answer:
                 return answer.status, answer.read()
@@ -115,9 +117,14 @@ def lane_python() -> Path | None:
 
 async def _one(server: LlamaServer, url: str, workflow: str, mode: str) -> dict[str, Any]:
     agent = Agent(
-        "llamacpp:smollm2", tools=[multiply], base_url=url, api_key="none",
-        agent_workflow=workflow, agent_thought_mode=mode, **CONFIG,
-    )  # fmt: skip
+        "llamacpp:smollm2",
+        tools=[multiply],
+        base_url=url,
+        api_key="none",
+        agent_workflow=workflow,
+        agent_thought_mode=mode,
+        **CONFIG,
+    )
     server.mark()
     start = time.perf_counter()
     try:
@@ -165,15 +172,31 @@ def _row(workflow: str, mode: str, one: dict[str, Any], stability: float | None)
         return [workflow, mode, "–", "–", "–", wall, one["error"], pct(stability), "–", "–"]
 
     return [
-        workflow, mode, one["requests"], one["prompt"], one["completion"],
-        f"{one['wall']:.0f} s", one["stop"], pct(stability), pct(one["cache"]), one["refused"],
-    ]  # fmt: skip
+        workflow,
+        mode,
+        one["requests"],
+        one["prompt"],
+        one["completion"],
+        f"{one['wall']:.0f} s",
+        one["stop"],
+        pct(stability),
+        pct(one["cache"]),
+        one["refused"],
+    ]
 
 
 HEADERS = [
-    "workflow", "thought mode", "requests", "prompt tokens", "completion tokens", "wall",
-    "stop reason", "prefix stability", "server cache", "refused (4xx/5xx)",
-]  # fmt: skip
+    "workflow",
+    "thought mode",
+    "requests",
+    "prompt tokens",
+    "completion tokens",
+    "wall",
+    "stop reason",
+    "prefix stability",
+    "server cache",
+    "refused (4xx/5xx)",
+]
 
 
 def run() -> str:

@@ -67,10 +67,15 @@ async def _measure(rounds: int, size: int, together: bool) -> tuple[int, int]:
     script = _script(rounds, together)
     async with FakeOpenAIServer(script) as server:
         agent = Agent(
-            "openai:fake", tools=[_fetcher(size)], base_url=server.base_url, api_key="k",
-            agent_thought_mode="chat", enable_thinking_tool=False, enable_reflection=True,
+            "openai:fake",
+            tools=[_fetcher(size)],
+            base_url=server.base_url,
+            api_key="k",
+            agent_thought_mode="chat",
+            enable_thinking_tool=False,
+            enable_reflection=True,
             agent_tool_call_limit=20,
-        )  # fmt: skip
+        )
         result = await agent.run("Check the report's figures.")
         await agent.model.aclose()  # type: ignore[attr-defined]
     assert result.output == "The report's figures add up.", result.output

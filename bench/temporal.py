@@ -123,9 +123,12 @@ async def _measure(address: str) -> str:
     ]
     steps = [
         ("local, SQLite checkpoint store", f"{on_sqlite * 1e3:.2f} ms", "1.0×"),
-        ("Temporal (1 worker, dev server)", f"{on_temporal * 1e3:.2f} ms",
-         f"{on_temporal / on_sqlite:.1f}×"),
-    ]  # fmt: skip
+        (
+            "Temporal (1 worker, dev server)",
+            f"{on_temporal * 1e3:.2f} ms",
+            f"{on_temporal / on_sqlite:.1f}×",
+        ),
+    ]
     history = [
         (n, f"{HISTORY_BEFORE[n]:,}", f"{sizes[n]:,}", f"{sizes[n] / n:,.0f}")
         for n in HISTORY_ROUNDS

@@ -27,8 +27,9 @@ def price(item: str) -> int:
 
 def plan(*steps: tuple[str, str, list[str]]) -> FakeReply:
     items = [{"id": i, "description": d, "depends_on": deps} for i, d, deps in steps]
-    return FakeReply(content=json.dumps({"needs_decomposition": True, "reason": "two prices",
-                                         "steps": items}))  # fmt: skip
+    return FakeReply(
+        content=json.dumps({"needs_decomposition": True, "reason": "two prices", "steps": items})
+    )
 
 
 def summary(text: str, *outputs: str) -> FakeReply:
@@ -58,9 +59,12 @@ def main() -> None:
     options = arguments(__doc__ or "")
     with provider(options, SCRIPT) as model:
         agent = Agent(
-            **model, tools=[price], agent_workflow="step-react", agent_thought_mode="chat",
+            **model,
+            tools=[price],
+            agent_workflow="step-react",
+            agent_thought_mode="chat",
             enable_thinking_tool=False,
-        )  # fmt: skip
+        )
         for event in agent.stream_sync("What do an apple and a pear cost together?"):
             if event.kind == "plan_updated":
                 print("plan:", ", ".join(str(step["id"]) for step in event.steps))

@@ -49,9 +49,12 @@ MODEL = ScriptedModel(
 async def main() -> None:
     """Run the agent and print its typed answer."""
     agent = Agent(
-        MODEL, tools=[weather], output_type=Forecast,
-        agent_thought_mode="chat", enable_thinking_tool=False,
-    )  # fmt: skip
+        MODEL,
+        tools=[weather],
+        output_type=Forecast,
+        agent_thought_mode="chat",
+        enable_thinking_tool=False,
+    )
     stream = agent.stream("What's the weather in Lisbon tomorrow?")
     async for event in stream:
         if event.kind == "output_rejected":

@@ -193,9 +193,11 @@ def test_the_old_layout_runs_through_the_cli_with_its_preset_and_block_message(
         path.write_text(text)
         done = subprocess.run(
             [PONDER, "run", "say something rude", "--config", str(path), "--json"],
-            capture_output=True, text=True, timeout=60,
+            capture_output=True,
+            text=True,
+            timeout=60,
             env={"PATH": "/usr/bin:/bin", "NO_COLOR": "1"},
-        )  # fmt: skip
+        )
     assert done.returncode == 0, done.stderr
     events = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
     finished = next(e for e in events if e["kind"] == "run_finished")
@@ -218,9 +220,11 @@ async def test_the_current_layout_drives_an_agent_on_the_wire() -> None:
         loaded = load_config(FIXTURES / "current.toml", environ={})
     async with FakeOpenAIServer(script) as server:
         config = loaded.replace(
-            base_url=server.base_url, agent_workflow="react", agent_mcp_client_enable=False,
+            base_url=server.base_url,
+            agent_workflow="react",
+            agent_mcp_client_enable=False,
             enable_reflection=False,
-        )  # fmt: skip
+        )
         agent = Agent(config=config)
         events = [e async for e in agent.stream("hello")]
         await agent.model.aclose()  # type: ignore[attr-defined]

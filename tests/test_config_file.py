@@ -39,12 +39,17 @@ def test_every_key_is_described_from_its_field() -> None:
     ]
     limit = fields["agent_tool_call_limit"]
     assert (limit.section, limit.kind, limit.default, limit.bounds) == (
-        "core.function_config", "int", 10, {"ge": 1.0},
-    )  # fmt: skip
+        "core.function_config",
+        "int",
+        10,
+        {"ge": 1.0},
+    )
     workflow = fields["agent_workflow"]
     assert (workflow.section, workflow.kind, workflow.choices) == (
-        "llm", "choice", ("react", "step-react"),
-    )  # fmt: skip
+        "llm",
+        "choice",
+        ("react", "step-react"),
+    )
     assert fields["reflection_depth"].section == "core.builtin.react_config"
     assert fields["report_invoke_level"].section == "llm.tools"
     assert fields["stall_action"].section == "core.builtin"

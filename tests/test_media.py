@@ -65,9 +65,13 @@ async def test_openai_gets_content_parts_and_tool_images_after_the_results() -> 
     ]
     async with FakeOpenAIServer(script) as server:
         agent = Agent(
-            "openai:gpt-4o-mini", tools=[screenshot], base_url=server.base_url, api_key="k",
-            agent_thought_mode="chat", enable_thinking_tool=False,
-        )  # fmt: skip
+            "openai:gpt-4o-mini",
+            tools=[screenshot],
+            base_url=server.base_url,
+            api_key="k",
+            agent_thought_mode="chat",
+            enable_thinking_tool=False,
+        )
         await agent.run(["Look at this.", Image("https://example.com/cat.png")])
         await agent.model.aclose()  # type: ignore[attr-defined]
     first = server.requests[0]["messages"]
@@ -97,9 +101,13 @@ async def test_anthropic_gets_image_and_document_blocks(tmp_path: Path) -> None:
     ]
     async with FakeAnthropicServer(script) as server:
         agent = Agent(
-            "anthropic:claude-3-5-haiku-latest", tools=[screenshot], base_url=server.base_url,
-            api_key="k", agent_thought_mode="chat", enable_thinking_tool=False,
-        )  # fmt: skip
+            "anthropic:claude-3-5-haiku-latest",
+            tools=[screenshot],
+            base_url=server.base_url,
+            api_key="k",
+            agent_thought_mode="chat",
+            enable_thinking_tool=False,
+        )
         await agent.run(["Compare.", Image(PNG), File(PDF)])
         await agent.model.aclose()  # type: ignore[attr-defined]
     blocks = server.requests[0]["messages"][0]["content"]
@@ -110,18 +118,23 @@ async def test_anthropic_gets_image_and_document_blocks(tmp_path: Path) -> None:
     assert blocks[1]["type"] == "document"
     assert blocks[1]["source"]["media_type"] == "application/pdf"
     results = [
-        b for m in server.requests[1]["messages"] if isinstance(m["content"], list)
-        for b in m["content"] if b.get("type") == "tool_result"
-    ]  # fmt: skip
+        b
+        for m in server.requests[1]["messages"]
+        if isinstance(m["content"], list)
+        for b in m["content"]
+        if b.get("type") == "tool_result"
+    ]
     assert results[0]["content"][1]["type"] == "image"
 
 
 async def test_a_provider_without_vision_is_refused_before_the_request() -> None:
     async with FakeOpenAIServer(["never sent"]) as server:
         agent = Agent(
-            "deepseek:deepseek-chat", base_url=server.base_url, api_key="k",
+            "deepseek:deepseek-chat",
+            base_url=server.base_url,
+            api_key="k",
             agent_strategy="no-action",
-        )  # fmt: skip
+        )
         with pytest.raises(UserError, match="takes no images"):
             await agent.run(["What is this?", Image(PNG)])
         await agent.model.aclose()  # type: ignore[attr-defined]

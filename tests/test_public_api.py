@@ -13,10 +13,25 @@ from pathlib import Path
 import ponder
 
 EXPECTED = {
-    "Agent", "AgentConfig", "AgentStrategy", "OutputSpec", "PonderError", "RunError",
-    "RunResult", "RunStream", "Tool", "ToolContext", "ToolResult", "UsageLimits", "UserError",
-    "load_config", "tool", "__version__", "ReplayModel", "instrument",
-}  # fmt: skip
+    "Agent",
+    "AgentConfig",
+    "AgentStrategy",
+    "OutputSpec",
+    "PonderError",
+    "RunError",
+    "RunResult",
+    "RunStream",
+    "Tool",
+    "ToolContext",
+    "ToolResult",
+    "UsageLimits",
+    "UserError",
+    "load_config",
+    "tool",
+    "__version__",
+    "ReplayModel",
+    "instrument",
+}
 
 
 def test_the_exported_names_are_exactly_the_public_api() -> None:

@@ -57,8 +57,11 @@ def test_copies_dumps_and_pickles_behave_as_before() -> None:
     assert shared.model_dump(exclude_unset=True) == fresh.model_dump(exclude_unset=True)
     updated = shared.model_copy(update={"content": "3", "is_error": True})
     assert updated.content == "3" and updated.model_fields_set == {
-        "call_id", "name", "content", "is_error"
-    }  # fmt: skip
+        "call_id",
+        "name",
+        "content",
+        "is_error",
+    }
     assert shared.model_fields_set == {"call_id", "name", "content"}  # the original is intact
     deep = copy.deepcopy(shared)
     assert deep == shared and type(deep.model_fields_set) is set
@@ -143,9 +146,10 @@ async def test_messages_built_from_a_response_and_a_result_equal_validated_ones(
 
     executor = ToolExecutor(ToolRegistry([tool(name="add", run_in_thread=False)(_add)]))
     outcome = await executor.run_call(call, run_id="r")
-    _alike(outcome.message, ToolMessage(
-        call_id="c1", name="add", content="3", data=3, is_error=False, attachments=()
-    ))  # fmt: skip
+    _alike(
+        outcome.message,
+        ToolMessage(call_id="c1", name="add", content="3", data=3, is_error=False, attachments=()),
+    )
 
 
 def _add(a: int, b: int) -> int:

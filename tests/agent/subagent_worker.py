@@ -63,9 +63,11 @@ def main(url: str, run_id: str, log: str, mode: str) -> None:
     child = Agent(ScriptedModel(_child_model(mode)), tools=[note], **options)
     store = open_store(url)
     parent = Agent(
-        ScriptedModel(_parent_model), tools=[child.as_tool("helper", "Helps.")], store=store,
+        ScriptedModel(_parent_model),
+        tools=[child.as_tool("helper", "Helps.")],
+        store=store,
         **options,
-    )  # fmt: skip
+    )
 
     async def go() -> Any:
         if mode == "start":

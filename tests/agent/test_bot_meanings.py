@@ -57,9 +57,12 @@ async def test_the_guard_checks_instructions_and_context_by_default() -> None:
 async def test_exclusions_leave_only_the_message() -> None:
     async with FakeOpenAIServer([FLAGGED]) as server:
         agent = agent_on(
-            server, enable_report=True, instructions="You are Amrita.",
-            report_exclude_system_prompt=True, report_exclude_context=True,
-        )  # fmt: skip
+            server,
+            enable_report=True,
+            instructions="You are Amrita.",
+            report_exclude_system_prompt=True,
+            report_exclude_context=True,
+        )
         await agent.run("the message", message_history=HISTORY)
         await agent.model.aclose()  # type: ignore[attr-defined]
     [body] = server.requests
@@ -69,8 +72,9 @@ async def test_exclusions_leave_only_the_message() -> None:
 
 async def test_without_report_then_block_the_run_goes_on_after_the_event() -> None:
     async with FakeOpenAIServer([FLAGGED, "a normal answer"]) as server:
-        agent = agent_on(server, enable_report=True, report_then_block=False,
-                         tool_calling_mode="none")  # fmt: skip
+        agent = agent_on(
+            server, enable_report=True, report_then_block=False, tool_calling_mode="none"
+        )
         events = [e async for e in agent.stream("the message")]
         await agent.model.aclose()  # type: ignore[attr-defined]
     assert len(of_kind(events, "report_raised")) == 1
@@ -122,9 +126,12 @@ async def test_calls_after_the_limit_are_refused_then_the_turn_closes() -> None:
 async def test_an_answer_after_a_refusal_is_accepted() -> None:
     async with FakeOpenAIServer([add_call("c1"), add_call("c2"), "3, finally"]) as server:
         agent = agent_on(
-            server, tools=[add], agent_tool_call_limit=1, agent_thought_mode="chat",
+            server,
+            tools=[add],
+            agent_tool_call_limit=1,
+            agent_thought_mode="chat",
             enable_thinking_tool=False,
-        )  # fmt: skip
+        )
         result = await agent.run("add once")
         await agent.model.aclose()  # type: ignore[attr-defined]
     assert result.output == "3, finally" and len(server.requests) == 3

@@ -59,10 +59,16 @@ async def test_earlier_turns_are_sent_only_without_minimal_context(
 ) -> None:
     async with FakeOpenAIServer(script) as server:
         agent = Agent(
-            "openai:fake", tools=[lookup], base_url=server.base_url, api_key="k",
-            instructions="Be brief.", agent_workflow=workflow, agent_thought_mode="chat",
-            enable_thinking_tool=False, use_minimal_context=minimal,
-        )  # fmt: skip
+            "openai:fake",
+            tools=[lookup],
+            base_url=server.base_url,
+            api_key="k",
+            instructions="Be brief.",
+            agent_workflow=workflow,
+            agent_thought_mode="chat",
+            enable_thinking_tool=False,
+            use_minimal_context=minimal,
+        )
         result = await agent.run("CURRENT-QUESTION", message_history=HISTORY)
         await agent.model.aclose()  # type: ignore[attr-defined]
     assert result.output == "the answer"
@@ -85,9 +91,13 @@ async def test_earlier_turns_are_sent_only_without_minimal_context(
 async def test_chat_mode_sends_the_system_prompt_and_the_message_only() -> None:
     async with FakeOpenAIServer(["hi"]) as server:
         agent = Agent(
-            "openai:fake", base_url=server.base_url, api_key="k", instructions="Be brief.",
-            tool_calling_mode="none", use_minimal_context=True,
-        )  # fmt: skip
+            "openai:fake",
+            base_url=server.base_url,
+            api_key="k",
+            instructions="Be brief.",
+            tool_calling_mode="none",
+            use_minimal_context=True,
+        )
         await agent.run("CURRENT-QUESTION", message_history=HISTORY)
         await agent.model.aclose()  # type: ignore[attr-defined]
     [body] = server.requests

@@ -49,9 +49,13 @@ async def test_rag_retrieves_once_and_answers_without_tools(docs: Path) -> None:
     model = ScriptedModel([reply("You get 25 days of paid leave [leave.md].")])
     with pytest.warns(ConfigWarning, match="not offered: lookup"):
         agent = Agent(
-            model, tools=[lookup], instructions="You are the HR bot.",
-            tool_calling_mode="rag", rag_index_path=str(docs), rag_top_k=1,
-        )  # fmt: skip
+            model,
+            tools=[lookup],
+            instructions="You are the HR bot.",
+            tool_calling_mode="rag",
+            rag_index_path=str(docs),
+            rag_top_k=1,
+        )
     events = [e async for e in agent.stream("How many days of paid leave do I get?")]
     retrievals = of_kind(events, "retrieval")
     assert len(retrievals) == 1 and retrievals[0].sources == ["leave.md#0"]
@@ -103,8 +107,11 @@ async def test_rag_without_a_retriever_is_a_user_error() -> None:
 
 
 async def test_rag_with_a_missing_folder_is_a_user_error(tmp_path: Path) -> None:
-    agent = Agent(ScriptedModel([reply("x")]), tool_calling_mode="rag",
-                  rag_index_path=str(tmp_path / "missing"))  # fmt: skip
+    agent = Agent(
+        ScriptedModel([reply("x")]),
+        tool_calling_mode="rag",
+        rag_index_path=str(tmp_path / "missing"),
+    )
     with pytest.raises(UserError, match="not a folder"):
         await agent.run("anything")
 
@@ -137,5 +144,8 @@ async def test_chat_mode_honours_minimal_context() -> None:
     assert contents == ["Be kind.", "hi there"]
     # the conversation itself keeps its history
     assert [m.content for m in result.messages[:4]] == [  # type: ignore[union-attr]
-        "Be kind.", "earlier question", "more history", "hi there",
-    ]  # fmt: skip
+        "Be kind.",
+        "earlier question",
+        "more history",
+        "hi there",
+    ]

@@ -31,9 +31,14 @@ def search(query: str) -> str:
 
 def rag_agent(server: FakeOpenAIServer, **config: Any) -> Agent:
     return Agent(
-        "openai:fake", tools=[search], base_url=server.base_url, api_key="k",
-        instructions="You answer from the knowledge base.", tool_calling_mode="rag", **config,
-    )  # fmt: skip
+        "openai:fake",
+        tools=[search],
+        base_url=server.base_url,
+        api_key="k",
+        instructions="You answer from the knowledge base.",
+        tool_calling_mode="rag",
+        **config,
+    )
 
 
 def names(body: dict[str, object]) -> list[str]:
@@ -41,8 +46,10 @@ def names(body: dict[str, object]) -> list[str]:
 
 
 async def test_one_round_with_the_agents_tools_then_the_answer() -> None:
-    calls = [FakeToolCall(name="search", id="s1", arguments={"query": "answer"}),
-             FakeToolCall(name="search", id="s2", arguments={"query": "question"})]  # fmt: skip
+    calls = [
+        FakeToolCall(name="search", id="s1", arguments={"query": "answer"}),
+        FakeToolCall(name="search", id="s2", arguments={"query": "question"}),
+    ]
     async with FakeOpenAIServer([FakeReply(tool_calls=calls), "It is 42."]) as server:
         agent = rag_agent(server)
         events = [e async for e in agent.stream("What is the answer?", message_history=HISTORY)]
@@ -98,8 +105,7 @@ async def test_a_call_to_an_unknown_tool_gets_an_error_result() -> None:
 
 async def test_neither_an_index_nor_tools_is_a_user_error() -> None:
     async with FakeOpenAIServer(["x"]) as server:
-        agent = Agent("openai:fake", base_url=server.base_url, api_key="k",
-                      tool_calling_mode="rag")  # fmt: skip
+        agent = Agent("openai:fake", base_url=server.base_url, api_key="k", tool_calling_mode="rag")
         with pytest.raises(UserError, match="rag_index_path"):
             await agent.run("anything")
         await agent.model.aclose()  # type: ignore[attr-defined]
@@ -124,8 +130,14 @@ async def test_an_approval_in_the_retrieval_round_suspends_and_resumes() -> None
     store = open_store("memory://")
     first = FakeReply(tool_calls=[FakeToolCall(name="fetch", id="f1", arguments={"url": "u"})])
     async with FakeOpenAIServer([first, "It is 42."]) as server:
-        agent = Agent("openai:fake", tools=[fetch], base_url=server.base_url, api_key="k",
-                      tool_calling_mode="rag", store=store)  # fmt: skip
+        agent = Agent(
+            "openai:fake",
+            tools=[fetch],
+            base_url=server.base_url,
+            api_key="k",
+            tool_calling_mode="rag",
+            store=store,
+        )
         suspended = await agent.run("What is on the page?")
         assert suspended.status == "suspended" and runs == []
         done = await agent.resume(suspended.run_id, "approve")

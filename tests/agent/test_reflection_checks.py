@@ -22,17 +22,23 @@ def verdict(check: str, result: str = "pass", detail: str = "ok") -> FakeToolCal
 
 def reflection_bodies(server: FakeOpenAIServer) -> list[dict[str, Any]]:
     return [
-        b for b in server.requests
+        b
+        for b in server.requests
         if [t["function"]["name"] for t in b.get("tools", [])] == ["verify_reasoning"]
-    ]  # fmt: skip
+    ]
 
 
 async def run_with(script: list[Any], depth: int = 1) -> tuple[list[Any], FakeOpenAIServer]:
     async with FakeOpenAIServer(script) as server:
         agent = Agent(
-            "openai:fake", base_url=server.base_url, api_key="k", agent_thought_mode="chat",
-            enable_thinking_tool=False, enable_reflection=True, reflection_depth=depth,
-        )  # fmt: skip
+            "openai:fake",
+            base_url=server.base_url,
+            api_key="k",
+            agent_thought_mode="chat",
+            enable_thinking_tool=False,
+            enable_reflection=True,
+            reflection_depth=depth,
+        )
         events = [e async for e in agent.stream("q")]
         await agent.model.aclose()  # type: ignore[attr-defined]
     return events, server
@@ -66,12 +72,16 @@ async def test_a_model_that_gives_one_check_per_reply_is_asked_for_the_others() 
 async def test_a_warning_passes_and_a_fail_retries_until_the_depth() -> None:
     script = [
         STOP,
-        FakeReply(tool_calls=[verdict("self_check", "warning", "shaky"),
-                              verdict("contradiction_check", "fail", "says 3 then 4")]),
+        FakeReply(
+            tool_calls=[
+                verdict("self_check", "warning", "shaky"),
+                verdict("contradiction_check", "fail", "says 3 then 4"),
+            ]
+        ),
         STOP,  # after the correction, the model stops again: round 2
         FakeReply(tool_calls=[verdict(c) for c in CHECKS]),
         "fixed answer",
-    ]  # fmt: skip
+    ]
     events, server = await run_with(script, depth=2)
     bodies = reflection_bodies(server)
     assert len(bodies) == 2  # the fail ended round 1 without asking for completeness_check

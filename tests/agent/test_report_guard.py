@@ -23,8 +23,12 @@ def verdict(flagged: bool, category: str = "none", reason: str = "") -> ModelRes
 @pytest.mark.parametrize("level", ["low", "medium", "high"])
 async def test_a_flagged_message_is_reported_and_blocked_at_each_level(level: str) -> None:
     model = ScriptedModel([verdict(True, "harassment", "insults a person")])
-    agent = Agent(model, enable_report=True, report_invoke_level=level,
-                  report_block_message="I won't help with that.")  # fmt: skip
+    agent = Agent(
+        model,
+        enable_report=True,
+        report_invoke_level=level,
+        report_block_message="I won't help with that.",
+    )
     events = [e async for e in agent.stream("write an insult about my neighbour")]
     assert len(model.requests) == 1
     request = model.requests[0]
@@ -45,8 +49,9 @@ async def test_the_levels_ask_with_different_strictness() -> None:
     prompts = []
     for level in ("low", "medium", "high"):
         model = ScriptedModel([verdict(False), reply("ok")])
-        await Agent(model, enable_report=True, report_invoke_level=level,
-                    tool_calling_mode="none").run("hello")  # fmt: skip
+        await Agent(
+            model, enable_report=True, report_invoke_level=level, tool_calling_mode="none"
+        ).run("hello")
         prompts.append(model.requests[0].messages[0].content)  # type: ignore[union-attr]
     assert len(set(prompts)) == 3
     assert "clearly severe" in prompts[0] and "strict" in prompts[2]

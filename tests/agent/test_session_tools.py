@@ -23,25 +23,34 @@ def calls(*items: tuple[str, dict[str, Any]]) -> FakeReply:
 
 
 def thought(number: int, text: str, **extra: Any) -> tuple[str, dict[str, Any]]:
-    args = {"thought": text, "thought_number": number, "total_thoughts": 3,
-            "next_thought_needed": number < 3, **extra}  # fmt: skip
+    args = {
+        "thought": text,
+        "thought_number": number,
+        "total_thoughts": 3,
+        "next_thought_needed": number < 3,
+        **extra,
+    }
     return ("sequential_thinking", args)
 
 
 def plan(status: str) -> tuple[str, dict[str, Any]]:
-    steps = [{"id": 1, "description": "Look it up", "status": status},
-             {"id": 2, "description": "Answer", "status": "pending"}]  # fmt: skip
+    steps = [
+        {"id": 1, "description": "Look it up", "status": status},
+        {"id": 2, "description": "Answer", "status": "pending"},
+    ]
     return ("todo_write", {"task": "answer the question", "steps": steps})
 
 
 STOP = calls(("agent_stop", {}))
 TURN_ONE: list[FakeReply | str] = [
     calls(thought(1, "Start from the question.")),
-    calls(thought(2, "Try the other angle.", branch_from_thought=1, branch_id="alt"),
-          plan("in_progress")),
+    calls(
+        thought(2, "Try the other angle.", branch_from_thought=1, branch_id="alt"),
+        plan("in_progress"),
+    ),
     STOP,
     "first answer",
-]  # fmt: skip
+]
 TURN_TWO: list[FakeReply | str] = [
     calls(thought(3, "The other angle holds.", branch_from_thought=1, branch_id="alt")),
     calls(plan("completed")),
@@ -52,9 +61,13 @@ TURN_TWO: list[FakeReply | str] = [
 
 def make_agent(server: FakeOpenAIServer, **config: Any) -> Agent:
     return Agent(
-        "openai:fake", base_url=server.base_url, api_key="k", agent_thought_mode="chat",
-        enable_todo_tool=True, **config,
-    )  # fmt: skip
+        "openai:fake",
+        base_url=server.base_url,
+        api_key="k",
+        agent_thought_mode="chat",
+        enable_todo_tool=True,
+        **config,
+    )
 
 
 async def turn(agent: Agent, prompt: str, **options: Any) -> list[Any]:

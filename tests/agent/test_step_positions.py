@@ -49,24 +49,34 @@ DAG = [
 async def run(script: list[FakeReply | str], **config: Any) -> list[Any]:
     async with FakeOpenAIServer(script) as server:
         agent = Agent(
-            "openai:fake", tools=[lookup], base_url=server.base_url, api_key="k",
-            agent_workflow="step-react", agent_thought_mode="chat", enable_thinking_tool=False,
+            "openai:fake",
+            tools=[lookup],
+            base_url=server.base_url,
+            api_key="k",
+            agent_workflow="step-react",
+            agent_thought_mode="chat",
+            enable_thinking_tool=False,
             **config,
-        )  # fmt: skip
+        )
         events = [e async for e in agent.stream("write something")]
         await agent.model.aclose()  # type: ignore[attr-defined]
     return events
 
 
 async def test_after_an_update_step_replan_steps_count_in_the_new_plan() -> None:
-    events = await run([
-        plan("gather", "draft"),
-        STOP, summary("Gathered."),
-        call("update_step", action="replan", dag=DAG),
-        STOP, summary("Outlined."),
-        STOP, summary("Written."),
-        "final text",
-    ])  # fmt: skip
+    events = await run(
+        [
+            plan("gather", "draft"),
+            STOP,
+            summary("Gathered."),
+            call("update_step", action="replan", dag=DAG),
+            STOP,
+            summary("Outlined."),
+            STOP,
+            summary("Written."),
+            "final text",
+        ]
+    )
     started = [(e.step_id, e.index, e.total) for e in of_kind(events, "step_started")]
     assert started == [("gather", 1, 2), ("draft", 2, 2), ("outline", 2, 3), ("write", 3, 3)]
     assert all(index <= total for _, index, total in started)
@@ -85,15 +95,18 @@ async def test_a_stall_replan_is_its_own_event_with_positions_in_the_new_plan() 
     events = await run(
         [
             plan("only"),
-            same, same, same,  # the stall: three identical calls
-            structured({"needs_decomposition": True, "reason": "another way",
-                        "steps": DAG}),
-            STOP, summary("Outlined."),
-            STOP, summary("Written."),
+            same,
+            same,
+            same,  # the stall: three identical calls
+            structured({"needs_decomposition": True, "reason": "another way", "steps": DAG}),
+            STOP,
+            summary("Outlined."),
+            STOP,
+            summary("Written."),
             "done",
         ],
         loop_reasoning_trigger=2,
-    )  # fmt: skip
+    )
     [stall] = [e for e in of_kind(events, "stall_detected") if e.action == "replan"]
     [replan] = of_kind(events, "plan_replanned")
     assert (replan.trigger, replan.replaced) == ("stall", ["only"])

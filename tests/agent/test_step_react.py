@@ -23,9 +23,15 @@ THREE_STEPS = plan(
 def test_the_program_has_the_spec_shape() -> None:
     listing = STEP_REACT_BLOCK.dis()
     names = [
-        "STRATEGY_INIT", "AGENT_ENTRY", "NODE_INTRO", "STEP_EXEC", "ITER_COND",
-        "NODE_LEAVE", "TASK_COND", "AGENT_POST_PROCESS",
-    ]  # fmt: skip
+        "STRATEGY_INIT",
+        "AGENT_ENTRY",
+        "NODE_INTRO",
+        "STEP_EXEC",
+        "ITER_COND",
+        "NODE_LEAVE",
+        "TASK_COND",
+        "AGENT_POST_PROCESS",
+    ]
     positions = [listing.index(name) for name in names]
     assert positions == sorted(positions)
     assert "BRANCH_TRUE      TASK_COND" in listing and "BRANCH_TRUE      ITER_COND" in listing
@@ -110,9 +116,14 @@ async def test_plan_status_is_injected_only_when_it_changed() -> None:
 
 async def test_a_simple_task_runs_as_one_implicit_step() -> None:
     model = ScriptedModel(
-        [no_plan("one lookup"), call_tools(("lookup", {"key": "k"})), stop("found"),
-         summary("Looked up k.", "value of k"), reply("k is value of k")]
-    )  # fmt: skip
+        [
+            no_plan("one lookup"),
+            call_tools(("lookup", {"key": "k"})),
+            stop("found"),
+            summary("Looked up k.", "value of k"),
+            reply("k is value of k"),
+        ]
+    )
     events = [e async for e in step_agent(model).stream("what is k?")]
     assert [(e.step_id, e.total) for e in of_kind(events, "step_started")] == [("task", 1)]
     assert of_kind(events, "plan_updated")[0].reason == "one lookup"

@@ -17,9 +17,13 @@ async def test_a_cyclic_plan_is_corrected_on_retry() -> None:
         [
             cyclic,
             plan(("a", "First", []), ("b", "Second", ["a"])),
-            stop(), summary("A."), stop(), summary("B."), reply("done"),
+            stop(),
+            summary("A."),
+            stop(),
+            summary("B."),
+            reply("done"),
         ]
-    )  # fmt: skip
+    )
     agent = step_agent(model)
     events = [e async for e in agent.stream("two steps")]
     retry = model.requests[1]
@@ -94,11 +98,13 @@ async def test_add_step_and_replan_mid_run() -> None:
                     {"id": "write", "description": "Write", "depends_on": ["outline"]},
                 ],
             ),
-            stop(), summary("Outlined."),
-            stop(), summary("Written."),
+            stop(),
+            summary("Outlined."),
+            stop(),
+            summary("Written."),
             reply("final text"),
         ]
-    )  # fmt: skip
+    )
     events = [e async for e in step_agent(model).stream("write something")]
     plans = of_kind(events, "plan_updated")
     assert [p.revision for p in plans] == [1, 2, 3]
@@ -126,9 +132,13 @@ async def test_invalid_updates_are_refused_and_the_plan_stays() -> None:
                 ("update_step", {"action": "replan", "dag": [SELF_LOOP]}),
             ),
             update(action="note", note="remember the units"),
-            stop(), summary("A."), stop(), summary("B."), reply("ok"),
+            stop(),
+            summary("A."),
+            stop(),
+            summary("B."),
+            reply("ok"),
         ]
-    )  # fmt: skip
+    )
     events = [e async for e in step_agent(model).stream("task")]
     results = [m for m in model.requests[2].messages if isinstance(m, ToolMessage)]
     assert all(m.is_error for m in results[:5])

@@ -18,9 +18,13 @@ from .steps import plan, step_agent, summary
 async def test_a_crashed_step_run_resumes_with_its_plan_and_step_results(tmp_path: Path) -> None:
     store = SQLiteStore(tmp_path / "runs.sqlite3")
     first = ScriptedModel(
-        [plan(("a", "Find x", []), ("b", "Use x", ["a"])), call_tools(("lookup", {"key": "x"})),
-         stop("found x"), summary("Found x.", "value of x")]
-    )  # fmt: skip
+        [
+            plan(("a", "Find x", []), ("b", "Use x", ["a"])),
+            call_tools(("lookup", {"key": "x"})),
+            stop("found x"),
+            summary("Found x.", "value of x"),
+        ]
+    )
     with pytest.raises(ModelResponseError, match="out of script"):
         await step_agent(first, store=store).run("use x", run_id="run-1")
 

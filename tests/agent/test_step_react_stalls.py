@@ -24,9 +24,17 @@ def contents(request: object) -> str:
 
 async def test_a_stall_is_corrected_and_the_step_goes_on() -> None:
     model = ScriptedModel(
-        [TWO_STEPS, SAME, SAME, stop("x found"), summary("Found x."),
-         stop(), summary("Used x."), reply("x is value of x")]
-    )  # fmt: skip
+        [
+            TWO_STEPS,
+            SAME,
+            SAME,
+            stop("x found"),
+            summary("Found x."),
+            stop(),
+            summary("Used x."),
+            reply("x is value of x"),
+        ]
+    )
     events = [e async for e in step_agent(model, loop_reasoning_trigger=2).stream("x?")]
     stalls = of_kind(events, "stall_detected")
     assert [(s.step_id, s.action, s.repeats) for s in stalls] == [("a", "corrected", 2)]
@@ -47,10 +55,27 @@ async def test_the_same_call_with_new_results_is_progress_not_a_stall() -> None:
         return f"progress {next(counter)}"
 
     poll_call = call_tools(("poll", {}))
-    model = ScriptedModel([TWO_STEPS, poll_call, poll_call, poll_call, stop(), summary("Polled."),
-                           stop(), summary("Done."), reply("finished")])  # fmt: skip
-    agent = Agent(model, tools=[poll], agent_workflow="step-react", agent_thought_mode="chat",
-                  enable_thinking_tool=False, loop_reasoning_trigger=2)  # fmt: skip
+    model = ScriptedModel(
+        [
+            TWO_STEPS,
+            poll_call,
+            poll_call,
+            poll_call,
+            stop(),
+            summary("Polled."),
+            stop(),
+            summary("Done."),
+            reply("finished"),
+        ]
+    )
+    agent = Agent(
+        model,
+        tools=[poll],
+        agent_workflow="step-react",
+        agent_thought_mode="chat",
+        enable_thinking_tool=False,
+        loop_reasoning_trigger=2,
+    )
     events = [e async for e in agent.stream("wait for the job")]
     assert of_kind(events, "stall_detected") == []
     assert of_kind(events, "run_finished")[0].output == "finished"
@@ -89,9 +114,19 @@ async def test_a_persisting_stall_abandons_the_task_honestly_under_abandon() -> 
 async def test_a_persisting_stall_replans_under_replan() -> None:
     new_plan = plan(("a2", "Derive x another way", []), ("b2", "Use x", ["a2"]), reason="other way")
     model = ScriptedModel(
-        [TWO_STEPS, SAME, SAME, SAME, new_plan,
-         stop(), summary("Derived x."), stop(), summary("Used x."), reply("x derived")]
-    )  # fmt: skip
+        [
+            TWO_STEPS,
+            SAME,
+            SAME,
+            SAME,
+            new_plan,
+            stop(),
+            summary("Derived x."),
+            stop(),
+            summary("Used x."),
+            reply("x derived"),
+        ]
+    )
     events = [e async for e in step_agent(model, loop_reasoning_trigger=2).stream("x")]
     assert [s.action for s in of_kind(events, "stall_detected")] == ["corrected", "replan"]
     replan_request = model.requests[4]
@@ -139,9 +174,15 @@ async def test_a_disabled_token_budget_never_ends_a_step(budget: int) -> None:
 async def test_the_step_token_budget_ends_the_step_and_compacts_it_into_its_summary() -> None:
     big = call_tools(("lookup", {"key": "x" * 2000}))
     model = ScriptedModel(
-        [TWO_STEPS, big, summary("Looked x up.", "value of x"), stop("used"), summary("Used x."),
-         reply("answer from the summary")]
-    )  # fmt: skip
+        [
+            TWO_STEPS,
+            big,
+            summary("Looked x up.", "value of x"),
+            stop("used"),
+            summary("Used x."),
+            reply("answer from the summary"),
+        ]
+    )
     events = [e async for e in step_agent(model, agent_step_token_budget=300).stream("x")]
     assert [(e.limit, e.value) for e in of_kind(events, "limit_reached")] == [("token_budget", 300)]
     assert [e.status for e in of_kind(events, "step_finished")] == ["budget", "stopped"]
@@ -156,8 +197,12 @@ async def test_the_step_token_budget_ends_the_step_and_compacts_it_into_its_summ
     # the compacted ledger still pairs every call with its result
     Ledger(step_b.messages).ensure_sendable()
     Ledger(model.requests[-1].messages).ensure_sendable()
-    calls = [c.id for m in model.requests[-1].messages if isinstance(m, AssistantMessage)
-             for c in m.tool_calls]  # fmt: skip
+    calls = [
+        c.id
+        for m in model.requests[-1].messages
+        if isinstance(m, AssistantMessage)
+        for c in m.tool_calls
+    ]
     results = [m.call_id for m in model.requests[-1].messages if isinstance(m, ToolMessage)]
     assert calls == results
     assert of_kind(events, "run_finished")[0].output == "answer from the summary"

@@ -221,9 +221,13 @@ async def test_openai_gets_a_json_schema_response_format() -> None:
     ]
     async with FakeOpenAIServer(script) as server:
         agent = Agent(
-            "openai:gpt-4o-mini", base_url=server.base_url, api_key="k",
-            agent_thought_mode="chat", enable_thinking_tool=False, output_type=Product,
-        )  # fmt: skip
+            "openai:gpt-4o-mini",
+            base_url=server.base_url,
+            api_key="k",
+            agent_thought_mode="chat",
+            enable_thinking_tool=False,
+            output_type=Product,
+        )
         result = await agent.run("17*23?")
         await agent.model.aclose()  # type: ignore[attr-defined]
     assert result.output.value == 391
@@ -245,9 +249,13 @@ async def test_anthropic_answers_through_a_forced_output_tool() -> None:
     ]
     async with FakeAnthropicServer(script) as server:
         agent = Agent(
-            "anthropic:claude-3-5-haiku-latest", base_url=server.base_url, api_key="k",
-            agent_thought_mode="chat", enable_thinking_tool=False, output_type=Product,
-        )  # fmt: skip
+            "anthropic:claude-3-5-haiku-latest",
+            base_url=server.base_url,
+            api_key="k",
+            agent_thought_mode="chat",
+            enable_thinking_tool=False,
+            output_type=Product,
+        )
         result = await agent.run("17*23?")
         await agent.model.aclose()  # type: ignore[attr-defined]
     assert result.output == Product(value=391, how="sum")

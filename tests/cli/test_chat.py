@@ -80,9 +80,13 @@ def test_ctrl_c_cancels_the_turn_and_keeps_the_repl_and_the_conversation(
     env = environment(OPENAI_API_KEY="k", OPENAI_BASE_URL=provider.base_url)
     process = subprocess.Popen(
         [PONDER, "chat", "-m", "openai:m", "--json"],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        text=True, env=env, cwd=ROOT,
-    )  # fmt: skip
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=ROOT,
+    )
     assert process.stdin is not None and process.stdout is not None
     assert process.stderr is not None
     assert LEAVING in process.stderr.readline()
@@ -113,8 +117,12 @@ def test_chat_on_a_terminal_survives_ctrl_c_and_leaves_on_ctrl_d(
     env = environment(OPENAI_API_KEY="k", OPENAI_BASE_URL=provider.base_url, TERM="dumb")
     process = subprocess.Popen(
         [PONDER, "chat", "-m", "openai:m"],
-        stdin=follower, stdout=follower, stderr=follower, env=env, cwd=ROOT,
-    )  # fmt: skip
+        stdin=follower,
+        stdout=follower,
+        stderr=follower,
+        env=env,
+        cwd=ROOT,
+    )
     os.close(follower)
     seen = b""
 
@@ -176,9 +184,16 @@ def test_a_session_is_stored_and_continued_by_name(tmp_path: Path) -> None:
 def test_tools_are_offered_in_chat() -> None:
     with FakeOpenAIServer(answering()) as server:
         done = ponder(
-            "chat", "-m", "openai:m", "--tools", "tests.cli.gate_tools:TOOLS", "--json",
-            stdin="hi\n", OPENAI_API_KEY="k", OPENAI_BASE_URL=server.base_url,
-        )  # fmt: skip
+            "chat",
+            "-m",
+            "openai:m",
+            "--tools",
+            "tests.cli.gate_tools:TOOLS",
+            "--json",
+            stdin="hi\n",
+            OPENAI_API_KEY="k",
+            OPENAI_BASE_URL=server.base_url,
+        )
         requests = server.requests
     assert done.returncode == 0, done.stderr
     offered = {t["function"]["name"] for r in requests for t in r.get("tools", [])}

@@ -58,12 +58,17 @@ def agent_script() -> list[FakeReply]:
 
     return [
         call("think_and_reason", last_step="", summary="Think it through once."),
-        call("sequential_thinking", thought="Only one step is needed.", thought_number=1,
-             total_thoughts=1, next_thought_needed=False),
+        call(
+            "sequential_thinking",
+            thought="Only one step is needed.",
+            thought_number=1,
+            total_thoughts=1,
+            next_thought_needed=False,
+        ),
         call("think_and_reason", last_step="thought", summary="Ready to answer."),
         call("agent_stop", result="done"),
         FakeReply(content="Final answer from the provider.", input_tokens=11, output_tokens=5),
-    ]  # fmt: skip
+    ]
 
 
 @pytest.fixture
@@ -81,9 +86,13 @@ def test_help_lists_every_command() -> None:
 
 def test_run_shows_the_live_view_against_a_real_provider(provider: FakeOpenAIServer) -> None:
     result = ponder(
-        "run", "What is the answer?", "--model", "openai:fake-model",
-        OPENAI_API_KEY="k", OPENAI_BASE_URL=provider.base_url,
-    )  # fmt: skip
+        "run",
+        "What is the answer?",
+        "--model",
+        "openai:fake-model",
+        OPENAI_API_KEY="k",
+        OPENAI_BASE_URL=provider.base_url,
+    )
     assert result.returncode == 0, result.stderr
     out = result.stdout
     assert "✓ completed" in out and "model openai:fake-model" in out
@@ -96,9 +105,14 @@ def test_run_shows_the_live_view_against_a_real_provider(provider: FakeOpenAISer
 
 def test_run_json_prints_one_event_per_line(provider: FakeOpenAIServer) -> None:
     result = ponder(
-        "run", "What is the answer?", "--json", "-m", "openai:fake-model",
-        OPENAI_API_KEY="k", OPENAI_BASE_URL=provider.base_url,
-    )  # fmt: skip
+        "run",
+        "What is the answer?",
+        "--json",
+        "-m",
+        "openai:fake-model",
+        OPENAI_API_KEY="k",
+        OPENAI_BASE_URL=provider.base_url,
+    )
     assert result.returncode == 0, result.stderr
     events = [json.loads(line) for line in result.stdout.splitlines()]
     kinds = [e["kind"] for e in events]
@@ -194,8 +208,11 @@ def test_demo_runs_offline_with_the_whole_story() -> None:
 def test_demo_json_streams_the_answer() -> None:
     result = ponder("demo", "--delay", "0", "--json")
     events = [json.loads(line) for line in result.stdout.splitlines()]
-    started = [e["arguments"]["city"] for e in events if e["kind"] == "tool_call_started"
-               and e["name"] == "current_temperature"]  # fmt: skip
+    started = [
+        e["arguments"]["city"]
+        for e in events
+        if e["kind"] == "tool_call_started" and e["name"] == "current_temperature"
+    ]
     assert started == ["Lisbon", "Oslo"]
     deltas = [e["text"] for e in events if e["kind"] == "text_delta"]
     assert len(deltas) > 3 and "".join(deltas) == events[-1]["output"]
@@ -216,9 +233,14 @@ def test_chat_keeps_the_conversation(tmp_path: Path) -> None:
 
     with FakeOpenAIServer(answer) as server:
         result = ponder(
-            "chat", "-m", "openai:m", "--json", stdin="first question\nsecond question\n",
-            OPENAI_API_KEY="k", OPENAI_BASE_URL=server.base_url,
-        )  # fmt: skip
+            "chat",
+            "-m",
+            "openai:m",
+            "--json",
+            stdin="first question\nsecond question\n",
+            OPENAI_API_KEY="k",
+            OPENAI_BASE_URL=server.base_url,
+        )
         requests = server.requests
     assert result.returncode == 0, result.stderr
     events = [json.loads(x) for x in result.stdout.splitlines()]
@@ -268,8 +290,12 @@ def test_serve_answers_and_stops_cleanly_on_ctrl_c() -> None:
     port = free_port()
     process = subprocess.Popen(
         [PONDER, "serve", "--port", str(port), "--no-token", "-m", "scripted"],
-        env=environment(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
-    )  # fmt: skip
+        env=environment(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+    )
     try:
         url = f"http://127.0.0.1:{port}"
         deadline = time.monotonic() + 30
@@ -297,8 +323,11 @@ def test_ctrl_c_stops_a_run_cleanly() -> None:
         process = subprocess.Popen(
             [PONDER, "run", "hi", "-m", "openai:m"],
             env=environment(OPENAI_API_KEY="k", OPENAI_BASE_URL=slow.base_url),
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
-        )  # fmt: skip
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=ROOT,
+        )
         deadline = time.monotonic() + 30
         while not slow.requests:
             assert time.monotonic() < deadline and process.poll() is None
@@ -311,20 +340,41 @@ def test_ctrl_c_stops_a_run_cleanly() -> None:
 
 def test_mcp_thinking_serves_over_stdio() -> None:
     messages: list[dict[str, Any]] = [
-        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {},
-            "clientInfo": {"name": "test", "version": "0"}}},
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "test", "version": "0"},
+            },
+        },
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
         {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
-        {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
-            "name": "sequentialthinking", "arguments": {
-                "thought": "a thought", "nextThoughtNeeded": False,
-                "thoughtNumber": 1, "totalThoughts": 1}}},
-    ]  # fmt: skip
+        {
+            "jsonrpc": "2.0",
+            "id": 3,
+            "method": "tools/call",
+            "params": {
+                "name": "sequentialthinking",
+                "arguments": {
+                    "thought": "a thought",
+                    "nextThoughtNeeded": False,
+                    "thoughtNumber": 1,
+                    "totalThoughts": 1,
+                },
+            },
+        },
+    ]
     process = subprocess.Popen(
-        [PONDER, "mcp", "thinking"], env=environment(DISABLE_THOUGHT_LOGGING="true"),
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
+        [PONDER, "mcp", "thinking"],
+        env=environment(DISABLE_THOUGHT_LOGGING="true"),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     assert process.stdin is not None and process.stdout is not None
     answers: dict[int, Any] = {}
     for message in messages:

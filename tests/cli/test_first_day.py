@@ -31,9 +31,14 @@ def test_instructions_come_from_toml_and_the_command_line_overrides_them(tmp_pat
         common = ("--model", "openai:gpt-4o-mini", "--config", str(config), "--json")
         from_toml = ponder("run", *common, "hi", OPENAI_BASE_URL=url, OPENAI_API_KEY="k")
         overridden = ponder(
-            "run", *common, "--system", "Answer in French.", "hi",
-            OPENAI_BASE_URL=url, OPENAI_API_KEY="k",
-        )  # fmt: skip
+            "run",
+            *common,
+            "--system",
+            "Answer in French.",
+            "hi",
+            OPENAI_BASE_URL=url,
+            OPENAI_API_KEY="k",
+        )
     assert from_toml.returncode == 0, from_toml.stderr
     assert overridden.returncode == 0, overridden.stderr
     first, second = server.requests

@@ -59,8 +59,12 @@ def start_run(provider: FakeOpenAIServer, store: str, gate: Path) -> subprocess.
     command = [PONDER, "run", "--model", "openai:gpt-4o-mini", "--tools", TOOLS]
     return subprocess.Popen(
         [*command, "--store", store, "--json", "pass the gate"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT,
-    )  # fmt: skip
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=ROOT,
+    )
 
 
 def stored_status(store: str) -> str:
@@ -90,10 +94,20 @@ def test_ctrl_c_waits_for_the_running_call_then_leaves_the_run_resumable(
     assert stored_status(store) == "interrupted"
 
     resumed = ponder(
-        "runs", "resume", run_id, "--store", store, "--model", "openai:gpt-4o-mini",
-        "--tools", TOOLS, "--json",
-        OPENAI_BASE_URL=provider.base_url, OPENAI_API_KEY="k", GATE_DIR=str(gate),
-    )  # fmt: skip
+        "runs",
+        "resume",
+        run_id,
+        "--store",
+        store,
+        "--model",
+        "openai:gpt-4o-mini",
+        "--tools",
+        TOOLS,
+        "--json",
+        OPENAI_BASE_URL=provider.base_url,
+        OPENAI_API_KEY="k",
+        GATE_DIR=str(gate),
+    )
     assert resumed.returncode == 0, resumed.stderr
     assert json.loads(resumed.stdout.splitlines()[-1])["output"] == "Through the gate."
     assert (gate / "started").read_text() == "first\n"  # the finished call was not redone

@@ -22,11 +22,17 @@ def test_tool_prints_go_to_stderr_not_between_json_lines() -> None:
     ]
     with FakeOpenAIServer(script) as server:
         result = ponder(
-            "run", "Make noise", "--json", "-m", "openai:fake-model",
-            "--tools", "tests.cli.noisy_tools:TOOLS",
-            OPENAI_API_KEY="k", OPENAI_BASE_URL=server.base_url,
+            "run",
+            "Make noise",
+            "--json",
+            "-m",
+            "openai:fake-model",
+            "--tools",
+            "tests.cli.noisy_tools:TOOLS",
+            OPENAI_API_KEY="k",
+            OPENAI_BASE_URL=server.base_url,
             PONDER_AGENT_THOUGHT_MODE="chat",
-        )  # fmt: skip
+        )
     assert result.returncode == 0, result.stderr
     events = [json.loads(line) for line in result.stdout.splitlines()]
     assert events[-1]["kind"] == "run_finished" and events[-1]["output"] == "Both printed."

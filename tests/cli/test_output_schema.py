@@ -32,11 +32,17 @@ def _run(
     ]
     with FakeOpenAIServer(script) as server:
         result = ponder(
-            "run", "Biggest French city?", "-m", "openai:fake-model",
-            "--output-schema", str(schema),
-            OPENAI_API_KEY="k", OPENAI_BASE_URL=server.base_url,
-            PONDER_AGENT_THOUGHT_MODE="chat", PONDER_ENABLE_THINKING_TOOL="false",
-        )  # fmt: skip
+            "run",
+            "Biggest French city?",
+            "-m",
+            "openai:fake-model",
+            "--output-schema",
+            str(schema),
+            OPENAI_API_KEY="k",
+            OPENAI_BASE_URL=server.base_url,
+            PONDER_AGENT_THOUGHT_MODE="chat",
+            PONDER_ENABLE_THINKING_TOOL="false",
+        )
         return result, server.requests
 
 

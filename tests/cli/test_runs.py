@@ -207,13 +207,16 @@ def test_the_store_comes_from_ponder_store(cli: Cli) -> None:
         (["runs", "prune", "--keep", "-1"], 2, "--keep must be 0 or more"),
         (["runs", "list", "--status", "sleeping"], 2, "--status 'sleeping' is not one of"),
         (["runs", "list", "--limit", "0"], 2, "--limit must be 1 or more"),
-        (["run", "hi", "-m", "scripted", "--tools", "tests.cli.approval_tools:NOT_TOOLS"], 2,
-         "must name a list of tools"),
+        (
+            ["run", "hi", "-m", "scripted", "--tools", "tests.cli.approval_tools:NOT_TOOLS"],
+            2,
+            "must name a list of tools",
+        ),
         (["run", "hi", "-m", "scripted", "--tools", "no_such_module_q:TOOLS"], 2, "cannot load"),
         (["run", "hi", "-m", "scripted", "--rag", "/nonexistent/docs"], 2, "is not a folder"),
         (["index", "/nonexistent/docs"], 2, "not a folder"),
     ],
-)  # fmt: skip
+)
 def test_misuse_is_one_line(cli: Cli, args: list[str], code: int, fragment: str) -> None:
     if args[0] == "runs":
         args = [*args, "--store", cli.store]
@@ -251,9 +254,16 @@ def test_index_then_answer_from_the_folder(tmp_path: Path) -> None:
 
     with FakeOpenAIServer([FakeReply(content="At 14:20.")]) as server:
         answered = ponder(
-            "run", "When does the harbour tide peak?", "-m", "openai:m", "--rag", str(docs),
-            "--json", OPENAI_API_KEY="k", OPENAI_BASE_URL=server.base_url,
-        )  # fmt: skip
+            "run",
+            "When does the harbour tide peak?",
+            "-m",
+            "openai:m",
+            "--rag",
+            str(docs),
+            "--json",
+            OPENAI_API_KEY="k",
+            OPENAI_BASE_URL=server.base_url,
+        )
         request = server.requests[0]
     assert answered.returncode == 0, answered.stderr
     events = [json.loads(line) for line in answered.stdout.splitlines()]
@@ -269,9 +279,13 @@ def test_serve_with_the_store_approves_a_run_from_the_terminal(cli: Cli) -> None
     command = [PONDER, "serve", "--port", str(port), "--no-token", "-m", "openai:m"]
     command += ["--tools", TOOLS]
     process = subprocess.Popen(
-        [*command, "--store", cli.store], env=environment(**cli.env), cwd=ROOT,
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
+        [*command, "--store", cli.store],
+        env=environment(**cli.env),
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         url = f"http://127.0.0.1:{port}"
         deadline = time.monotonic() + 30

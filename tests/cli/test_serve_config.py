@@ -19,10 +19,23 @@ def test_serve_saves_edits_into_its_config_file(tmp_path: Path) -> None:
     path.write_text(CONFIG)
     port = free_port()
     process = subprocess.Popen(
-        [PONDER, "serve", "--port", str(port), "--no-token", "-m", "scripted", "--config",
-         str(path)],
-        env=environment(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
-    )  # fmt: skip
+        [
+            PONDER,
+            "serve",
+            "--port",
+            str(port),
+            "--no-token",
+            "-m",
+            "scripted",
+            "--config",
+            str(path),
+        ],
+        env=environment(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+    )
     try:
         url = f"http://127.0.0.1:{port}/v1/config"
         deadline = time.monotonic() + 30

@@ -47,8 +47,12 @@ def lookup(key: str) -> str:
 
 
 def _thought(n: int) -> Any:
-    args = {"thought": f"thought {n}", "thought_number": n, "total_thoughts": 3,
-            "next_thought_needed": n < 3}  # fmt: skip
+    args = {
+        "thought": f"thought {n}",
+        "thought_number": n,
+        "total_thoughts": 3,
+        "next_thought_needed": n < 3,
+    }
     return call_tools(("sequential_thinking", args))
 
 
@@ -87,16 +91,22 @@ def fallback_agent(phase: str) -> Agent:
         script = [call_tools(("deploy", {"target": "prod"}))]
     backup = ScriptedModel(script, name="backup")
     return Agent(
-        [ScriptedModel(_down, name="primary"), backup], tools=[deploy],
-        agent_thought_mode="chat", enable_thinking_tool=False,
-    )  # fmt: skip
+        [ScriptedModel(_down, name="primary"), backup],
+        tools=[deploy],
+        agent_thought_mode="chat",
+        enable_thinking_tool=False,
+    )
 
 
 def cost_agent(base_url: str) -> Agent:
     return Agent(
-        "openai:gpt-4o-mini", tools=[deploy], base_url=base_url, api_key="k",
-        agent_thought_mode="chat", enable_thinking_tool=False,
-    )  # fmt: skip
+        "openai:gpt-4o-mini",
+        tools=[deploy],
+        base_url=base_url,
+        api_key="k",
+        agent_thought_mode="chat",
+        enable_thinking_tool=False,
+    )
 
 
 def build(scenario: str, base_url: str) -> Agent:

@@ -64,9 +64,12 @@ def deploy_script(request: ModelRequest) -> ModelResponse:
 
 def deploy_agent(**config: Any) -> Agent:
     return Agent(
-        ScriptedModel(deploy_script), tools=[deploy], agent_thought_mode="chat",
-        enable_thinking_tool=False, **config,
-    )  # fmt: skip
+        ScriptedModel(deploy_script),
+        tools=[deploy],
+        agent_thought_mode="chat",
+        enable_thinking_tool=False,
+        **config,
+    )
 
 
 async def main(scenario: str, url: str, run_id: str) -> None:

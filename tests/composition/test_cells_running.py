@@ -33,8 +33,12 @@ def _down(request: ModelRequest) -> Any:
 
 
 def _thought(n: int) -> Any:
-    args = {"thought": f"thought {n}", "thought_number": n, "total_thoughts": 3,
-            "next_thought_needed": n < 3}  # fmt: skip
+    args = {
+        "thought": f"thought {n}",
+        "thought_number": n,
+        "total_thoughts": 3,
+        "next_thought_needed": n < 3,
+    }
     return call_tools(("sequential_thinking", args))
 
 
@@ -59,9 +63,15 @@ def test_a_session_keeps_its_thinking_and_plan_across_sync_calls() -> None:
     """``sequential_thinking`` and ``todo_write`` state carries from one ``run_sync`` turn
     of a session to the next, which sees the earlier thought and plan."""
     script: list[ScriptEntry] = [
-        _thought(1), _todo("in_progress"), STOP, "one",
-        _thought(2), _todo("completed"), STOP, "two",
-    ]  # fmt: skip
+        _thought(1),
+        _todo("in_progress"),
+        STOP,
+        "one",
+        _thought(2),
+        _todo("completed"),
+        STOP,
+        "two",
+    ]
     agent = Agent(ScriptedModel(script), agent_thought_mode="chat", enable_todo_tool=True)
     agent.run_sync("first", session_id="s")
     events = list(agent.stream_sync("second", session_id="s"))
@@ -108,9 +118,12 @@ def test_reflection_runs_under_run_sync() -> None:
         ]
     )
     agent = Agent(
-        model, agent_thought_mode="chat", enable_thinking_tool=False, enable_reflection=True,
+        model,
+        agent_thought_mode="chat",
+        enable_thinking_tool=False,
+        enable_reflection=True,
         reflection_depth=2,
-    )  # fmt: skip
+    )
     events = list(agent.stream_sync("q"))
     verdicts = [(e.check_type, e.result) for e in of_kind(events, "reflection")]
     assert verdicts[1] == ("contradiction_check", "fail")
@@ -138,9 +151,11 @@ def test_a_sub_agent_runs_under_run_sync_and_its_usage_rolls_up() -> None:
         [call_tools(("helper", {"task": "Count."}, "c1")), STOP, reply("It is 7.")]
     )
     parent = Agent(
-        model, tools=[child.as_tool("helper", "Counts.")], agent_thought_mode="chat",
+        model,
+        tools=[child.as_tool("helper", "Counts.")],
+        agent_thought_mode="chat",
         enable_thinking_tool=False,
-    )  # fmt: skip
+    )
     events = list(parent.stream_sync("How many?"))
     result = of_kind(events, "run_finished")[0]
     assert result.output == "It is 7."
@@ -155,9 +170,10 @@ def test_a_fallback_model_answers_under_run_sync() -> None:
     """From a sync script, the backup answers the requests the primary fails, and says so."""
     backup = ScriptedModel([STOP, reply("From the backup.")], name="backup")
     agent = Agent(
-        [ScriptedModel(_down, name="primary"), backup], agent_thought_mode="chat",
+        [ScriptedModel(_down, name="primary"), backup],
+        agent_thought_mode="chat",
         enable_thinking_tool=False,
-    )  # fmt: skip
+    )
     events = list(agent.stream_sync("hello"))
     fell = of_kind(events, "model_fallback")
     assert [(e.failed, e.answered_by) for e in fell] == [("primary", "backup")] * 2
@@ -212,9 +228,12 @@ async def test_a_fallback_model_with_a_store_falls_back_after_a_resume(store: St
 
     def agent(backup: ScriptedModel) -> Agent:
         return Agent(
-            [ScriptedModel(_down, name="primary"), backup], tools=[deploy], store=store,
-            agent_thought_mode="chat", enable_thinking_tool=False,
-        )  # fmt: skip
+            [ScriptedModel(_down, name="primary"), backup],
+            tools=[deploy],
+            store=store,
+            agent_thought_mode="chat",
+            enable_thinking_tool=False,
+        )
 
     first = await agent(
         ScriptedModel([call_tools(("deploy", {"target": "prod"}))], name="backup")
@@ -236,9 +255,12 @@ def test_the_price_of_a_run_sync_run_is_the_sum_of_its_requests() -> None:
     sum of the requests' prices."""
     with FakeOpenAIServer([STOP_WIRE, "the answer"]) as server:
         agent = Agent(
-            "openai:gpt-4o-mini", base_url=server.base_url, api_key="k",
-            agent_thought_mode="chat", enable_thinking_tool=False,
-        )  # fmt: skip
+            "openai:gpt-4o-mini",
+            base_url=server.base_url,
+            api_key="k",
+            agent_thought_mode="chat",
+            enable_thinking_tool=False,
+        )
         events = list(agent.stream_sync("q"))
     usages = of_kind(events, "usage")
     assert len(usages) == len(server.requests) == 2

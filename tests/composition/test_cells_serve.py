@@ -77,9 +77,12 @@ def test_reflection_sends_the_model_back_over_http() -> None:
         ]
     )
     agent = Agent(
-        model, agent_thought_mode="chat", enable_thinking_tool=False, enable_reflection=True,
+        model,
+        agent_thought_mode="chat",
+        enable_thinking_tool=False,
+        enable_reflection=True,
         reflection_depth=2,
-    )  # fmt: skip
+    )
     done, events = served(agent)
     verdicts = [(e["check_type"], e["result"]) for e in of_kind(events, "reflection")]
     assert verdicts[1] == ("contradiction_check", "fail")
@@ -96,9 +99,11 @@ def test_a_sub_agent_runs_over_http_and_its_usage_rolls_up() -> None:
         [call_tools(("helper", {"task": "Count."}, "c1")), STOP, reply("It is 7.")]
     )
     parent = Agent(
-        model, tools=[child.as_tool("helper", "Counts.")], agent_thought_mode="chat",
+        model,
+        tools=[child.as_tool("helper", "Counts.")],
+        agent_thought_mode="chat",
         enable_thinking_tool=False,
-    )  # fmt: skip
+    )
     done, events = served(parent, "How many?")
     nested = [e["event"]["kind"] for e in of_kind(events, "sub_agent_event")]
     assert nested[0] == "run_started" and nested[-1] == "run_finished"
@@ -116,9 +121,10 @@ def test_a_fallback_model_answers_over_http_and_an_event_says_so() -> None:
     every request, and each fallback is an SSE event naming both."""
     backup = ScriptedModel([STOP, reply("From the backup.")], name="backup")
     agent = Agent(
-        [ScriptedModel(_down, name="primary"), backup], agent_thought_mode="chat",
+        [ScriptedModel(_down, name="primary"), backup],
+        agent_thought_mode="chat",
         enable_thinking_tool=False,
-    )  # fmt: skip
+    )
     done, events = served(agent, "hello")
     fell = [(e["failed"], e["answered_by"]) for e in of_kind(events, "model_fallback")]
     assert fell == [("primary", "backup")] * 2

@@ -70,9 +70,13 @@ async def test_an_approval_inside_a_step_suspends_and_the_step_goes_on() -> None
     ]
     model = ScriptedModel(script)
     agent = Agent(
-        model, tools=[deploy], agent_workflow="step-react", agent_thought_mode="chat",
-        enable_thinking_tool=False, store=store,
-    )  # fmt: skip
+        model,
+        tools=[deploy],
+        agent_workflow="step-react",
+        agent_thought_mode="chat",
+        enable_thinking_tool=False,
+        store=store,
+    )
     finished: list[str] = []
     agent.on_event("step_finished")(lambda e: finished.append(e.step_id))
     first = await agent.run("deploy then report")
@@ -105,9 +109,12 @@ async def test_a_sub_agent_runs_inside_a_step_and_its_usage_rolls_up() -> None:
         ]
     )
     agent = Agent(
-        model, tools=[child.as_tool("researcher", "Finds facts.")], agent_workflow="step-react",
-        agent_thought_mode="chat", enable_thinking_tool=False,
-    )  # fmt: skip
+        model,
+        tools=[child.as_tool("researcher", "Finds facts.")],
+        agent_workflow="step-react",
+        agent_thought_mode="chat",
+        enable_thinking_tool=False,
+    )
     stream = agent.stream("How many people live in Paris?")
     events = [e async for e in stream]
     result = stream.result
@@ -168,9 +175,11 @@ async def test_a_branching_thought_in_a_step_shows_the_other_branches() -> None:
     ]
     model = ScriptedModel(script)
     agent = Agent(
-        model, agent_workflow="step-react", agent_thought_mode="chat",
+        model,
+        agent_workflow="step-react",
+        agent_thought_mode="chat",
         thinking_branch_contents_max_chars=2000,
-    )  # fmt: skip
+    )
     result = await agent.run("q")
     assert result.output == "done"
     thoughts = [
@@ -253,9 +262,12 @@ async def test_the_report_guard_in_rag_mode_reads_earlier_turns_only_without_min
     ``use_minimal_context`` is set, then goes on to retrieval and the answer."""
     model = ScriptedModel([_verdict(False), call_tools(("lookup", {"key": "k"})), "It is k."])
     agent = Agent(
-        model, tools=[lookup], tool_calling_mode="rag", enable_report=True,
+        model,
+        tools=[lookup],
+        tool_calling_mode="rag",
+        enable_report=True,
         use_minimal_context=minimal,
-    )  # fmt: skip
+    )
     result = await agent.run("CURRENT-QUESTION", message_history=_history())
     assert result.output == "It is k."
     report, retrieval, answer = (sent_text(r.messages) for r in model.requests)
@@ -276,9 +288,11 @@ async def test_step_blocks_beyond_the_reasoning_depth_in_a_step_are_reported() -
         reply("done"),
     ]
     agent = step_agent(
-        ScriptedModel(script), agent_thought_mode="reasoning-optional",
-        structured_reasoning=True, reasoning_depth=2,
-    )  # fmt: skip
+        ScriptedModel(script),
+        agent_thought_mode="reasoning-optional",
+        structured_reasoning=True,
+        reasoning_depth=2,
+    )
     stream = agent.stream("q")
     events = [e async for e in stream]
     assert [b.step_index for b in of_kind(events, "structured_reasoning")] == [1, 2]

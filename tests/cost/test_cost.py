@@ -69,16 +69,29 @@ def test_models_without_a_price_are_not_priced() -> None:
 
 
 def test_the_cli_shows_the_price_beside_the_tokens(provider: FakeOpenAIServer) -> None:
-    result = ponder("run", "What is the answer?", "-m", "openai:gpt-4o-mini",
-                    OPENAI_API_KEY="k", OPENAI_BASE_URL=provider.base_url)  # fmt: skip
+    result = ponder(
+        "run",
+        "What is the answer?",
+        "-m",
+        "openai:gpt-4o-mini",
+        OPENAI_API_KEY="k",
+        OPENAI_BASE_URL=provider.base_url,
+    )
     assert result.returncode == 0, result.stderr
     tokens = next(line for line in result.stdout.splitlines() if "tokens  in " in line)
     assert " · $0.00" in tokens
 
 
 def test_the_cli_shows_no_price_for_an_unknown_model(provider: FakeOpenAIServer) -> None:
-    result = ponder("run", "What is the answer?", "-m", "openai:fake-model", "--json",
-                    OPENAI_API_KEY="k", OPENAI_BASE_URL=provider.base_url)  # fmt: skip
+    result = ponder(
+        "run",
+        "What is the answer?",
+        "-m",
+        "openai:fake-model",
+        "--json",
+        OPENAI_API_KEY="k",
+        OPENAI_BASE_URL=provider.base_url,
+    )
     assert result.returncode == 0, result.stderr
     events = [json.loads(line) for line in result.stdout.splitlines()]
     assert all(e["cost"] is None for e in events if e["kind"] in ("usage", "run_finished"))

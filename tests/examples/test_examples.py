@@ -53,8 +53,12 @@ def run_example(name: str, *args: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "PONDER_"))}
     return subprocess.run(
         [sys.executable, str(EXAMPLES / name), *args],
-        capture_output=True, text=True, timeout=90, cwd=ROOT, env=env,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=90,
+        cwd=ROOT,
+        env=env,
+    )
 
 
 def test_every_example_is_tested() -> None:

@@ -24,7 +24,10 @@ FEATURES = {
 def test_example_runs(name: str, expected: str) -> None:
     done = subprocess.run(
         [sys.executable, str(ROOT / "examples" / f"{name}.py")],
-        capture_output=True, text=True, timeout=60, cwd=ROOT,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=ROOT,
+    )
     assert done.returncode == 0, done.stderr
     assert expected in done.stdout

@@ -17,9 +17,14 @@ from tests.cli.test_commands import agent_script, one_line_error, ponder
 
 
 def script() -> list:
-    return [think("Multiply."), call_tools(("multiply", {"a": "x", "b": 2})),
-            call_tools(("multiply", {"a": 2, "b": 3})), think("Done.", "multiplied"), stop(),
-            reply("6")]  # fmt: skip
+    return [
+        think("Multiply."),
+        call_tools(("multiply", {"a": "x", "b": 2})),
+        call_tools(("multiply", {"a": 2, "b": 3})),
+        think("Done.", "multiplied"),
+        stop(),
+        reply("6"),
+    ]
 
 
 class Collect(logging.Handler):
@@ -68,8 +73,9 @@ async def test_a_library_record_inside_a_tool_gets_the_run_fields(collected: Col
         get_logger("ponder.tools.noisy").info("inside the tool")
         return "ok"
 
-    model = ScriptedModel([think("Go."), call_tools(("noisy", {})), think("Done.", "x"), stop(),
-                           reply("ok")])  # fmt: skip
+    model = ScriptedModel(
+        [think("Go."), call_tools(("noisy", {})), think("Done.", "x"), stop(), reply("ok")]
+    )
     agent = Agent(model, tools=[noisy], enable_thinking_tool=False)
     result = await agent.run("Be noisy.")
     (inside,) = [r for r in collected.records if r.getMessage() == "inside the tool"]
@@ -87,17 +93,23 @@ def test_nothing_is_printed_by_default() -> None:
         "logging.getLogger('ponder.x').warning('not shown either');"
         "print(r.output)"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=60)  # fmt: skip
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0 and done.stdout == "y\n" and done.stderr == ""
 
 
 def test_the_cli_log_level_shows_records_with_run_and_pc() -> None:
     with FakeOpenAIServer(agent_script()) as provider:
         result = ponder(
-            "--log-level", "debug", "run", "Go", "-m", "openai:fake-model", "--json",
-            OPENAI_API_KEY="k", OPENAI_BASE_URL=provider.base_url,
-        )  # fmt: skip
+            "--log-level",
+            "debug",
+            "run",
+            "Go",
+            "-m",
+            "openai:fake-model",
+            "--json",
+            OPENAI_API_KEY="k",
+            OPENAI_BASE_URL=provider.base_url,
+        )
     assert result.returncode == 0, result.stderr
     lines = result.stderr.splitlines()
     started = next(line for line in lines if "run started" in line)

@@ -30,9 +30,17 @@ def events_of(stdout: str) -> list[dict[str, Any]]:
 def test_an_mcp_prompt_is_the_task(tmp_path: Path) -> None:
     config = config_file(tmp_path)
     result = ponder(
-        "run", "--mcp-prompt", "mcp_server/review", "--mcp-arg", "topic=caching",
-        "-m", "scripted", "--config", str(config), "--json",
-    )  # fmt: skip
+        "run",
+        "--mcp-prompt",
+        "mcp_server/review",
+        "--mcp-arg",
+        "topic=caching",
+        "-m",
+        "scripted",
+        "--config",
+        str(config),
+        "--json",
+    )
     assert result.returncode == 0, result.stderr
     events = events_of(result.stdout)
     assert events[0]["prompt"] == "Please review caching carefully."
@@ -42,16 +50,29 @@ def test_an_mcp_prompt_is_the_task(tmp_path: Path) -> None:
 def test_an_mcp_resource_is_attached_to_the_task(tmp_path: Path) -> None:
     config = config_file(tmp_path)
     result = ponder(
-        "run", "Summarize it.", "--mcp-resource", "mcp_server=note://greeting",
-        "-m", "scripted", "--config", str(config), "--json",
-    )  # fmt: skip
+        "run",
+        "Summarize it.",
+        "--mcp-resource",
+        "mcp_server=note://greeting",
+        "-m",
+        "scripted",
+        "--config",
+        str(config),
+        "--json",
+    )
     assert result.returncode == 0, result.stderr
     prompt = events_of(result.stdout)[0]["prompt"]
     assert "hello from the fixture" in prompt and prompt.endswith("Summarize it.")
     bad = ponder(
-        "run", "x", "--mcp-resource", "nowhere=note://greeting",
-        "-m", "scripted", "--config", str(config),
-    )  # fmt: skip
+        "run",
+        "x",
+        "--mcp-resource",
+        "nowhere=note://greeting",
+        "-m",
+        "scripted",
+        "--config",
+        str(config),
+    )
     assert bad.returncode == 2 and "expects SERVER=URI" in bad.stderr
 
 
@@ -85,10 +106,17 @@ def test_elicitation_is_answered_on_the_terminal_and_checked(tmp_path: Path) -> 
     config = config_file(tmp_path)
     with FakeOpenAIServer(contact_script()) as provider:
         result = ponder(
-            "run", "add contacts", "--json", "-m", "openai:fake-model", "--config", str(config),
+            "run",
+            "add contacts",
+            "--json",
+            "-m",
+            "openai:fake-model",
+            "--config",
+            str(config),
             stdin="Ada\n36\nBob\nold\n",
-            OPENAI_API_KEY="k", OPENAI_BASE_URL=provider.base_url,
-        )  # fmt: skip
+            OPENAI_API_KEY="k",
+            OPENAI_BASE_URL=provider.base_url,
+        )
     assert result.returncode == 0, result.stderr
     assert "Who should I add?" in result.stderr and "Age (integer)" in result.stderr
     events = events_of(result.stdout)

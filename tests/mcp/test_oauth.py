@@ -159,16 +159,24 @@ async def test_the_extension_flows_check_their_settings(tmp_path: Path) -> None:
         parse_server_spec({"url": url, "oauth": {"flow": "private_key_jwt", "client_id": "c"}})
     with pytest.raises(ConfigError, match="needs issuer and id_token and idp_token_endpoint"):
         parse_server_spec(
-            {"url": url, "oauth": {"flow": "identity_assertion", "client_id": "c",
-                                   "client_secret": "s"}}
-        )  # fmt: skip
+            {
+                "url": url,
+                "oauth": {"flow": "identity_assertion", "client_id": "c", "client_secret": "s"},
+            }
+        )
     from ponder.mcp.oauth import build_oauth
 
     missing = tmp_path / "nope.pem"
     config = parse_server_spec(
-        {"url": url, "oauth": {"flow": "private_key_jwt", "client_id": "c",
-                               "private_key_file": str(missing)}}
-    )  # fmt: skip
+        {
+            "url": url,
+            "oauth": {
+                "flow": "private_key_jwt",
+                "client_id": "c",
+                "private_key_file": str(missing),
+            },
+        }
+    )
     with pytest.raises(ConfigError, match="private_key_file: cannot read"):
         await build_oauth(config)
 
@@ -190,9 +198,14 @@ async def test_an_identity_provider_that_refuses_the_exchange_is_a_clear_error()
 
     with live_server(app) as idp:
         settings = OAuthSettings(
-            flow="identity_assertion", client_id="c", client_secret="s", issuer="https://as",
-            id_token="the-id-token", idp_token_endpoint=f"{idp.url}/token", idp_client_id="i",
-        )  # fmt: skip
+            flow="identity_assertion",
+            client_id="c",
+            client_secret="s",
+            issuer="https://as",
+            id_token="the-id-token",
+            idp_token_endpoint=f"{idp.url}/token",
+            idp_client_id="i",
+        )
         exchange = id_jag_exchange(settings)
         with pytest.raises(OAuthFlowError, match=r"refused the token exchange \(400 invalid_grant"):
             await exchange("https://as", "https://mcp.test/mcp")

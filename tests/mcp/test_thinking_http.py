@@ -33,8 +33,10 @@ class ThinkingHTTP:
         self.process = subprocess.Popen(
             [PONDER, "mcp", "thinking", "--http", "127.0.0.1:0", *args],
             env=environment(DISABLE_THOUGHT_LOGGING="true"),
-            stderr=subprocess.PIPE, text=True, cwd=ROOT,
-        )  # fmt: skip
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=ROOT,
+        )
         assert self.process.stderr is not None
         line = self.process.stderr.readline()
         if "listening on " not in line:

@@ -95,11 +95,24 @@ def test_react_through_ponder_run_streaming_learns_the_server(
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     done = subprocess.run(
         [
-            PONDER, "run", TASK, "--model", "openai:smollm2",
-            "--config", str(config), "--tools", "tests.models_real.lane_tools:TOOLS", "--json",
+            PONDER,
+            "run",
+            TASK,
+            "--model",
+            "openai:smollm2",
+            "--config",
+            str(config),
+            "--tools",
+            "tests.models_real.lane_tools:TOOLS",
+            "--json",
         ],
-        capture_output=True, text=True, env=env, cwd=tmp_path, timeout=1500, check=False,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=1500,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     events = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
     finished = [e for e in events if e["kind"] == "run_finished"]

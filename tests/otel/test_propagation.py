@@ -23,8 +23,9 @@ SERVER = Path(__file__).with_name("trace_server.py")
 
 @pytest.fixture
 def http_url() -> Iterator[str]:
-    process = subprocess.Popen([sys.executable, str(SERVER), "http"], stdout=subprocess.PIPE,
-                               text=True)  # fmt: skip
+    process = subprocess.Popen(
+        [sys.executable, str(SERVER), "http"], stdout=subprocess.PIPE, text=True
+    )
     assert process.stdout is not None
     line = process.stdout.readline()
     assert line.startswith("PORT "), line
@@ -36,11 +37,20 @@ def http_url() -> Iterator[str]:
 def traced_agent(server: str | dict, exporter: InMemorySpanExporter) -> Agent:
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
-    script = [think("Look."), call_tools(("trace_context", {})), think("Seen.", "looked"),
-              stop(), reply("done")]  # fmt: skip
-    return Agent(ScriptedModel(script), enable_thinking_tool=False, agent_mcp_client_enable=True,
-                 agent_mcp_server_scripts=[server],
-                 instrument=Instrumentation(tracer_provider=provider))  # fmt: skip
+    script = [
+        think("Look."),
+        call_tools(("trace_context", {})),
+        think("Seen.", "looked"),
+        stop(),
+        reply("done"),
+    ]
+    return Agent(
+        ScriptedModel(script),
+        enable_thinking_tool=False,
+        agent_mcp_client_enable=True,
+        agent_mcp_server_scripts=[server],
+        instrument=Instrumentation(tracer_provider=provider),
+    )
 
 
 async def test_an_http_mcp_call_carries_the_tool_span_as_traceparent(http_url: str) -> None:

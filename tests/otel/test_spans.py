@@ -133,10 +133,19 @@ async def test_content_is_recorded_when_asked(exporter: InMemorySpanExporter) ->
 
 async def test_the_tool_span_is_current_inside_the_tool(exporter: InMemorySpanExporter) -> None:
     seen_spans.clear()
-    script = [think("Echo."), call_tools(("traced", {"text": "a"}), ("traced", {"text": "b"})),
-              think("Done.", "echoed"), stop(), reply("A B")]  # fmt: skip
-    agent = Agent(ScriptedModel(script), tools=[traced], enable_thinking_tool=False,
-                  instrument=tracing(exporter))  # fmt: skip
+    script = [
+        think("Echo."),
+        call_tools(("traced", {"text": "a"}), ("traced", {"text": "b"})),
+        think("Done.", "echoed"),
+        stop(),
+        reply("A B"),
+    ]
+    agent = Agent(
+        ScriptedModel(script),
+        tools=[traced],
+        enable_thinking_tool=False,
+        instrument=tracing(exporter),
+    )
     await agent.run("Echo twice.")
     assert seen_spans == ["execute_tool traced", "execute_tool traced"]
 
@@ -144,11 +153,17 @@ async def test_the_tool_span_is_current_inside_the_tool(exporter: InMemorySpanEx
 async def test_reflection_and_failed_tools_have_their_spans(
     exporter: InMemorySpanExporter,
 ) -> None:
-    script = [think("Try."), call_tools(("multiply", {"a": "x", "b": 2})), think("Stop.", "tried"),
-              stop(), verify("pass"), verify("pass", check_type="contradiction_check"),
-              verify("pass", check_type="completeness_check"), reply("done")]  # fmt: skip
-    agent = make_agent(ScriptedModel(script), enable_reflection=True,
-                       instrument=tracing(exporter))  # fmt: skip
+    script = [
+        think("Try."),
+        call_tools(("multiply", {"a": "x", "b": 2})),
+        think("Stop.", "tried"),
+        stop(),
+        verify("pass"),
+        verify("pass", check_type="contradiction_check"),
+        verify("pass", check_type="completeness_check"),
+        reply("done"),
+    ]
+    agent = make_agent(ScriptedModel(script), enable_reflection=True, instrument=tracing(exporter))
     await agent.run(PROMPT)
     spans = list(exporter.get_finished_spans())
     names = by_name(spans)
@@ -166,9 +181,13 @@ async def test_a_failed_request_marks_the_chat_and_run_spans(
     exporter: InMemorySpanExporter,
 ) -> None:
     async with FakeOpenAIServer([FakeReply(status=500)]) as server:
-        agent = make_agent("openai:gpt-4o-mini", base_url=server.base_url, api_key="k",
-                           max_retries=0,
-                           instrument=tracing(exporter))  # fmt: skip
+        agent = make_agent(
+            "openai:gpt-4o-mini",
+            base_url=server.base_url,
+            api_key="k",
+            max_retries=0,
+            instrument=tracing(exporter),
+        )
         with pytest.raises(ponder.RunError):
             await agent.run(PROMPT)
     names = by_name(exporter.get_finished_spans())
@@ -182,10 +201,15 @@ async def test_a_failed_request_marks_the_chat_and_run_spans(
 
 async def test_streamed_step_runs_nest_rounds_in_steps(exporter: InMemorySpanExporter) -> None:
     two_steps = plan(("a", "First", []), ("b", "Second", ["a"]))
-    script = [two_steps, stop("a"), summary("Did a.", "a"), stop("b"), summary("Did b.", "b"),
-              reply("Both done.")]  # fmt: skip
-    agent = step_agent(ScriptedModel(script),
-                       instrument=tracing(exporter))  # fmt: skip
+    script = [
+        two_steps,
+        stop("a"),
+        summary("Did a.", "a"),
+        stop("b"),
+        summary("Did b.", "b"),
+        reply("Both done."),
+    ]
+    agent = step_agent(ScriptedModel(script), instrument=tracing(exporter))
     stream = agent.stream("Do a then b.")
     _ = [e async for e in stream]
     assert stream.result.output == "Both done."

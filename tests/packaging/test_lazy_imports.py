@@ -13,10 +13,24 @@ import ponder
 import ponder.agent
 
 HEAVY = (
-    "httpx", "openai", "anthropic", "mcp", "fastapi", "starlette", "uvicorn", "sse_starlette",
-    "psycopg", "tomlkit", "temporalio", "jinja2", "genai_prices", "rich", "opentelemetry",
-    "sqlite3", "jsonschema",
-)  # fmt: skip
+    "httpx",
+    "openai",
+    "anthropic",
+    "mcp",
+    "fastapi",
+    "starlette",
+    "uvicorn",
+    "sse_starlette",
+    "psycopg",
+    "tomlkit",
+    "temporalio",
+    "jinja2",
+    "genai_prices",
+    "rich",
+    "opentelemetry",
+    "sqlite3",
+    "jsonschema",
+)
 """Third-party and standard-library packages no plain agent needs."""
 
 REPORT = """
@@ -62,9 +76,13 @@ def test_importing_the_agent_loads_its_module_alone() -> None:
     assert heavy_in(modules) == []
     assert "pydantic.main" not in modules  # no pydantic model is built on import
     runtime = (
-        "ponder.config", "ponder.events", "ponder.messages", "ponder.tools", "ponder.vm",
+        "ponder.config",
+        "ponder.events",
+        "ponder.messages",
+        "ponder.tools",
+        "ponder.vm",
         "ponder.agent.run",
-    )  # fmt: skip
+    )
     assert sorted(m for m in modules if m.startswith(runtime)) == []
 
 
@@ -78,9 +96,13 @@ def test_a_run_without_a_store_loads_no_store_step_workflow_or_retrieval() -> No
     modules = loaded(BUILD_AND_RUN)
     assert heavy_in(modules) == []
     unused = (
-        "ponder.store.", "ponder.retrieval", "ponder.mcp", "ponder.agent.strategies.rag",
-        "ponder.agent.strategies.step_react.strategy", "ponder.models.openai",
-    )  # fmt: skip
+        "ponder.store.",
+        "ponder.retrieval",
+        "ponder.mcp",
+        "ponder.agent.strategies.rag",
+        "ponder.agent.strategies.step_react.strategy",
+        "ponder.models.openai",
+    )
     assert sorted(m for m in modules if m.startswith(unused) and m != "ponder.store.base") == []
 
 

@@ -17,8 +17,11 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_the_wheel_declares_license_and_extras_and_ships_its_data(tmp_path: Path) -> None:
     built = subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(tmp_path), "."],
-        cwd=ROOT, capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert built.returncode == 0, built.stderr
     (wheel,) = tmp_path.glob("ponder-*.whl")
     with zipfile.ZipFile(wheel) as archive:

@@ -32,9 +32,17 @@ def cassette(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("cassette") / "run.json"
     with FakeOpenAIServer(SCRIPT) as provider:
         result = ponder(
-            "run", "What is 17 times 23?", "-m", "openai:fake-model", "--tools", TOOLS,
-            "--record", str(path), OPENAI_API_KEY="k", OPENAI_BASE_URL=provider.base_url,
-        )  # fmt: skip
+            "run",
+            "What is 17 times 23?",
+            "-m",
+            "openai:fake-model",
+            "--tools",
+            TOOLS,
+            "--record",
+            str(path),
+            OPENAI_API_KEY="k",
+            OPENAI_BASE_URL=provider.base_url,
+        )
         assert len(provider.requests) == 5
     assert result.returncode == 0, result.stderr
     assert "live multiply(17, 23)" in result.stderr
@@ -117,12 +125,17 @@ def test_a_changed_program_is_a_divergence_in_the_vm_path(cassette: Path) -> Non
         ("{not json", "is not JSON"),
         ('{"format": "other"}', "is not a ponder cassette"),
         ('{"format": "ponder-cassette", "version": 9}', "has version 9"),
-        ('{"format": "ponder-cassette", "version": 1, "exchanges": [{"request": 3}]}',
-         "exchanges.0.request"),
-        ('{"format": "ponder-cassette", "version": 1, "exchanges": [{"prefix": 2, "request": {}}]}',
-         "prefix 2 is longer than the previous request"),
+        (
+            '{"format": "ponder-cassette", "version": 1, "exchanges": [{"request": 3}]}',
+            "exchanges.0.request",
+        ),
+        (
+            '{"format": "ponder-cassette", "version": 1, '
+            '"exchanges": [{"prefix": 2, "request": {}}]}',
+            "prefix 2 is longer than the previous request",
+        ),
     ],
-)  # fmt: skip
+)
 def test_a_malformed_cassette_is_one_clear_error(
     tmp_path: Path, content: str, message: str
 ) -> None:

@@ -33,8 +33,10 @@ def recorded(tmp_path: Path) -> Cassette:
 
 
 def without_times(events: list) -> list[dict]:
-    return [{k: v for k, v in event_to_dict(e).items() if k not in ("time", "run_id", "seq")}
-            for e in events]  # fmt: skip
+    return [
+        {k: v for k, v in event_to_dict(e).items() if k not in ("time", "run_id", "seq")}
+        for e in events
+    ]
 
 
 async def test_a_replay_gives_the_recorded_run_again(recorded: Cassette) -> None:
@@ -100,8 +102,9 @@ async def test_another_answer_diverges(recorded: Cassette) -> None:
 async def test_a_failed_run_is_recorded_and_fails_again(tmp_path: Path) -> None:
     path = tmp_path / "failed.json"
     async with FakeOpenAIServer([FakeReply(status=500, error_message="overloaded")]) as server:
-        agent = make_agent("openai:fake-model", base_url=server.base_url, api_key="k",
-                           max_retries=0, record=path)  # fmt: skip
+        agent = make_agent(
+            "openai:fake-model", base_url=server.base_url, api_key="k", max_retries=0, record=path
+        )
         with pytest.raises(ModelError):
             await agent.run(PROMPT)
     cassette = load_cassette(path)

@@ -74,8 +74,12 @@ def test_config_is_read_grouped_and_needs_the_token(tmp_path: Path) -> None:
         assert body["path"] == str(path)
         names = [s["name"] for s in body["sections"]]
         assert names[:5] == [
-            "core.function_config", "core.builtin", "core.builtin.react_config", "llm", "llm.tools",
-        ]  # fmt: skip
+            "core.function_config",
+            "core.builtin",
+            "core.builtin.react_config",
+            "llm",
+            "llm.tools",
+        ]
         limit = next(k for k in body["sections"][0]["keys"] if k["key"] == "agent_tool_call_limit")
         assert (limit["value"], limit["default"], limit["bounds"]) == (5, 10, {"ge": 1.0})
         assert limit["description"].startswith("Tool rounds a turn may take")

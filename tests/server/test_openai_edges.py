@@ -134,10 +134,14 @@ def image_part(url: str) -> dict[str, Any]:
 
 def test_images_reach_the_model(server: LiveServer) -> None:
     data_url = "data:image/png;base64," + base64.b64encode(PNG).decode()
-    earlier = {"role": "user", "content": [{"type": "text", "text": "first"},
-                                           image_part("https://example.com/cat.jpg")]}  # fmt: skip
-    last = {"role": "user", "content": [{"type": "text", "text": "what is it?"},
-                                        image_part(data_url)]}  # fmt: skip
+    earlier = {
+        "role": "user",
+        "content": [{"type": "text", "text": "first"}, image_part("https://example.com/cat.jpg")],
+    }
+    last = {
+        "role": "user",
+        "content": [{"type": "text", "text": "what is it?"}, image_part(data_url)],
+    }
     answer = {"role": "assistant", "content": "a cat"}
     done = post(server, {"model": "m", "messages": [earlier, answer, last]})
     assert done.status_code == 200, done.text

@@ -53,8 +53,17 @@ SECRETS = {
     ],
     "api_key": "sk-api-key",
 }
-LEAKS = ["url-password", "query-key", "env-secret", "header-secret", "bearer-secret",
-         "pw-secret", "oauth-secret", "script-url-password", "sk-api-key"]  # fmt: skip
+LEAKS = [
+    "url-password",
+    "query-key",
+    "env-secret",
+    "header-secret",
+    "bearer-secret",
+    "pw-secret",
+    "oauth-secret",
+    "script-url-password",
+    "sk-api-key",
+]
 
 
 def secret_agent() -> Agent:
@@ -151,8 +160,12 @@ def _serve(*args: str) -> tuple[subprocess.Popen[str], str, str]:
     port = free_port()
     process = subprocess.Popen(
         [PONDER, "serve", "--port", str(port), "-m", "scripted", *args],
-        env=environment(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
-    )  # fmt: skip
+        env=environment(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+    )
     assert process.stdout is not None
     lines: list[str] = []
     deadline = time.monotonic() + 60

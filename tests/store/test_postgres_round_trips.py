@@ -36,14 +36,25 @@ async def test_a_checkpoint_is_one_round_trip(proxied: tuple[PostgresStore, Loss
     await store.acquire(run_id, OWNER, 60.0)
     for i in range(3):
         checkpoint = Checkpoint(
-            run_id, "running", header(i + 1), i, [{"kind": "user", "content": str(i)}],
-            owner=OWNER, drop_effects=i == 2, events=[{"seq": i + 1, "kind": "usage"}],
-        )  # fmt: skip
+            run_id,
+            "running",
+            header(i + 1),
+            i,
+            [{"kind": "user", "content": str(i)}],
+            owner=OWNER,
+            drop_effects=i == 2,
+            events=[{"seq": i + 1, "kind": "usage"}],
+        )
         assert await answers_to(proxy, store.write(checkpoint)) == 1
     rewrite = Checkpoint(
-        run_id, "running", header(1), 0, [{"kind": "user", "content": "summary"}],
-        rewrite=True, owner=OWNER,
-    )  # fmt: skip
+        run_id,
+        "running",
+        header(1),
+        0,
+        [{"kind": "user", "content": "summary"}],
+        rewrite=True,
+        owner=OWNER,
+    )
     assert await answers_to(proxy, store.write(rewrite)) == 1
     stored = await store.load(run_id)
     assert [m["content"] for m in stored.messages] == ["summary"]

@@ -238,9 +238,15 @@ async def test_a_checkpoint_from_a_writer_without_the_lease_writes_nothing(
     await store.write(Checkpoint(run_id, "running", header(1), 0, [message("a")], owner="holder"))
     await store.write_effect(run_id, "c1", {"content": "kept"})
     stranger = Checkpoint(
-        run_id, "completed", header(9), 1, [message("b")], owner="stranger",
-        drop_effects=True, events=[event(1)],
-    )  # fmt: skip
+        run_id,
+        "completed",
+        header(9),
+        1,
+        [message("b")],
+        owner="stranger",
+        drop_effects=True,
+        events=[event(1)],
+    )
     with pytest.raises(RunLeaseError, match="holder"):
         await store.write(stranger)
     stored = await store.load(run_id)

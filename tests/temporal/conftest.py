@@ -74,8 +74,19 @@ def worker_env(fake_provider: FakeOpenAIServer, tmp_path: Path) -> dict[str, str
 def served(temporal_address: str, task_queue: str) -> Iterator[str]:
     """The base URL of ``ponder serve --temporal`` in its own process."""
     port = free_port()
-    command = [sys.executable, "-m", "ponder.cli.main", "serve", "--port", str(port), "--no-token",
-               "--temporal", temporal_address, "--task-queue", task_queue]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "ponder.cli.main",
+        "serve",
+        "--port",
+        str(port),
+        "--no-token",
+        "--temporal",
+        temporal_address,
+        "--task-queue",
+        task_queue,
+    ]
     proc = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         assert proc.stdout is not None

@@ -58,8 +58,9 @@ async def approved_run(client: Client, queue: str) -> str:
 
 async def cancelled_in_tool(client: Client, queue: str) -> str:
     """A run cancelled while a tool call runs."""
-    agent = Agent(ScriptedModel([think("wait"), call_tools(("linger", {"seconds": 30}))]),
-                  tools=[linger])  # fmt: skip
+    agent = Agent(
+        ScriptedModel([think("wait"), call_tools(("linger", {"seconds": 30}))]), tools=[linger]
+    )
     async with build_worker(client, queue, agent):
         remote = TemporalAgent(client, queue, heartbeat_timeout=2)
         run_id = await remote.start("Wait")

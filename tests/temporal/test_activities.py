@@ -78,8 +78,12 @@ async def test_streamed_text_reaches_the_events_query_while_the_request_runs(
                 seen.append(event.text)
                 if not model.gate.is_set():
                     assert view.answer == ANSWER[0] and view.status == "running"
-                    for junk in ("text", {"key": "1"}, {"key": 2, "deltas": "x"},
-                                 {"key": 2, "deltas": [["text"], ["text", 3], 7]}):  # fmt: skip
+                    for junk in (
+                        "text",
+                        {"key": "1"},
+                        {"key": 2, "deltas": "x"},
+                        {"key": 2, "deltas": [["text"], ["text", 3], 7]},
+                    ):
                         await handle.signal("model_deltas", junk)  # ignored, not fatal
                 model.gate.set()  # the request is still open: the piece came from its stream
         result = await remote.result(run_id)
@@ -93,8 +97,18 @@ async def test_run_temporal_shows_the_answer_as_it_streams(
     client: Client, task_queue: str, temporal_address: str
 ) -> None:
     agent, model = gated_agent()
-    command = [sys.executable, "-m", "ponder.cli.main", "run", "--temporal", temporal_address,
-               "--task-queue", task_queue, "--json", "Answer slowly"]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "ponder.cli.main",
+        "run",
+        "--temporal",
+        temporal_address,
+        "--task-queue",
+        task_queue,
+        "--json",
+        "Answer slowly",
+    ]
     async with build_worker(client, task_queue, agent):
         proc = await asyncio.create_subprocess_exec(
             *command, cwd=ROOT, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
@@ -119,8 +133,12 @@ THINKING_SERVER = "stdio://" + json.dumps([sys.executable, "-m", "ponder.mcp.thi
 def think_twice(request: ModelRequest) -> Any:
     done = sum(isinstance(m, ToolMessage) for m in request.messages)
     if done < 2:
-        arguments = {"thought": f"step {done + 1}", "thoughtNumber": done + 1,
-                     "totalThoughts": 2, "nextThoughtNeeded": done == 0}  # fmt: skip
+        arguments = {
+            "thought": f"step {done + 1}",
+            "thoughtNumber": done + 1,
+            "totalThoughts": 2,
+            "nextThoughtNeeded": done == 0,
+        }
         return call_tools(("sequentialthinking", arguments))
     if done == 2:
         return call_tools(("agent_stop", {}))
@@ -131,9 +149,13 @@ def think_twice(request: ModelRequest) -> Any:
 async def test_an_mcp_servers_tools_run_as_activities_on_the_worker(
     client: Client, task_queue: str
 ) -> None:
-    agent = Agent(ScriptedModel(think_twice), agent_thought_mode="chat",
-                  enable_thinking_tool=False, agent_mcp_client_enable=True,
-                  agent_mcp_server_scripts=[THINKING_SERVER])  # fmt: skip
+    agent = Agent(
+        ScriptedModel(think_twice),
+        agent_thought_mode="chat",
+        enable_thinking_tool=False,
+        agent_mcp_client_enable=True,
+        agent_mcp_server_scripts=[THINKING_SERVER],
+    )
     async with agent, build_worker(client, task_queue, agent):
         remote = TemporalAgent(client, task_queue, require_tools=["sequentialthinking"])
         result = await remote.run("think")
@@ -168,8 +190,13 @@ def bulky_agent(rounds: int) -> Agent:
             return call_tools(("bulky", {"n": done}))
         return stop("done") if done == rounds else reply("all done")
 
-    return Agent(ScriptedModel(answer), tools=[bulky], agent_thought_mode="chat",
-                 enable_thinking_tool=False, agent_tool_call_limit=1000)  # fmt: skip
+    return Agent(
+        ScriptedModel(answer),
+        tools=[bulky],
+        agent_thought_mode="chat",
+        enable_thinking_tool=False,
+        agent_tool_call_limit=1000,
+    )
 
 
 @pytest.mark.timeout(180)

@@ -197,8 +197,9 @@ REFLECTION_CHECKS = ("self_check", "contradiction_check", "completeness_check")
 
 
 def verdicts(*checks: str) -> ModelResponse:
-    calls = [("verify_reasoning", {"check_type": c, "result": "pass", "detail": "ok"})
-             for c in checks]  # fmt: skip
+    calls = [
+        ("verify_reasoning", {"check_type": c, "result": "pass", "detail": "ok"}) for c in checks
+    ]
     return call_tools(*calls)
 
 
@@ -211,8 +212,12 @@ async def test_all_three_reflection_checks_in_one_request_on_temporal(
             verdicts(*REFLECTION_CHECKS),
             "the answer",
         ]
-        return Agent(ScriptedModel(script), agent_thought_mode="chat",
-                     enable_thinking_tool=False, enable_reflection=True)  # fmt: skip
+        return Agent(
+            ScriptedModel(script),
+            agent_thought_mode="chat",
+            enable_thinking_tool=False,
+            enable_reflection=True,
+        )
 
     (local, _), (remote, events) = await run_both(client, task_queue, make)
     assert dumped(remote) == dumped(local) and remote.output == "the answer"
@@ -231,8 +236,12 @@ async def test_a_check_answered_as_another_type_is_asked_again_on_temporal(
             verdicts("completeness_check"),
             "the answer",
         ]
-        return Agent(ScriptedModel(script), agent_thought_mode="chat",
-                     enable_thinking_tool=False, enable_reflection=True)  # fmt: skip
+        return Agent(
+            ScriptedModel(script),
+            agent_thought_mode="chat",
+            enable_thinking_tool=False,
+            enable_reflection=True,
+        )
 
     (local, local_events), (remote, events) = await run_both(client, task_queue, make)
     assert dumped(remote) == dumped(local) and remote.output == "the answer"
@@ -323,8 +332,11 @@ async def test_the_answer_streams_as_text_in_every_workflow_on_temporal(
                 reply("The streamed answer."),
             ]
             return step_agent(ScriptedModel(script))
-        return Agent(ScriptedModel(["The streamed answer."]), tool_calling_mode=workflow,
-                     tools=[steps.lookup])  # fmt: skip
+        return Agent(
+            ScriptedModel(["The streamed answer."]),
+            tool_calling_mode=workflow,
+            tools=[steps.lookup],
+        )
 
     (local, local_events), (remote, events) = await run_both(client, task_queue, make)
     assert remote.output == local.output == "The streamed answer."

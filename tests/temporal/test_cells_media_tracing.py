@@ -73,13 +73,21 @@ async def test_an_image_in_the_prompt_reaches_the_model_on_temporal(
 async def test_an_image_in_the_prompt_reaches_the_model_from_the_worker_that_takes_over(
     client: Client, task_queue: str
 ) -> None:
-    script = [call("shout", text="hi"), held(), call("agent_stop", result="ok"),
-              FakeReply(content="A PNG.")]  # fmt: skip
+    script = [
+        call("shout", text="hi"),
+        held(),
+        call("agent_stop", result="ok"),
+        FakeReply(content="A PNG."),
+    ]
     with FakeOpenAIServer(script) as provider:
         result, _ = await taken_over(
-            client, task_queue, lambda: chat_agent(provider), provider, held_request=2,
+            client,
+            task_queue,
+            lambda: chat_agent(provider),
+            provider,
+            held_request=2,
             prompt=["What is this?", Image(PNG)],
-        )  # fmt: skip
+        )
         sent = provider.requests
     assert (result.status, result.output) == ("completed", "A PNG.")
     assert len(sent) == 4  # the last two sent by the second worker, from the replayed history
@@ -144,13 +152,21 @@ async def test_the_worker_that_takes_a_run_up_traces_into_the_same_trace(
 ) -> None:
     first, second = InMemorySpanExporter(), InMemorySpanExporter()
     exporters = iter([first, second])
-    script = [call("shout", text="hi"), held(), call("shout", text="again"),
-              call("agent_stop", result="ok"), FakeReply(content="HI")]  # fmt: skip
+    script = [
+        call("shout", text="hi"),
+        held(),
+        call("shout", text="again"),
+        call("agent_stop", result="ok"),
+        FakeReply(content="HI"),
+    ]
     with FakeOpenAIServer(script) as provider:
         result, _ = await taken_over(
-            client, task_queue, lambda: chat_agent(provider, instrument=traced(next(exporters))),
-            provider, held_request=2,
-        )  # fmt: skip
+            client,
+            task_queue,
+            lambda: chat_agent(provider, instrument=traced(next(exporters))),
+            provider,
+            held_request=2,
+        )
     before, after = list(first.get_finished_spans()), list(second.get_finished_spans())
     [run] = named(before, "invoke_agent ponder")
     assert result.output == "HI"
@@ -168,13 +184,21 @@ async def test_a_sub_agents_run_is_in_its_callers_trace_on_temporal(
 ) -> None:
     exporter = InMemorySpanExporter()
     settings = traced(exporter)
-    child = Agent(ScriptedModel([reply("Three years.")]), agent_strategy="no-action",
-                  instrument=settings)  # fmt: skip
-    script: list[ScriptEntry] = [call_tools(("librarian", {"task": "Warranty?"}, "c1")),
-              call_tools(("agent_stop", {})), "It lasts three years."]  # fmt: skip
-    parent = Agent(ScriptedModel(script), tools=[child.as_tool("librarian", "Reads manuals.")],
-                   agent_thought_mode="chat", enable_thinking_tool=False,
-                   instrument=settings)  # fmt: skip
+    child = Agent(
+        ScriptedModel([reply("Three years.")]), agent_strategy="no-action", instrument=settings
+    )
+    script: list[ScriptEntry] = [
+        call_tools(("librarian", {"task": "Warranty?"}, "c1")),
+        call_tools(("agent_stop", {})),
+        "It lasts three years.",
+    ]
+    parent = Agent(
+        ScriptedModel(script),
+        tools=[child.as_tool("librarian", "Reads manuals.")],
+        agent_thought_mode="chat",
+        enable_thinking_tool=False,
+        instrument=settings,
+    )
     async with build_worker(client, task_queue, parent):
         result = await TemporalAgent(client, task_queue).run("How long is the warranty?")
     spans = list(exporter.get_finished_spans())
@@ -182,7 +206,10 @@ async def test_a_sub_agents_run_is_in_its_callers_trace_on_temporal(
     assert result.output == "It lasts three years."
     assert set(runs) == {result.run_id, f"{result.run_id}.c1"}
     assert {s.context.trace_id for s in spans} == {runs[result.run_id].context.trace_id}
-    calling = {s.context.span_id for s in named(spans, "round ")
-               if attribute(s, "ponder.run_id") == result.run_id}  # fmt: skip
+    calling = {
+        s.context.span_id
+        for s in named(spans, "round ")
+        if attribute(s, "ponder.run_id") == result.run_id
+    }
     below = runs[f"{result.run_id}.c1"].parent
     assert below is not None and below.span_id in calling

@@ -61,9 +61,13 @@ async def test_the_report_guard_in_react_reads_earlier_turns_only_without_minima
 ) -> None:
     script: list[ScriptEntry] = [CLEAN, call_tools(("agent_stop", {})), "Hello!"]
     report, *_ = await report_requests(
-        client, task_queue, script, agent_thought_mode="chat", enable_thinking_tool=False,
+        client,
+        task_queue,
+        script,
+        agent_thought_mode="chat",
+        enable_thinking_tool=False,
         use_minimal_context=minimal,
-    )  # fmt: skip
+    )
     assert "CURRENT-QUESTION" in report and ("EARLIER-QUESTION" in report) is (not minimal)
 
 
@@ -73,9 +77,13 @@ async def test_the_report_guard_in_rag_mode_reads_earlier_turns_only_without_min
 ) -> None:
     script: list[ScriptEntry] = [CLEAN, call_tools(("lookup", {"key": "k"})), "It is k."]
     report, *rest = await report_requests(
-        client, task_queue, script, tools=[steps.lookup], tool_calling_mode="rag",
+        client,
+        task_queue,
+        script,
+        tools=[steps.lookup],
+        tool_calling_mode="rag",
         use_minimal_context=minimal,
-    )  # fmt: skip
+    )
     assert "CURRENT-QUESTION" in report and ("EARLIER-QUESTION" in report) is (not minimal)
     assert all("CURRENT-QUESTION" in t and "EARLIER" not in t for t in rest)
 

@@ -50,8 +50,11 @@ async def test_a_branching_thought_in_a_step_shows_the_other_branches_on_tempora
 
     (local, _), (remote, _) = await run_both(client, task_queue, make)
     assert dumped(remote) == dumped(local) and remote.output == "done"
-    thoughts = [m.content for m in remote.messages if isinstance(m, ToolMessage)
-                and m.name == "sequential_thinking"]  # fmt: skip
+    thoughts = [
+        m.content
+        for m in remote.messages
+        if isinstance(m, ToolMessage) and m.name == "sequential_thinking"
+    ]
     assert "ALPHA-IDEA" in thoughts[2] and "alpha" in thoughts[2]
 
 
@@ -87,18 +90,25 @@ async def test_a_sub_agent_runs_inside_a_step_and_its_usage_rolls_up_on_temporal
         child = Agent(
             ScriptedModel([reply("Paris has 2.1 million people.")]), agent_strategy="no-action"
         )
-        model = ScriptedModel([
-            plan(("a", "Ask the researcher", []), ("b", "Answer", ["a"])),
-            call_tools(("researcher", {"task": "Population of Paris?"}, "c1")),
-            call_tools(("agent_stop", {"result": "2.1 million"}, "s1")),
-            summary("Paris has 2.1 million people."),
-            call_tools(("agent_stop", {"result": "answered"}, "s2")),
-            summary("Answered."),
-            reply("About 2.1 million."),
-        ])  # fmt: skip
+        model = ScriptedModel(
+            [
+                plan(("a", "Ask the researcher", []), ("b", "Answer", ["a"])),
+                call_tools(("researcher", {"task": "Population of Paris?"}, "c1")),
+                call_tools(("agent_stop", {"result": "2.1 million"}, "s1")),
+                summary("Paris has 2.1 million people."),
+                call_tools(("agent_stop", {"result": "answered"}, "s2")),
+                summary("Answered."),
+                reply("About 2.1 million."),
+            ]
+        )
         tool = child.as_tool("researcher", "Finds facts.")
-        return Agent(model, tools=[tool], agent_workflow="step-react",
-                     agent_thought_mode="chat", enable_thinking_tool=False)  # fmt: skip
+        return Agent(
+            model,
+            tools=[tool],
+            agent_workflow="step-react",
+            agent_thought_mode="chat",
+            enable_thinking_tool=False,
+        )
 
     (local, _), (remote, events) = await run_both(client, task_queue, make)
     assert remote.output == local.output == "About 2.1 million."
@@ -138,30 +148,43 @@ async def test_an_approval_inside_a_step_suspends_and_the_step_goes_on_on_tempor
         reply("Deployed and reported."),
     ]
     model = ScriptedModel(script)
-    agent = Agent(model, tools=[deploy], agent_workflow="step-react",
-                  agent_thought_mode="chat", enable_thinking_tool=False)  # fmt: skip
+    agent = Agent(
+        model,
+        tools=[deploy],
+        agent_workflow="step-react",
+        agent_thought_mode="chat",
+        enable_thinking_tool=False,
+    )
     done = await approved_on_temporal(client, task_queue, agent)
     assert done.output == "Deployed and reported." and model.remaining == 0
 
 
 def reflecting_step_agent(script: list[ScriptEntry], **config: Any) -> Agent:
-    return Agent(ScriptedModel(script), agent_workflow="step-react", agent_thought_mode="chat",
-                 enable_thinking_tool=False, enable_reflection=True, **config)  # fmt: skip
+    return Agent(
+        ScriptedModel(script),
+        agent_workflow="step-react",
+        agent_thought_mode="chat",
+        enable_thinking_tool=False,
+        enable_reflection=True,
+        **config,
+    )
 
 
 async def test_step_react_reflects_after_the_last_step_stops_on_temporal(
     client: Client, task_queue: str
 ) -> None:
     def make() -> Agent:
-        return reflecting_step_agent([
-            plan(("s1", "find a", []), ("s2", "find b", [])),
-            call_tools(("agent_stop", {"result": "a=1"})),
-            summary("a is 1"),
-            call_tools(("agent_stop", {"result": "b=2"})),
-            verdicts(*REFLECTION_CHECKS),
-            summary("b is 2"),
-            reply("a=1, b=2"),
-        ])  # fmt: skip
+        return reflecting_step_agent(
+            [
+                plan(("s1", "find a", []), ("s2", "find b", [])),
+                call_tools(("agent_stop", {"result": "a=1"})),
+                summary("a is 1"),
+                call_tools(("agent_stop", {"result": "b=2"})),
+                verdicts(*REFLECTION_CHECKS),
+                summary("b is 2"),
+                reply("a=1, b=2"),
+            ]
+        )
 
     (local, local_events), (remote, events) = await run_both(client, task_queue, make)
     assert dumped(remote) == dumped(local) and remote.output == "a=1, b=2"
@@ -174,22 +197,32 @@ async def test_step_react_reflects_after_the_last_step_stops_on_temporal(
 async def test_a_failed_reflection_in_step_react_sends_the_model_back_on_temporal(
     client: Client, task_queue: str
 ) -> None:
-    failed = ("verify_reasoning", {"check_type": "contradiction_check", "result": "fail",
-                                   "detail": "b is not 3"})  # fmt: skip
+    failed = (
+        "verify_reasoning",
+        {"check_type": "contradiction_check", "result": "fail", "detail": "b is not 3"},
+    )
 
     def make() -> Agent:
-        return reflecting_step_agent([
-            plan(("s1", "find a", []), ("s2", "find b", [])),
-            call_tools(("agent_stop", {"result": "a=1"})),
-            summary("a is 1"),
-            call_tools(("agent_stop", {"result": "b=3"})),
-            call_tools(("verify_reasoning", {"check_type": "self_check", "result": "pass",
-                                             "detail": "ok"}), failed),
-            call_tools(("agent_stop", {"result": "b=2"})),  # back in step 2, stops again
-            verdicts(*REFLECTION_CHECKS),
-            summary("b is 2"),
-            reply("a=1, b=2"),
-        ], reflection_depth=2)  # fmt: skip
+        return reflecting_step_agent(
+            [
+                plan(("s1", "find a", []), ("s2", "find b", [])),
+                call_tools(("agent_stop", {"result": "a=1"})),
+                summary("a is 1"),
+                call_tools(("agent_stop", {"result": "b=3"})),
+                call_tools(
+                    (
+                        "verify_reasoning",
+                        {"check_type": "self_check", "result": "pass", "detail": "ok"},
+                    ),
+                    failed,
+                ),
+                call_tools(("agent_stop", {"result": "b=2"})),  # back in step 2, stops again
+                verdicts(*REFLECTION_CHECKS),
+                summary("b is 2"),
+                reply("a=1, b=2"),
+            ],
+            reflection_depth=2,
+        )
 
     (local, local_events), (remote, events) = await run_both(client, task_queue, make)
     assert dumped(remote) == dumped(local) and remote.output == "a=1, b=2"

@@ -83,17 +83,23 @@ async def test_a_worker_stopped_while_reflection_is_asked_leaves_it_to_the_next(
 ) -> None:
     verdicts = FakeReply(
         tool_calls=[
-            FakeToolCall(name="verify_reasoning",
-                         arguments={"check_type": c, "result": "pass", "detail": "ok"})
+            FakeToolCall(
+                name="verify_reasoning",
+                arguments={"check_type": c, "result": "pass", "detail": "ok"},
+            )
             for c in CHECKS
         ]
-    )  # fmt: skip
+    )
     script = [call("agent_stop", result="done"), held(), verdicts, FakeReply(content="Checked.")]
     with FakeOpenAIServer(script) as provider:
 
         def make() -> Agent:
-            return openai_agent(provider, agent_thought_mode="chat", enable_thinking_tool=False,
-                                enable_reflection=True)  # fmt: skip
+            return openai_agent(
+                provider,
+                agent_thought_mode="chat",
+                enable_thinking_tool=False,
+                enable_reflection=True,
+            )
 
         result, events = await taken_over(client, task_queue, make, provider, held_request=2)
         sent = provider.requests

@@ -103,8 +103,9 @@ async def linger(seconds: float) -> str:
 
 
 async def test_cancelling_a_run_in_a_tool_call(client: Client, task_queue: str) -> None:
-    agent = Agent(ScriptedModel([think("wait"), call_tools(("linger", {"seconds": 60}))]),
-                  tools=[linger])  # fmt: skip
+    agent = Agent(
+        ScriptedModel([think("wait"), call_tools(("linger", {"seconds": 60}))]), tools=[linger]
+    )
     async with build_worker(client, task_queue, agent):
         remote = TemporalAgent(client, task_queue, heartbeat_timeout=2)
         run_id = await remote.start("Wait")

@@ -116,14 +116,28 @@ async def test_step_react_run_matches_the_local_run(client: Client, task_queue: 
 
 async def test_chat_and_stateful_tools(client: Client, task_queue: str) -> None:
     thoughts = [
-        call_tools(("sequential_thinking", {"thought": f"step {n}", "next_thought_needed": n < 2,
-                                            "thought_number": n, "total_thoughts": 2}))
+        call_tools(
+            (
+                "sequential_thinking",
+                {
+                    "thought": f"step {n}",
+                    "next_thought_needed": n < 2,
+                    "thought_number": n,
+                    "total_thoughts": 2,
+                },
+            )
+        )
         for n in (1, 2)
-    ]  # fmt: skip
+    ]
 
     def make() -> Agent:
-        script = [think("think it through"), *thoughts, think("done", "thought"), stop("ok"),
-                  reply("Thought twice.")]  # fmt: skip
+        script = [
+            think("think it through"),
+            *thoughts,
+            think("done", "thought"),
+            stop("ok"),
+            reply("Thought twice."),
+        ]
         return Agent(ScriptedModel(script))
 
     local, remote = await run_both(client, task_queue, make, "Think twice.")
@@ -139,8 +153,9 @@ async def test_chat_and_stateful_tools(client: Client, task_queue: str) -> None:
 
 
 async def test_events_are_readable_by_sequence_number(client: Client, task_queue: str) -> None:
-    async with build_worker(client, task_queue, Agent(ScriptedModel(react_script()),
-                                                      tools=[add, explode])):  # fmt: skip
+    async with build_worker(
+        client, task_queue, Agent(ScriptedModel(react_script()), tools=[add, explode])
+    ):
         remote = TemporalAgent(client, task_queue)
         result = await remote.run("What is 2+3?")
         events = await remote.events(result.run_id)

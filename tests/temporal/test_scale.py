@@ -30,8 +30,9 @@ def answer(request: ModelRequest) -> Any:
 
 
 def agent() -> Agent:
-    return Agent(ScriptedModel(answer), tools=[add], agent_thought_mode="chat",
-                 enable_thinking_tool=False)  # fmt: skip
+    return Agent(
+        ScriptedModel(answer), tools=[add], agent_thought_mode="chat", enable_thinking_tool=False
+    )
 
 
 @pytest.mark.slow

@@ -91,8 +91,7 @@ async def test_serve_starts_shows_decides_and_cancels_runs_on_temporal(
 
 def serve_cli(*args: str) -> subprocess.CompletedProcess[str]:
     command = [sys.executable, "-m", "ponder.cli.main", "serve", "--port", str(free_port())]
-    return subprocess.run([*command, *args], cwd=ROOT, capture_output=True, text=True,
-                          timeout=60)  # fmt: skip
+    return subprocess.run([*command, *args], cwd=ROOT, capture_output=True, text=True, timeout=60)
 
 
 async def test_serve_temporal_refuses_agent_options_and_an_unreachable_server() -> None:

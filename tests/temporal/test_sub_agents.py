@@ -41,27 +41,33 @@ def counted(script: list[Any], requests: list[int]) -> ScriptedModel:
 
 def agents(parent_requests: list[int], child_requests: list[int]) -> Agent:
     child = Agent(
-        counted([
-            think("note, then deploy"),
-            call_tools(("note", {"text": "a"}, "n1")),
-            think("noted", "note"),
-            call_tools(("deploy", {"target": "prod"}, "c1")),
-            think("deployed", "deploy"),
-            stop("done"),
-            reply("Child finished."),
-        ], child_requests),
+        counted(
+            [
+                think("note, then deploy"),
+                call_tools(("note", {"text": "a"}, "n1")),
+                think("noted", "note"),
+                call_tools(("deploy", {"target": "prod"}, "c1")),
+                think("deployed", "deploy"),
+                stop("done"),
+                reply("Child finished."),
+            ],
+            child_requests,
+        ),
         tools=[note, deploy],
-    )  # fmt: skip
+    )
     return Agent(
-        counted([
-            think("delegate"),
-            call_tools(("helper", {"task": "ship it"}, "h1")),
-            think("helped", "helper"),
-            stop("done"),
-            reply("Parent finished."),
-        ], parent_requests),
+        counted(
+            [
+                think("delegate"),
+                call_tools(("helper", {"task": "ship it"}, "h1")),
+                think("helped", "helper"),
+                stop("done"),
+                reply("Parent finished."),
+            ],
+            parent_requests,
+        ),
         tools=[child.as_tool("helper", "Ships things.")],
-    )  # fmt: skip
+    )
 
 
 async def test_a_sub_agent_asks_once_survives_a_new_worker_and_rolls_up(

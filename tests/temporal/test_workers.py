@@ -26,10 +26,19 @@ def start_worker(
     address: str, queue: str, env: dict[str, str], tools: str = "tests.temporal.worker_tools:TOOLS"
 ) -> subprocess.Popen[bytes]:
     command = [
-        *PONDER, "worker", "--temporal", address, "--task-queue", queue,
-        "--model", "openai:fake-model", "--tools", tools,
-        "--config", env["PONDER_CONFIG_FILE"],
-    ]  # fmt: skip
+        *PONDER,
+        "worker",
+        "--temporal",
+        address,
+        "--task-queue",
+        queue,
+        "--model",
+        "openai:fake-model",
+        "--tools",
+        tools,
+        "--config",
+        env["PONDER_CONFIG_FILE"],
+    ]
     return subprocess.Popen(command, cwd=ROOT, env=env, stderr=subprocess.PIPE)
 
 
@@ -59,9 +68,12 @@ def stop(worker: subprocess.Popen[bytes]) -> None:
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize("idempotent", [False, True], ids=["at-most-once", "idempotent"])
 async def test_a_killed_worker_is_replaced_and_no_finished_call_runs_twice(
-    client: Client, task_queue: str, temporal_address: str, worker_env: dict[str, str],
+    client: Client,
+    task_queue: str,
+    temporal_address: str,
+    worker_env: dict[str, str],
     idempotent: bool,
-) -> None:  # fmt: skip
+) -> None:
     log = Path(worker_env["PONDER_TEST_LOG"])
     hold = Path(str(log) + ".hold")
     hold.touch()
@@ -113,42 +125,67 @@ async def test_approval_across_processes_through_the_cli(
     try:
         await wait_for_worker(TemporalAgent(client, task_queue))
         ran = await asyncio.to_thread(
-            ponder_cli, "run", "deploy it", *common, "--task-queue", task_queue, "--json",
+            ponder_cli,
+            "run",
+            "deploy it",
+            *common,
+            "--task-queue",
+            task_queue,
+            "--json",
             env=worker_env,
-        )  # fmt: skip
+        )
         assert ran.returncode == 3, ran.stderr
         events = [json.loads(line) for line in ran.stdout.splitlines()]
         assert events[-1]["kind"] == "run_suspended"
         run_id = events[-1]["run_id"]
         assert f"ponder runs resume {run_id} --temporal {temporal_address} --approve" in ran.stderr
 
-        shown = await asyncio.to_thread(ponder_cli, "runs", "show", run_id, *common, "--json",
-                                        env=worker_env)  # fmt: skip
+        shown = await asyncio.to_thread(
+            ponder_cli, "runs", "show", run_id, *common, "--json", env=worker_env
+        )
         assert json.loads(shown.stdout)["status"] == "suspended" and not log.exists()
 
-        resumed = await asyncio.to_thread(ponder_cli, "runs", "resume", run_id, *common,
-                                          "--approve", "--json", env=worker_env)  # fmt: skip
+        resumed = await asyncio.to_thread(
+            ponder_cli, "runs", "resume", run_id, *common, "--approve", "--json", env=worker_env
+        )
         assert resumed.returncode == 0, resumed.stderr
         kinds = [json.loads(line)["kind"] for line in resumed.stdout.splitlines()]
         assert kinds[0] == "run_resumed" and kinds[-1] == "run_finished"
 
-        done = await asyncio.to_thread(ponder_cli, "runs", "show", run_id, *common, "--json",
-                                       env=worker_env)  # fmt: skip
+        done = await asyncio.to_thread(
+            ponder_cli, "runs", "show", run_id, *common, "--json", env=worker_env
+        )
         final = json.loads(done.stdout)
         assert (final["status"], final["output"]) == ("completed", "Done: deployed to prod")
         assert log.read_text().splitlines() == ["deploy prod"]
 
-        again = await asyncio.to_thread(ponder_cli, "runs", "resume", run_id, *common,
-                                        "--approve", env=worker_env)  # fmt: skip
+        again = await asyncio.to_thread(
+            ponder_cli, "runs", "resume", run_id, *common, "--approve", env=worker_env
+        )
         assert again.returncode == 2 and "not waiting for a decision" in again.stderr
 
-        detached = await asyncio.to_thread(ponder_cli, "run", "deploy again", *common,
-                                           "--task-queue", task_queue, "--detach",
-                                           env=worker_env)  # fmt: skip
+        detached = await asyncio.to_thread(
+            ponder_cli,
+            "run",
+            "deploy again",
+            *common,
+            "--task-queue",
+            task_queue,
+            "--detach",
+            env=worker_env,
+        )
         assert detached.returncode == 0 and len(detached.stdout.split()) == 1
-        rejected = await asyncio.to_thread(ponder_cli, "runs", "resume",
-                                           detached.stdout.strip(), *common, "--reject",
-                                           "--reason", "frozen", env=worker_env)  # fmt: skip
+        rejected = await asyncio.to_thread(
+            ponder_cli,
+            "runs",
+            "resume",
+            detached.stdout.strip(),
+            *common,
+            "--reject",
+            "--reason",
+            "frozen",
+            env=worker_env,
+        )
         assert rejected.returncode == 0, rejected.stderr
         assert log.read_text().splitlines() == ["deploy prod"]
     finally:
@@ -161,14 +198,17 @@ async def test_cli_errors_are_one_clear_line(temporal_address: str, task_queue: 
         ponder_cli, "run", "x", "--temporal", "127.0.0.1:9", "--task-queue", "q", env=env
     )
     assert unreachable.returncode == 2 and "cannot reach Temporal" in unreachable.stderr
-    no_queue = await asyncio.to_thread(ponder_cli, "run", "x", "--temporal", temporal_address,
-                                       env=env)  # fmt: skip
+    no_queue = await asyncio.to_thread(
+        ponder_cli, "run", "x", "--temporal", temporal_address, env=env
+    )
     assert no_queue.returncode == 2 and "--task-queue" in no_queue.stderr
-    nobody = await asyncio.to_thread(ponder_cli, "run", "x", "--temporal", temporal_address,
-                                     "--task-queue", task_queue, env=env)  # fmt: skip
+    nobody = await asyncio.to_thread(
+        ponder_cli, "run", "x", "--temporal", temporal_address, "--task-queue", task_queue, env=env
+    )
     assert nobody.returncode == 2 and "no worker polls task queue" in nobody.stderr
-    missing = await asyncio.to_thread(ponder_cli, "runs", "show", "nope", "--temporal",
-                                      temporal_address, env=env)  # fmt: skip
+    missing = await asyncio.to_thread(
+        ponder_cli, "runs", "show", "nope", "--temporal", temporal_address, env=env
+    )
     assert missing.returncode == 2 and "no run 'nope'" in missing.stderr
 
 

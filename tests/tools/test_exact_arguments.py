@@ -62,11 +62,15 @@ def test_the_shortcut_validates_as_the_full_path(args: dict[str, Any]) -> None:
 def test_exact_arguments_pass_unchanged_and_others_are_still_coerced() -> None:
     assert exact.validator is not None
     assert exact.validator({"count": 2, "name": "x", "flag": True}) == {
-        "count": 2, "name": "x", "flag": True
-    }  # fmt: skip
+        "count": 2,
+        "name": "x",
+        "flag": True,
+    }
     assert exact.validator({"count": "2", "name": "x", "flag": "true"}) == {
-        "count": 2, "name": "x", "flag": True
-    }  # fmt: skip
+        "count": 2,
+        "name": "x",
+        "flag": True,
+    }
     with pytest.raises(ArgumentError, match="count"):
         exact.validator({"count": True, "name": "x", "flag": True})
 

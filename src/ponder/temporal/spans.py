@@ -97,10 +97,12 @@ class ActivitySpans:
         opens = self.data.get("open_round")
         if opens:
             round_span = self.tracer.start_span(
-                f"round {opens}", context=parent, attributes=self._attributes(
+                f"round {opens}",
+                context=parent,
+                attributes=self._attributes(
                     **{"ponder.round": int(opens), "ponder.attempt": attempt}
                 ),
-            )  # fmt: skip
+            )
             parent = trace.set_span_in_context(round_span)
             found["round_traceparent"] = _traceparent(round_span)
         provider, model = _split(model_name)
