@@ -3,7 +3,7 @@
 ``other.as_tool(name, description)`` (or an `Agent` given in ``tools=``) is a tool taking a
 ``task``. Each call is a child run with its own ledger, limits and events; its id is
 ``<parent run>.<call id>``, its events reach the parent's stream as `SubAgentEvent`s
-(nested under that call), and its usage is added to the parent's. With a store the child
+(nested under that call), and its usage and cost are added to the parent's. With a store the child
 is checkpointed to the parent's store, so a parent resumed after a crash resumes the child
 where it stopped (the call is idempotent: a finished child returns its stored result).
 A child that suspends for approval leaves its call unanswered (`is_held`), so the parent
@@ -15,10 +15,11 @@ from __future__ import annotations
 import contextvars
 from typing import TYPE_CHECKING, Any
 
-from ponder.agent.launch import RunRequest, context_builder, new_run, run_context
+from ponder.agent.launch import RunRequest, context_builder, new_run, run_context, run_tap
 from ponder.agent.run.context import RunContext
 from ponder.agent.run.driver import resume_run, start_run
 from ponder.agent.run.link import CURRENT_RUN, RunLink, is_held
+from ponder.cost import sum_cost
 from ponder.events import Event, SubAgentEvent, event_to_dict
 from ponder.exceptions import StoreError, UserError
 from ponder.tools.tool import Tool, ToolContext, ToolResult
@@ -67,6 +68,7 @@ def agent_tool(
             _CHAIN.reset(token)
         if parent is not None:
             parent.state.usage = parent.state.usage + result.usage
+            parent.state.cost = sum_cost(parent.state.cost, result.cost)
         data = {"run_id": result.run_id, "status": result.status, "stop_reason": result.stop_reason}
         if result.status == "suspended":
             held = {**data, "held": True, "suspension": result.suspension}
@@ -106,7 +108,8 @@ async def _run_child(
         state = await new_run(agent, request)
         state.limits = limits
         sinks = sink is not None
-        ctx = await run_context(agent, state, call.deps, sink, sinks, output, None, store)
+        tap = run_tap(agent)  # logged, traced, recorded as the child agent's options say
+        ctx = await run_context(agent, state, call.deps, sink, sinks, output, tap, store)
         return await start_run(ctx, agent.strategy_type, agent.program, store)
 
 
