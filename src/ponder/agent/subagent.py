@@ -6,8 +6,10 @@
 (nested under that call), and its usage and cost are added to the parent's. With a store the child
 is checkpointed to the parent's store, so a parent resumed after a crash resumes the child
 where it stopped (the call is idempotent: a finished child returns its stored result).
-A child that suspends for approval leaves its call unanswered (`is_held`), so the parent
-suspends on it; the parent's decision is handed on to the child when both are resumed.
+A child that suspends (for approval, or on an MCP server's question) leaves its call
+unanswered (`is_held`), so the parent suspends on it, the child's suspension shown in the
+call's ``sub_agent`` entry; the parent's decision for the call is checked against it and
+handed on to the child when both are resumed.
 """
 
 from __future__ import annotations
@@ -72,7 +74,7 @@ def agent_tool(
         data = {"run_id": result.run_id, "status": result.status, "stop_reason": result.stop_reason}
         if result.status == "suspended":
             held = {**data, "held": True, "suspension": result.suspension}
-            return ToolResult.fail(f"sub-agent {name!r} waits for approval", data=held)
+            return ToolResult.fail(f"sub-agent {name!r} waits", data=held)
         return ToolResult.ok(result.text, data=data)
 
     return Tool(

@@ -15,12 +15,14 @@ still waits.
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from ponder.agent.run.elicitation import accept_answers
+from ponder.agent.run.elicitation import accept_answers, check_answers
 from ponder.exceptions import Suspend, UserError
 from ponder.messages import AssistantMessage, ToolCallPart, ToolMessage
+from ponder.store.view import pending_calls, pending_questions
 from ponder.tools.external import is_external
 from ponder.tools.tool import ToolResult
 
@@ -32,19 +34,27 @@ __all__ = [
     "approval_decision",
     "approval_payload",
     "approval_settled",
+    "check_child_decisions",
     "check_decision",
     "check_pending_tools",
     "decide",
     "hold_for_approval",
 ]
 
+_NO_CHILDREN: Mapping[str, Any] = MappingProxyType({})
 _ALL = {"approve": "approve", "reject": "reject", True: "approve", False: "reject"}
 
 
 def approval_payload(
-    calls: Sequence[ToolCallPart], external: Collection[str] = ()
+    calls: Sequence[ToolCallPart],
+    external: Collection[str] = (),
+    children: Mapping[str, Any] = _NO_CHILDREN,
 ) -> dict[str, Any]:
-    """The suspension payload: the calls that wait for a decision (or, external, a result)."""
+    """The suspension payload: the calls that wait for a decision (or, external, a result).
+
+    A sub-agent's call that waits carries the child's suspension as ``sub_agent`` (its
+    ``run_id``, ``reason`` and ``payload``): the decision for the call is the child's.
+    """
     entries = []
     for c in calls:
         entry: dict[str, Any] = {
@@ -54,15 +64,22 @@ def approval_payload(
         }
         if c.name in external:
             entry["external"] = True
+        child = children.get(c.id)
+        if child is not None:
+            entry["sub_agent"] = {"run_id": child["run_id"], **(child["suspension"] or {})}
         entries.append(entry)
     return {"calls": entries}
 
 
 async def hold_for_approval(
-    ctx: RunContext, waiting: Sequence[ToolCallPart], answers: dict[str, ToolMessage]
+    ctx: RunContext,
+    waiting: Sequence[ToolCallPart],
+    answers: dict[str, ToolMessage],
+    children: Mapping[str, Any] = _NO_CHILDREN,
 ) -> NoReturn:
     """Suspend the run on ``waiting``, saving the batch's ``answers`` so far.
 
+    ``children`` holds the data of the sub-agent calls whose child waits, by call id.
     Built-ins' effects are in the suspended state, so their answers are kept as effects
     like any finished call's: the resumed run uses them instead of applying them twice.
     """
@@ -73,7 +90,7 @@ async def hold_for_approval(
                 await checkpointer.save(answer)
     ctx.state.awaiting_approval = tuple(c.id for c in waiting)
     external = {c.name for c in waiting if is_external(ctx.tools.get(c.name))}
-    raise Suspend("approval", approval_payload(waiting, external))
+    raise Suspend("approval", approval_payload(waiting, external, children))
 
 
 def approval_settled(ctx: RunContext) -> None:
@@ -95,8 +112,23 @@ def accept_decision(ctx: RunContext, value: Any, *, suspended: bool) -> None:
         return
     awaiting = ctx.state.awaiting_approval
     if suspended and awaiting:
-        check_decision(value, awaiting)
+        children = [c.id for c in _awaited_calls(ctx) if _runs_sub_agent(ctx, c)]
+        check_decision(value, awaiting, children)
     resumed.decision = value if suspended else None
+
+
+def _awaited_calls(ctx: RunContext) -> list[ToolCallPart]:
+    """The calls of the latest assistant message that wait for a decision."""
+    awaiting = ctx.state.awaiting_approval
+    message = next(
+        (m for m in reversed(ctx.state.ledger.messages) if isinstance(m, AssistantMessage)), None
+    )
+    return [c for c in (message.tool_calls if message else ()) if c.id in awaiting]
+
+
+def _runs_sub_agent(ctx: RunContext, call: ToolCallPart) -> bool:
+    tool = ctx.tools.get(call.name)
+    return tool is not None and tool.metadata.get("agent") is not None
 
 
 def check_pending_tools(ctx: RunContext) -> None:
@@ -104,13 +136,9 @@ def check_pending_tools(ctx: RunContext) -> None:
 
     Checked before the run changes, so the decision is not used up on an "unknown tool".
     """
-    awaiting = ctx.state.awaiting_approval
-    if not awaiting or ctx.decision is None:
+    if not ctx.state.awaiting_approval or ctx.decision is None:
         return
-    message = next(
-        (m for m in reversed(ctx.state.ledger.messages) if isinstance(m, AssistantMessage)), None
-    )
-    calls = [c for c in (message.tool_calls if message else ()) if c.id in awaiting]
+    calls = _awaited_calls(ctx)
     missing = sorted(
         {
             c.name
@@ -150,8 +178,32 @@ def _check_one(call_id: str, decision: Any) -> None:
     )
 
 
-def check_decision(value: Any, pending: Sequence[str]) -> None:
-    """Raise ``UserError`` unless ``value`` decides every pending call."""
+def check_child_decisions(suspension: Mapping[str, Any] | None, value: Any) -> None:
+    """Refuse (`UserError`) a decision that a waiting sub-agent would refuse.
+
+    ``suspension`` is the run's (``{"reason", "payload"}``): each call whose child waits
+    carries the child's suspension, so the whole tree is checked before any run changes.
+    """
+    for call in pending_calls(suspension):
+        child = call.get("sub_agent")
+        if not isinstance(child, dict):
+            continue
+        decision = value.get(call["id"]) if isinstance(value, dict) else value
+        if child.get("reason") == "elicitation":
+            check_answers(pending_questions(child), decision)
+        elif child.get("reason") == "approval":
+            calls = pending_calls(child)
+            waiting = [str(c.get("id")) for c in calls if "sub_agent" in c]
+            check_decision(decision, [str(c.get("id")) for c in calls], waiting)
+            check_child_decisions(child, decision)
+
+
+def check_decision(value: Any, pending: Sequence[str], children: Collection[str] = ()) -> None:
+    """Raise ``UserError`` unless ``value`` decides every pending call.
+
+    The decision for a call in ``children`` (a sub-agent's, whose child waits) is handed on
+    to the child as it is, and checked by the child.
+    """
     if isinstance(value, bool | str) and value in _ALL:
         return
     if not isinstance(value, dict):
@@ -163,7 +215,8 @@ def check_decision(value: Any, pending: Sequence[str]) -> None:
     if missing:
         raise UserError(f"no decision for pending call(s): {', '.join(missing)}")
     for call_id in pending:
-        _check_one(call_id, value[call_id])
+        if call_id not in children:
+            _check_one(call_id, value[call_id])
 
 
 def decide(call: ToolCallPart, value: Any) -> ToolCallPart | ToolMessage | None:

@@ -19,7 +19,11 @@ from functools import partial
 from typing import Any
 
 from ponder.agent.result import RunResult
-from ponder.agent.run.approval import accept_decision, check_pending_tools
+from ponder.agent.run.approval import (
+    accept_decision,
+    check_child_decisions,
+    check_pending_tools,
+)
 from ponder.agent.run.checkpointer import load_checkpoint
 from ponder.agent.run.context import ContextBuilder, Resumed, RunContext
 from ponder.agent.run.deps import RunDeps, Strategy, StrategyType
@@ -158,6 +162,9 @@ async def _restore(
             await store.set_status(run_id, "completed")
         return ctx, None
     accept_decision(ctx, value, suspended=vm.status == "suspended")
+    suspension = vm.suspension  # with the suspensions of the sub-agents that wait
+    if suspension is not None:
+        check_child_decisions({"reason": suspension.reason, "payload": suspension.payload}, value)
     check_pending_tools(ctx)
     asked = {str(q.get("call_id")) for q in state.awaiting_input}
     resumed.interrupted = {

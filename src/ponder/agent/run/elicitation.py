@@ -27,10 +27,11 @@ from ponder.messages import ToolCallPart, ToolMessage
 
 if TYPE_CHECKING:
     from ponder.agent.run.context import RunContext
-    from ponder.mcp.elicitation import ElicitationRequest
+    from ponder.mcp.elicitation import ElicitationRequest, GivenAnswer
 
 __all__ = [
     "accept_answers",
+    "check_answers",
     "hold_for_input",
     "input_payload",
     "question_of",
@@ -90,18 +91,30 @@ def accept_answers(ctx: RunContext, value: Any) -> None:
     question it may be that answer itself, and ``"decline"`` or ``"cancel"`` answers
     every question. A question left unanswered is asked again when its call is re-made.
     """
-    from ponder.mcp.elicitation import ElicitationAnswer, GivenAnswer, check_answer
-
-    questions = {str(q.get("id")): q for q in ctx.state.awaiting_input}
-    given = _by_question(value, list(questions))
     hold = ctx.inputs
     if hold is None:
+        _by_question(value, [str(q.get("id")) for q in ctx.state.awaiting_input])
         raise UserError(
             "this run waits for answers to MCP elicitation, but its agent has an "
             "elicitation handler or no MCP servers: resume it with the agent it ran with"
         )
-    for question_id, raw in given.items():
-        question = questions[question_id]
+    for question, given in check_answers(ctx.state.awaiting_input, value):
+        hold.answers[str(question["call_id"])] = given
+
+
+def check_answers(
+    questions: Sequence[dict[str, Any]], value: Any
+) -> list[tuple[dict[str, Any], GivenAnswer]]:
+    """The answers ``value`` gives ``questions``, each with its question, checked.
+
+    A `UserError` names the first answer that does not fit (see `accept_answers`).
+    """
+    from ponder.mcp.elicitation import ElicitationAnswer, GivenAnswer, check_answer
+
+    by_id = {str(q.get("id")): q for q in questions}
+    checked: list[tuple[dict[str, Any], GivenAnswer]] = []
+    for question_id, raw in _by_question(value, list(by_id)).items():
+        question = by_id[question_id]
         request = question_of(question)
         answer = ElicitationAnswer(raw["action"], raw.get("content"))
         answer, problems = check_answer(request.mode, request.schema, answer)
@@ -110,7 +123,8 @@ def accept_answers(ctx: RunContext, value: Any) -> None:
                 f"the answer to question {question_id} of MCP server {request.server!r} "
                 f"({request.message!r}) does not match its schema: " + "; ".join(problems)
             )
-        hold.answers[str(question["call_id"])] = GivenAnswer(request, answer)
+        checked.append((question, GivenAnswer(request, answer)))
+    return checked
 
 
 def _by_question(value: Any, ids: list[str]) -> dict[str, dict[str, Any]]:

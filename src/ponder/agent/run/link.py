@@ -1,7 +1,7 @@
 """The run whose task is executing, for the sub-agents its tools start.
 
 A sub-agent call finds its parent run through `CURRENT_RUN` (tool calls inherit the
-driver's context); `is_held` tells the run machinery that a call's child waits for approval.
+driver's context); `is_held` tells the run machinery that a call's child waits.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ CURRENT_RUN: contextvars.ContextVar[RunLink | None] = contextvars.ContextVar(
 
 
 def is_held(result: ToolResult) -> bool:
-    """True for the result of a sub-agent call whose child waits for approval.
+    """True for the result of a sub-agent call whose child waits (approval, a question).
 
     Such a call is not answered: the parent suspends on it too, and when the parent is
     resumed the call runs again and hands the decision on to the child.

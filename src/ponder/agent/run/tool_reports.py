@@ -19,7 +19,7 @@ async def report_tool(ctx: RunContext, outcome: ToolOutcome) -> None:
     if ctx.inputs is not None and call.id in ctx.inputs.held:
         return  # the call asked a question: its result is dropped, the run suspends
     if is_held(result):
-        return  # not finished: the sub-agent waits for approval (see ``subagent``)
+        return  # not finished: the sub-agent waits (see ``subagent``)
     if not ctx.bus.heard:
         ctx.bus.skip()
     elif outcome.status == "ok":

@@ -94,9 +94,9 @@ async def answer_open_calls(
             answers[call.id] = (await builtins.handle(call, round_no)).to_message(call)
     pending = _unanswered(calls, open_ids, answers)
     runnable = _settle_pending(ctx, pending, answers)
-    await _run(ctx, runnable, answers)
+    children = await _run(ctx, runnable, answers)
     if not _nothing_waits(ctx, pending, answers):
-        await _hold_if_waiting(ctx, pending, runnable, answers)
+        await _hold_if_waiting(ctx, pending, runnable, answers, children)
     _append_answers(ctx, calls, answers)
     return calls
 
@@ -162,14 +162,18 @@ async def _hold_if_waiting(
     pending: list[ToolCallPart],
     ran: list[ToolCallPart],
     answers: dict[str, ToolMessage],
+    children: dict[str, Any],
 ) -> None:
-    """Suspend on the questions the calls asked, or on the calls awaiting approval."""
+    """Suspend on the questions the calls asked, or on the calls awaiting a decision.
+
+    ``children`` holds the data of the sub-agent calls whose child waits, by call id.
+    """
     asked = _asked(ctx, ran, answers)
     waiting = [c for c in pending if c.id not in answers and c not in asked]
     if asked:
         await hold_for_input(ctx, asked, answers, waiting)
     if waiting:
-        await hold_for_approval(ctx, waiting, answers)
+        await hold_for_approval(ctx, waiting, answers, children)
     _settled(ctx)
 
 
@@ -260,9 +264,13 @@ def _split_by_limit(
     return calls[:remaining], calls[remaining:]
 
 
-async def _run(ctx: RunContext, calls: list[ToolCallPart], answers: dict[str, ToolMessage]) -> None:
+async def _run(
+    ctx: RunContext, calls: list[ToolCallPart], answers: dict[str, ToolMessage]
+) -> dict[str, Any]:
+    """Run ``calls`` into ``answers``; return the suspensions of the sub-agents that wait."""
+    children: dict[str, Any] = {}
     if not calls:
-        return
+        return children
     heard = ctx.bus.heard
     for call in calls:
         if not heard:
@@ -285,5 +293,8 @@ async def _run(ctx: RunContext, calls: list[ToolCallPart], answers: dict[str, To
             actions += 1
     ctx.state.tool_calls += actions
     for outcome in outcomes:
-        if not is_held(outcome.result):  # a sub-agent that waits: the run waits with it
+        if is_held(outcome.result):  # a sub-agent that waits: the run waits with it
+            children[outcome.call.id] = outcome.result.data
+        else:
             answers[outcome.call.id] = outcome.message
+    return children
