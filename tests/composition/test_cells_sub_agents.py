@@ -101,8 +101,12 @@ async def test_concurrent_turns_of_a_session_call_their_children_one_after_the_o
 
 
 def _thought(n: int) -> ModelResponse:
-    args = {"thought": f"thought {n}", "thought_number": n, "total_thoughts": 3,
-            "next_thought_needed": True}  # fmt: skip
+    args = {
+        "thought": f"thought {n}",
+        "thought_number": n,
+        "total_thoughts": 3,
+        "next_thought_needed": True,
+    }
     return call_tools(("sequential_thinking", args))
 
 
@@ -115,9 +119,10 @@ async def test_a_child_thinks_afresh_in_each_call_while_the_session_keeps_the_pa
     child_script: list[ScriptEntry] = [_thought(1), STOP, "c1", _thought(1), STOP, "c2"]
     child = Agent(ScriptedModel(child_script), agent_thought_mode="chat")
     parent = Agent(
-        ScriptedModel(script), tools=[child.as_tool("helper", "Helps.")],
+        ScriptedModel(script),
+        tools=[child.as_tool("helper", "Helps.")],
         agent_thought_mode="chat",
-    )  # fmt: skip
+    )
     await parent.run("first", session_id="s")
     _, events = await streamed(parent, "second", session_id="s")
     assert of_kind(events, "thinking")[-1].data["thought_history_length"] == 2
@@ -134,8 +139,9 @@ async def test_a_typed_child_answers_its_parent_with_its_validated_json() -> Non
     JSON, and the child's finished event carries the same value."""
     child = child_of(
         reply('{"city": "Paris", "people": 2100000}'),
-        agent_strategy="no-action", output_type=Population,
-    )  # fmt: skip
+        agent_strategy="no-action",
+        output_type=Population,
+    )
     result, events = await streamed(parent_of(child, reply("About 2.1 million.")))
     [answer] = helper_results(result)
     assert Population.model_validate_json(answer) == Population(city="Paris", people=2100000)
@@ -179,8 +185,10 @@ async def test_reflection_sends_a_child_back_before_it_answers_its_parent() -> N
         STOP,
         call_tools(*(_verdict(c) for c in checks)),
         reply("checked answer"),
-        **PLAIN, enable_reflection=True, reflection_depth=2,
-    )  # fmt: skip
+        **PLAIN,
+        enable_reflection=True,
+        reflection_depth=2,
+    )
     result, events = await streamed(parent_of(child, reply("Done.")))
     verdicts = [(e["check_type"], e["result"]) for e in nested(events, "reflection")]
     assert verdicts[1] == ("contradiction_check", "fail")

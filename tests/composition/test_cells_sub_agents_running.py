@@ -146,9 +146,11 @@ async def test_the_price_of_a_childs_requests_is_part_of_the_parents() -> None:
     price (its own model is unpriced) is the child's."""
     async with FakeOpenAIServer(["child answer"]) as server:
         child = Agent(
-            "openai:gpt-4o-mini", base_url=server.base_url, api_key="k",
+            "openai:gpt-4o-mini",
+            base_url=server.base_url,
+            api_key="k",
             agent_strategy="no-action",
-        )  # fmt: skip
+        )
         result, events = await streamed(parent_of(child, reply("ok")))
     [usage] = nested(events, "usage")
     assert usage["cost"] is not None and usage["cost"] > 0
