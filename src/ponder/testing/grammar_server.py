@@ -8,13 +8,15 @@ function the answer is constrained by a grammar built from the JSON schema
 ``tool_calls``; with ``"auto"`` the grammar allows either a ``<tool_call>`` block or plain
 text that does not start with ``<``; with ``"none"`` (or no tools) nothing is constrained.
 A ``response_format`` of type ``json_schema`` or ``json_object`` is constrained likewise.
-One call per response; an answer cut by ``max_tokens`` inside a call comes back as text
-with ``finish_reason: "length"``. A prompt that overflows the window is refused (400) in
-llama.cpp's words. Usage carries ``prompt_tokens_details.cached_tokens`` (the prompt
-prefix the model reused from the previous request); ``GET /props`` states ``n_ctx`` and
-``GET /v1/models`` ``max_model_len``, so the ``llamacpp`` and ``vllm`` profiles learn the
-window. The log has an access line per request and llama.cpp's ``prefix-match hit`` lines,
-as the stock server's has (see `ponder.testing.llama_server`).
+String arguments without a ``maxLength`` are capped at `STRING_CAP` characters (a small
+model fills a string until ``max_tokens`` cuts the call). One call per response; an answer
+cut by ``max_tokens`` inside a call comes back as text with ``finish_reason: "length"``.
+A prompt that overflows the window is refused (400) in llama.cpp's words. Usage carries
+``prompt_tokens_details.cached_tokens`` (the prompt prefix the model reused from the
+previous request); ``GET /props`` states ``n_ctx`` and ``GET /v1/models``
+``max_model_len``, so the ``llamacpp`` and ``vllm`` profiles learn the window.
+The log has an access line per request and llama.cpp's ``prefix-match hit`` lines, as
+the stock server's has (see `ponder.testing.llama_server`).
 
 Only this server process imports ``llama_cpp``; the module itself needs only the standard
 library, so an interpreter with ``llama-cpp-python`` and no ponder runs it by path::
@@ -29,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import threading
 import time
 from collections.abc import Mapping, Sequence
@@ -44,6 +47,8 @@ __all__ = [
 ]
 
 CALL_OPEN, CALL_CLOSE = "<tool_call>", "</tool_call>"
+STRING_CAP = 60
+"""Characters a string argument may have unless its schema says otherwise."""
 _TEXT_RULE = 'text ::= [^<] [^\\x00]*\ncall-block ::= "<tool_call>\\n" call "\\n</tool_call>"\n'
 
 
@@ -103,10 +108,19 @@ def render_prompt(
 
 
 def _arguments_schema(parameters: Any) -> dict[str, Any]:
-    schema = dict(parameters) if isinstance(parameters, Mapping) else {"type": "object"}
-    schema.setdefault("type", "object")
+    schema: dict[str, Any] = {"type": "object"}
+    schema.update(parameters if isinstance(parameters, Mapping) else {})
     if schema["type"] == "object":
         schema.setdefault("additionalProperties", False)
+        properties: Mapping[str, Any] = schema.get("properties") or {}
+        schema["properties"] = {name: _capped(value) for name, value in properties.items()}
+    return schema
+
+
+def _capped(schema: Any) -> Any:
+    """A string argument without a ``maxLength`` gets `STRING_CAP`: calls fit ``max_tokens``."""
+    if isinstance(schema, Mapping) and schema.get("type") == "string":
+        return {"maxLength": STRING_CAP, **schema}
     return schema
 
 
@@ -140,7 +154,7 @@ def parse_answer(text: str, forced: bool) -> tuple[str | None, list[dict[str, An
             return text, []
         body = body.removeprefix(CALL_OPEN).removesuffix(CALL_CLOSE).strip()
     try:
-        found = json.loads(body)
+        found = json.loads(body, strict=False)  # the grammar lets raw newlines into strings
     except json.JSONDecodeError:
         return text, []
     if not isinstance(found, dict) or not isinstance(found.get("name"), str):
@@ -174,7 +188,7 @@ class ChatEngine:
 
         rules = json_schema_to_gbnf(json.dumps(schema))
         if either_text:
-            rules = rules.replace("root ::=", "call ::=", 1)
+            rules = re.sub(r"(?m)^root ::=", "call ::=", rules, count=1)
             rules = "root ::= call-block | text\n" + _TEXT_RULE + rules
         return self.llama_cpp.LlamaGrammar.from_string(rules, verbose=False)
 
