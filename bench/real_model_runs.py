@@ -210,8 +210,10 @@ async def run_ponder(
     return runs
 
 
-async def run_peer_suite(proxy: SuiteProxy, url: str, peer: str) -> list[TaskRun]:
-    """Every task once on ``peer`` (a name `bench/peers/real_suite_peer.py` knows)."""
+async def run_peer_suite(
+    proxy: SuiteProxy, url: str, peer: str, tasks: Sequence[Task] = TASKS
+) -> list[TaskRun]:
+    """Each task once on ``peer`` (a name `bench/peers/real_suite_peer.py` knows)."""
     control = url.removesuffix("/v1") + MARK
     script = ROOT / "bench" / "peers" / "real_suite_peer.py"
     env = dict(os.environ, PYTHONPATH=str(ROOT))
@@ -222,6 +224,7 @@ async def run_peer_suite(proxy: SuiteProxy, url: str, peer: str) -> list[TaskRun
         url,
         control,
         str(MAX_TOKENS),
+        ",".join(t.id for t in tasks),
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
         env=env,

@@ -26,13 +26,14 @@ import json
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 from typing import Any
 
 from bench.common import ROOT, table, write_section
 from bench.real_model import lane_python
 from bench.real_model_runs import TaskRun, run_peer_suite, run_ponder, through_proxy
+from bench.real_model_tasks import TASKS, Task
 from ponder.testing.llama_server import GrammarServer, LlamaServer
 
 __all__ = ["RUNNERS", "SERVERS", "main", "section"]
@@ -42,39 +43,51 @@ SERVERS: dict[str, tuple[type[LlamaServer], str]] = {
     "stock": (LlamaServer, "llamacpp"),
     "grammar": (GrammarServer, "vllm"),
 }
-MODES = ("reasoning-required", "reasoning", "inline", "reasoning-optional", "chat")
+MODES = ("reasoning-required", "reasoning", "inline", "chat")
+"""``reasoning-optional`` is ``inline`` under its bot name: the same requests."""
 RUNNERS = [f"react/{m}" for m in MODES] + ["step-react/chat", "step-react/reasoning-required"]
-RUNNERS += ["react/default", "pydantic-ai", "openai-agents", "langgraph", "smolagents"]
+RUNNERS += ["pydantic-ai", "openai-agents", "langgraph", "smolagents"]
 
 
-def _runner(name: str, profile: str) -> Callable[[Any, str], Any]:
+def _runner(name: str, profile: str, tasks: Sequence[Task]) -> Callable[[Any, str], Any]:
     if "/" not in name:
-        return lambda proxy, url: run_peer_suite(proxy, url, name)
+        return lambda proxy, url: run_peer_suite(proxy, url, name, tasks)
     workflow, mode = name.split("/")
     chosen = None if mode == "default" else mode
-    return lambda proxy, url: run_ponder(proxy, url, profile, workflow, chosen)
+    return lambda proxy, url: run_ponder(proxy, url, profile, workflow, chosen, tasks)
 
 
-async def _measure(server_name: str, runners: Sequence[str], out: Path, python: Path) -> None:
+async def _measure(
+    server_name: str, runners: Sequence[str], tasks: Sequence[Task], out: Path, python: Path
+) -> None:
     kind, profile = SERVERS[server_name]
     with tempfile.TemporaryDirectory() as tmp:
         server = kind(Path(tmp) / "server.log", python=str(python), n_ctx=4096)
         server.start()
         try:
             for name in runners:
-                start = time.monotonic()
-                try:
-                    runs = await through_proxy(server, _runner(name, profile))
-                except RuntimeError as error:  # a peer that cannot run: a row saying so
-                    runs = [TaskRun("*", "", False, False, False, 0.0, str(error)[:200])]
-                with out.open("a") as sink:
-                    for run in runs:
-                        row = {"server": server_name, "runner": name, **run.to_json()}
-                        sink.write(json.dumps(row) + "\n")
-                took = time.monotonic() - start
-                print(f"{server_name} {name}: {took:.0f} s", file=sys.stderr, flush=True)
+                # ponder's runs are kept task by task (a peer's process runs all its tasks)
+                batches = [tasks] if "/" not in name else [[task] for task in tasks]
+                for batch in batches:
+                    start = time.monotonic()
+                    runs = await _runs(server, _runner(name, profile, batch))
+                    with out.open("a") as sink:
+                        for run in runs:
+                            row = {"server": server_name, "runner": name, **run.to_json()}
+                            sink.write(json.dumps(row) + "\n")
+                    took = time.monotonic() - start
+                    ids = ",".join(t.id for t in batch)
+                    print(f"{server_name} {name} {ids}: {took:.0f} s", file=sys.stderr, flush=True)
         finally:
             server.stop()
+
+
+async def _runs(server: LlamaServer, runner: Callable[[Any, str], Any]) -> list[TaskRun]:
+    try:
+        found: list[TaskRun] = await through_proxy(server, runner)
+    except RuntimeError as error:  # a peer that cannot run: a row saying so
+        found = [TaskRun("*", "", False, False, False, 0.0, str(error)[:200])]
+    return found
 
 
 def _pct(part: float, whole: float) -> str:
@@ -120,15 +133,20 @@ HEADERS = [
 ]
 
 
-def section(path: Path) -> str:
-    """The Markdown section from the JSON-lines file at ``path``."""
-    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+def section(paths: Sequence[Path], ids: Collection[str] = ()) -> str:
+    """The Markdown section from the JSON-lines files at ``paths`` (tasks ``ids``, or all)."""
+    lines = [line for path in paths for line in path.read_text().splitlines() if line.strip()]
+    rows = [json.loads(line) for line in lines]
+    rows = [r for r in rows if not ids or r["task"] in ids]
     groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for row in rows:
         groups.setdefault((row["server"], row["runner"]), []).append(row)
-    body = [[s, r, *_summary(g)] for (s, r), g in groups.items()]
+    order = {name: n for n, name in enumerate(RUNNERS)}
+    keys = sorted(groups, key=lambda k: (k[0] != "stock", order.get(k[1], len(order)), k[1]))
+    body = [[s, r, *_summary(groups[(s, r)])] for s, r in keys]
     intro = (__doc__ or "").split("\n", 1)[1].strip()
-    return f"{TITLE}\n\n{intro}\n\n{table(HEADERS, body)}"
+    scope = f"Tasks in this table: {', '.join(sorted(ids))}." if ids else "Every task."
+    return f"{TITLE}\n\n{intro}\n\n{scope}\n\n{table(HEADERS, body)}"
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -137,15 +155,19 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--servers", default="stock,grammar")
     parser.add_argument("--runners", default=",".join(RUNNERS))
     parser.add_argument("--out", type=Path, default=ROOT / ".cache" / "real_model_suite.jsonl")
+    parser.add_argument("--tasks", default="", help="task ids (default: all)")
     parser.add_argument("--report-only", action="store_true")
+    parser.add_argument("--also", type=Path, nargs="*", default=[], help="more runs to report")
     args = parser.parse_args(argv)
     python = lane_python()
+    ids = set(filter(None, args.tasks.split(",")))
     if not args.report_only:
         if python is None:
             raise SystemExit("the real-model venv is absent (`make test-models` builds it)")
+        tasks = [t for t in TASKS if not ids or t.id in ids]
         for server in args.servers.split(","):
-            asyncio.run(_measure(server, args.runners.split(","), args.out, python))
-    found = section(args.out)
+            asyncio.run(_measure(server, args.runners.split(","), tasks, args.out, python))
+    found = section([args.out, *args.also], ids)
     print(found)
     write_section(found)
 

@@ -1,6 +1,6 @@
 """The real-model task suite on a peer runtime, against an OpenAI-compatible server.
 
-``real_suite_peer.py PEER BASE_URL CONTROL_URL MAX_TOKENS``: runs every task of
+``real_suite_peer.py PEER BASE_URL CONTROL_URL MAX_TOKENS [TASK,...]``: runs each task of
 `bench.real_model_tasks` once with PEER (``pydantic-ai``, ``openai-agents``, ``langgraph``,
 ``smolagents``), each with its documented OpenAI-compatible model class, temperature 0,
 the same tools, and its default loop; before each task it asks ``CONTROL_URL + task id``
@@ -97,10 +97,12 @@ PEERS = {
 }
 
 
-async def main(peer: str, url: str, control: str, limit: int) -> list[dict[str, Any]]:
+async def main(
+    peer: str, url: str, control: str, limit: int, chosen: list[str]
+) -> list[dict[str, Any]]:
     run = PEERS[peer]
     runs = []
-    for task in TASKS:
+    for task in [t for t in TASKS if not chosen or t.id in chosen]:
         urllib.request.urlopen(control + task.id, timeout=30).read()
         record: list[Any] = []
         functions = make_tools(record)
@@ -120,4 +122,5 @@ async def main(peer: str, url: str, control: str, limit: int) -> list[dict[str, 
 
 if __name__ == "__main__":
     name, base_url, control_url, max_tokens = sys.argv[1:5]
-    emit({"runs": asyncio.run(main(name, base_url, control_url, int(max_tokens)))})
+    ids = sys.argv[5].split(",") if len(sys.argv) > 5 else []
+    emit({"runs": asyncio.run(main(name, base_url, control_url, int(max_tokens), ids))})
