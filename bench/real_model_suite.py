@@ -133,7 +133,7 @@ HEADERS = [
 ]
 
 
-def section(paths: Sequence[Path], ids: Collection[str] = ()) -> str:
+def section(paths: Sequence[Path], ids: Collection[str] = (), note: str = "") -> str:
     """The Markdown section from the JSON-lines files at ``paths`` (tasks ``ids``, or all)."""
     lines = [line for path in paths for line in path.read_text().splitlines() if line.strip()]
     rows = [json.loads(line) for line in lines]
@@ -146,6 +146,7 @@ def section(paths: Sequence[Path], ids: Collection[str] = ()) -> str:
     body = [[s, r, *_summary(groups[(s, r)])] for s, r in keys]
     intro = (__doc__ or "").split("\n", 1)[1].strip()
     scope = f"Tasks in this table: {', '.join(sorted(ids))}." if ids else "Every task."
+    scope = f"{scope} {note}".strip()
     return f"{TITLE}\n\n{intro}\n\n{scope}\n\n{table(HEADERS, body)}"
 
 
@@ -158,6 +159,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--tasks", default="", help="task ids (default: all)")
     parser.add_argument("--report-only", action="store_true")
     parser.add_argument("--also", type=Path, nargs="*", default=[], help="more runs to report")
+    parser.add_argument("--note", default="", help="a paragraph on what was measured")
     args = parser.parse_args(argv)
     python = lane_python()
     ids = set(filter(None, args.tasks.split(",")))
@@ -167,7 +169,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         tasks = [t for t in TASKS if not ids or t.id in ids]
         for server in args.servers.split(","):
             asyncio.run(_measure(server, args.runners.split(","), tasks, args.out, python))
-    found = section([args.out, *args.also], ids)
+    found = section([args.out, *args.also], ids, args.note)
     print(found)
     write_section(found)
 
