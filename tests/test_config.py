@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from ponder import Agent
 from ponder.config import AgentConfig, ConfigWarning, load_config
 from ponder.exceptions import ConfigError
 
@@ -42,7 +43,8 @@ report_invoke_level = "high"
 def test_defaults_follow_the_spec() -> None:
     config = AgentConfig()
     assert config.agent_tool_call_limit == 10
-    assert config.agent_thought_mode == "reasoning-required"
+    assert config.agent_thought_mode is None  # the model's provider profile chooses
+    assert Agent("openai:m").config.agent_thought_mode == "reasoning-required"
     assert config.loop_reasoning_trigger == 5
     assert (config.reasoning_depth, config.reflection_depth) == (3, 1)
     assert config.agent_step_token_budget == -1

@@ -40,6 +40,7 @@ def _run(model: str, **config: Any) -> list[dict[str, Any]]:
             api_key="k",
             enable_thinking_tool=False,
             max_retries=0,
+            agent_thought_mode="reasoning-required",  # the script reasons every round
             **config,
         )
         result = agent.run_sync(PROMPT)

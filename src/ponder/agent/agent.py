@@ -73,7 +73,7 @@ class Agent(EntryPoints[OutputT], Generic[OutputT]):
     ) -> None:
         import ponder.agent.defaults as made  # and with it the runtime, on the first agent
 
-        self.config = made.agent_config(config, config_overrides)
+        self.config = made.agent_config(config, config_overrides, model)
         self._given = (model, tuple(tools), instructions, strategy)
         self.instructions = instructions or self.config.instructions
         self.output_type = output_type

@@ -17,8 +17,9 @@ from ponder.agent.strategies.chat import NoActionStrategy
 from ponder.agent.strategies.react import ReActStrategy
 from ponder.agent.subagent import check_no_cycle
 from ponder.agent.toolbox import Toolbox
-from ponder.config import AgentConfig, ConfigWarning
+from ponder.config import DEFAULT_THOUGHT_MODE, AgentConfig, ConfigWarning
 from ponder.exceptions import UserError
+from ponder.models.providers import profile_of
 
 if TYPE_CHECKING:
     from ponder.agent.agent import Agent
@@ -39,10 +40,29 @@ def _default_config() -> AgentConfig:
     return AgentConfig()  # frozen, so every agent built without a config shares it
 
 
-def agent_config(config: AgentConfig | None, overrides: dict[str, Any]) -> AgentConfig:
-    """``config`` (else the defaults) with ``overrides`` applied and validated."""
+@cache
+def _default_config_in(mode: str) -> AgentConfig:
+    return _default_config().replace(agent_thought_mode=mode)
+
+
+def agent_config(
+    config: AgentConfig | None, overrides: dict[str, Any], model: Any = None
+) -> AgentConfig:
+    """``config`` (else the defaults) with ``overrides`` applied and validated.
+
+    A thought mode neither sets comes from ``model``'s provider profile (else the config's
+    ``model``'s), or is ponder's default.
+    """
     base = config or _default_config()
-    return base.replace(**overrides) if overrides else base
+    changes = dict(overrides)
+    if changes.get("agent_thought_mode", base.agent_thought_mode) is None:
+        named = model if model is not None else changes.get("model", base.model)
+        profile = profile_of(named)
+        mode = profile.thought_mode if profile and profile.thought_mode else DEFAULT_THOUGHT_MODE
+        if base is _default_config() and not overrides:
+            return _default_config_in(mode)
+        changes["agent_thought_mode"] = mode
+    return base.replace(**changes) if changes else base
 
 
 def output_spec(output_type: Any) -> OutputSpec | None:

@@ -7,6 +7,7 @@ API and page; ``file`` writes changes back into a config file, keeping its layou
 """
 
 from ponder.config.agent import (
+    DEFAULT_THOUGHT_MODE,
     AgentConfig,
     ConfigWarning,
     ContextStrategy,
@@ -20,6 +21,7 @@ from ponder.config.agent import (
 )
 
 __all__ = [
+    "DEFAULT_THOUGHT_MODE",
     "AgentConfig",
     "ConfigWarning",
     "ContextStrategy",

@@ -16,7 +16,7 @@ import re
 import warnings
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_origin
 
 from pydantic import (
     BaseModel,
@@ -30,9 +30,11 @@ from pydantic import (
 from ponder.config.bot import closest_key, flatten_document
 from ponder.exceptions import ConfigError
 
-__all__ = ["AgentConfig", "ConfigWarning", "load_config"]
+__all__ = ["DEFAULT_THOUGHT_MODE", "AgentConfig", "ConfigWarning", "load_config"]
 
 ThoughtMode = Literal["reasoning-required", "reasoning", "inline", "reasoning-optional", "chat"]
+DEFAULT_THOUGHT_MODE: ThoughtMode = "reasoning-required"
+"""The thought mode of a run whose config and provider profile name none."""
 ToolCallingMode = Literal["agent", "rag", "none"]
 StrategyName = Literal["react", "no-action", "hybrid-react"]
 WorkflowName = Literal["react", "step-react"]
@@ -136,8 +138,9 @@ class AgentConfig(BaseModel):
     # [core.builtin]
     tool_calling_mode: ToolCallingMode = "agent"
     """``agent`` (tools in a loop), ``rag`` (one retrieval, then the answer) or ``none``."""
-    agent_thought_mode: ThoughtMode = "reasoning-required"
-    """When ``think_and_reason`` is forced: every round, the first round, offered only, or never."""
+    agent_thought_mode: ThoughtMode | None = None
+    """When ``think_and_reason`` is forced: every round, the first round, offered only, or
+    never; unset, the model's provider profile chooses (``reasoning-required`` for most)."""
     loop_reasoning_trigger: int = Field(default=5, ge=1)
     """Repeated rounds tolerated before the loop guard corrects the model."""
     stall_action: StallAction = "replan"
@@ -244,6 +247,8 @@ def _config_error(exc: ValidationError) -> ConfigError:
 def _allowed_values(key: str) -> str:
     field = AgentConfig.model_fields.get(key.split(".")[0])
     args = getattr(field.annotation, "__args__", ()) if field else ()
+    # an optional choice (``Literal[...] | None``) lists the literal's values
+    args = next((getattr(a, "__args__", ()) for a in args if get_origin(a) is Literal), args)
     literals = [a for a in args if isinstance(a, str)]
     return ", ".join(literals)
 

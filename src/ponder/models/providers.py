@@ -25,6 +25,7 @@ __all__ = [
     "LLAMACPP",
     "PROVIDERS",
     "ProviderProfile",
+    "profile_of",
     "provider_profile",
 ]
 
@@ -42,6 +43,8 @@ class ProviderProfile:
     placeholder_key: str = "not-needed"
     local: bool = False
     """A server people run themselves: a request it timed out on is not sent again."""
+    thought_mode: str | None = None
+    """The ``agent_thought_mode`` of a run whose config sets none (None: ponder's default)."""
 
     def api_key(self, given: str | None) -> str:
         """The key from the argument or the environment; `UserError` if a required one is missing.
@@ -77,6 +80,12 @@ LLAMACPP = Capabilities(
 """The stock llama-cpp-python server; llama.cpp's own ``llama-server --jinja`` does more
 (override single features in the config)."""
 
+LOCAL_THOUGHT_MODE = "inline"
+"""The thought mode of the local profiles: ``think_and_reason`` offered, never forced.
+
+On a small local model a forced reasoning request costs a request per round and buys no
+right answers (``python -m bench.real_model_suite``; bench/RESULTS.md)."""
+
 PROVIDERS: dict[str, ProviderProfile] = {
     "openai": ProviderProfile(
         "openai",
@@ -99,6 +108,7 @@ PROVIDERS: dict[str, ProviderProfile] = {
         requires_key=False,
         capabilities=Capabilities(forced_tool_choice=False, required_tool_choice=False),
         local=True,
+        thought_mode=LOCAL_THOUGHT_MODE,
     ),
     "vllm": ProviderProfile(
         "vllm",
@@ -107,6 +117,7 @@ PROVIDERS: dict[str, ProviderProfile] = {
         "http://127.0.0.1:8000/v1",
         requires_key=False,
         local=True,
+        thought_mode=LOCAL_THOUGHT_MODE,
     ),
     "openrouter": ProviderProfile(
         "openrouter", "OPENROUTER_API_KEY", "OPENROUTER_BASE_URL", "https://openrouter.ai/api/v1"
@@ -118,6 +129,7 @@ PROVIDERS: dict[str, ProviderProfile] = {
         "http://127.0.0.1:1234/v1",
         requires_key=False,
         local=True,
+        thought_mode=LOCAL_THOUGHT_MODE,
     ),
     "llamacpp": ProviderProfile(
         "llamacpp",
@@ -127,6 +139,7 @@ PROVIDERS: dict[str, ProviderProfile] = {
         requires_key=False,
         capabilities=LLAMACPP,
         local=True,
+        thought_mode=LOCAL_THOUGHT_MODE,
     ),
 }
 
@@ -143,6 +156,16 @@ ANTHROPIC = ProviderProfile(
 )
 """Claude: ``tool_choice`` any/tool/none, thinking blocks replayed with their signatures,
 structured output through a forced tool."""
+
+
+def profile_of(model: object) -> ProviderProfile | None:
+    """The OpenAI-compatible profile a model string, model or fallback list (its first) names."""
+    if isinstance(model, str):
+        return PROVIDERS.get(model.strip().partition(":")[0])
+    if isinstance(model, list | tuple):
+        return profile_of(model[0]) if model else None
+    found = getattr(model, "profile", None)
+    return found if isinstance(found, ProviderProfile) else None
 
 
 def provider_profile(name: str | ProviderProfile) -> ProviderProfile:

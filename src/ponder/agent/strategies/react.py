@@ -42,6 +42,7 @@ from ponder.agent.strategies.base import AgentStrategy
 from ponder.agent.strategies.builtins import Builtins
 from ponder.agent.strategies.compaction import compact_if_needed, request_in_window
 from ponder.agent.strategies.reflection import judge_reflection, reflect
+from ponder.config import DEFAULT_THOUGHT_MODE
 from ponder.events import LoopDetected, Reasoning, RoundStarted
 from ponder.messages import AssistantMessage, SystemMessage, ToolCallPart, UserMessage
 from ponder.models.base import ForceTool, ToolChoice, ToolDefinition
@@ -81,7 +82,7 @@ class ReActStrategy(AgentStrategy):
         """The round protocol, naming exactly the built-ins this run offers."""
         offered = self.builtins.definitions
         protocol = prompts.agent_protocol(
-            offered, self.config.agent_thought_mode, reflection=self.config.enable_reflection
+            offered, self._thought_mode(), reflection=self.config.enable_reflection
         )
         guidance = prompts.structured_guidance(self.config) if THINK_AND_REASON in offered else ""
         return f"{protocol}\n\n{guidance}" if guidance else protocol
@@ -241,10 +242,14 @@ class ReActStrategy(AgentStrategy):
     def _must_think(self, round_no: int) -> bool:
         if self.state.suggested_stop or THINK_AND_REASON not in self.builtins:
             return False
-        mode = self.config.agent_thought_mode
+        mode = self._thought_mode()
         if mode == "reasoning-required":
             return not self._reasoned_last()
         return mode == "reasoning" and round_no == 1
+
+    def _thought_mode(self) -> str:
+        """The config's mode; an agent sets it from its profile, a bare config may not."""
+        return self.config.agent_thought_mode or DEFAULT_THOUGHT_MODE
 
     def _reasoned_last(self) -> bool:
         """Whether the previous action request was answered with reasoning only.
