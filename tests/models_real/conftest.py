@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from ponder.testing.llama_server import LANE_PYTHON, LlamaServer
+from ponder.testing.llama_server import LANE_PYTHON, GrammarServer, LlamaServer
 
 collect_ignore_glob = [] if LANE_PYTHON else ["test_*.py"]
 
@@ -29,3 +29,15 @@ def server(llama: LlamaServer) -> LlamaServer:
     """The server, with its status window reset for one test."""
     llama.mark()
     return llama
+
+
+@pytest.fixture(scope="session")
+def grammar(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GrammarServer]:
+    """ponder's grammar-constrained server on the same model, started once if asked for."""
+    log = Path(tmp_path_factory.mktemp("grammar")) / "server.log"
+    server = GrammarServer(log, n_ctx=4096)
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
