@@ -38,6 +38,8 @@ def _reply(body: dict[str, Any]) -> FakeReply:
     if isinstance(choice, dict) and choice["function"]["name"] == THINK:
         return FakeReply(tool_calls=[FakeToolCall(name=THINK, arguments={"summary": "add"})])
     names = {t["function"]["name"] for t in body.get("tools", [])}
+    if choice == "none":  # tools off (they are still sent, for the prompt's prefix)
+        return FakeReply(content="3")
     if "agent_stop" in names and not any(m["role"] == "tool" for m in body["messages"]):
         return FakeReply(tool_calls=[FakeToolCall(name="agent_stop", arguments={})])
     return FakeReply(content="3")

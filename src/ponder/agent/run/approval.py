@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from ponder.agent.run.elicitation import accept_answers, check_answers
 from ponder.exceptions import Suspend, UserError
 from ponder.messages import AssistantMessage, ToolCallPart, ToolMessage
-from ponder.store.view import pending_calls, pending_questions
 from ponder.tools.external import is_external
 from ponder.tools.tool import ToolResult
 
@@ -184,6 +183,8 @@ def check_child_decisions(suspension: Mapping[str, Any] | None, value: Any) -> N
     ``suspension`` is the run's (``{"reason", "payload"}``): each call whose child waits
     carries the child's suspension, so the whole tree is checked before any run changes.
     """
+    from ponder.store.view import pending_calls, pending_questions  # only on such a resume
+
     for call in pending_calls(suspension):
         child = call.get("sub_agent")
         if not isinstance(child, dict):
