@@ -57,6 +57,10 @@ def _last_user(request: ModelRequest) -> str:
             id="markdown-paraphrase",
         ),
         pytest.param('functions.multiply:\n{"a": 17, "b": 23}', id="server-call-syntax"),
+        pytest.param(
+            'This is a special case of the "&#39;think_and_reason&amp;#39;" function.',
+            id="an-escaped-control-tool-named",
+        ),
     ],
 )
 async def test_an_echo_is_asked_for_again_and_never_the_answer(echo: str) -> None:
@@ -98,6 +102,13 @@ async def test_an_answer_quoting_the_results_list_is_kept_without_asking_again()
     result = await agent.run(PROMPT)
     assert result.output == "- multiply(a=17, b=23) → 391"
     assert len(model.requests) == 2  # no request spent on a correct answer
+
+
+async def test_a_second_answer_naming_a_control_tool_loses_that_sentence() -> None:
+    named = "I used think_and_reason first. 17 × 23 = 391."
+    model = ScriptedModel([think("x"), stop(), named, named])
+    result = await make_agent(model).run(PROMPT)
+    assert (result.output, result.stop_reason) == ("17 × 23 = 391.", "answered")
 
 
 async def test_an_answer_that_also_echoes_is_cleaned_without_asking_again() -> None:

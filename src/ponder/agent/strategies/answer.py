@@ -35,6 +35,9 @@ _TAG = re.compile(
 )
 # A call in the stock llama.cpp server's function syntax (``functions.multiply:{...}``).
 _CALL_SYNTAX = re.compile(r"^\s*functions\.[A-Za-z_][\w.-]*\s*:.*$", re.MULTILINE)
+# ponder's own control tools named in prose ("the think_and_reason function"): never the
+# user's business, and a sign the model talks about its instructions instead of answering.
+_CONTROL_NAME = re.compile(r"\b(?:" + "|".join(sorted(CONTROL_TOOLS)) + r")\b")
 _PHRASES = tuple(p.lower() for p in CONTROL_PHRASES)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 
@@ -43,12 +46,8 @@ _MAX_RESULTS = 12
 _RESULT_CHARS = 400
 
 
-def _visible(text: str) -> str:
-    """``text`` with HTML entities decoded when that reveals markup.
-
-    Small models escape markup, sometimes twice (``&lt;BEGIN_OF_X&amp;gt;``), so entities
-    are decoded until nothing changes (at most a few rounds).
-    """
+def _decoded(text: str) -> str:
+    """``text`` with HTML entities decoded until nothing changes (a few rounds at most)."""
     decoded = text
     for _ in range(_UNESCAPE_ROUNDS):
         if "&" not in decoded:
@@ -57,6 +56,16 @@ def _visible(text: str) -> str:
         if once == decoded:
             break
         decoded = once
+    return decoded
+
+
+def _visible(text: str) -> str:
+    """``text`` with HTML entities decoded when that reveals markup.
+
+    Small models escape markup, sometimes twice (``&lt;BEGIN_OF_X&amp;gt;``), so entities
+    are decoded until nothing changes (at most a few rounds).
+    """
+    decoded = _decoded(text)
     if decoded != text and (_MARKER.search(decoded) or _TAG.search(decoded)):
         return decoded
     return text
@@ -73,6 +82,8 @@ def answer_problem(text: str, said: Said | None = None) -> str | None:
         return "was empty"
     if _MARKER.search(text) or _TAG.search(text) or _CALL_SYNTAX.search(text):
         return "contained markup that is not meant for the user"
+    if _CONTROL_NAME.search(_decoded(text)):
+        return "named the runtime's internal tools"
     if said is not None:
         kept, echoed = without_echo(text, said)
         echo = echoed and not substantive(kept)
@@ -90,11 +101,15 @@ def strip_markup(text: str) -> str:
 
 
 def _without_phrases(line: str) -> str:
-    """``line`` without the sentences that repeat one of ponder's instructions."""
-    if not any(phrase in line.lower() for phrase in _PHRASES):
+    """``line`` without the sentences that repeat ponder's instructions or name its tools."""
+    if not _instructional(line):
         return line
-    sentences = _SENTENCE.split(line)
-    return " ".join(s for s in sentences if not any(p in s.lower() for p in _PHRASES)).strip()
+    return " ".join(s for s in _SENTENCE.split(line) if not _instructional(s)).strip()
+
+
+def _instructional(text: str) -> bool:
+    lowered = text.lower()
+    return any(p in lowered for p in _PHRASES) or bool(_CONTROL_NAME.search(_decoded(text)))
 
 
 def _call_text(call: ToolCallPart) -> str:
