@@ -46,7 +46,7 @@ from ponder.tools.tool import Tool, ToolResult
 if TYPE_CHECKING:
     from ponder.observability.tap import TappedRun
 
-__all__ = ["OtelTap", "TracedModel"]
+__all__ = ["OtelTap", "TracedModel", "set_response_attributes"]
 
 _tool_carriers: list[dict[str, str]] = []
 """The trace headers of the tool calls in progress, newest last (for MCP requests)."""
@@ -256,13 +256,7 @@ class TracedModel:
         )
 
     def _finish(self, span: Span, response: ModelResponse) -> None:
-        usage = response.usage
-        span.set_attribute("gen_ai.usage.input_tokens", usage.input_tokens)
-        span.set_attribute("gen_ai.usage.output_tokens", usage.output_tokens)
-        if response.model_name:
-            span.set_attribute("gen_ai.response.model", response.model_name)
-        if response.finish_reason:
-            span.set_attribute("gen_ai.response.finish_reasons", [response.finish_reason])
+        set_response_attributes(span, response)
         if self.tap.settings.capture_content:
             output = response.to_message().model_dump(mode="json")
             span.set_attribute("gen_ai.output.messages", _json([output]))
@@ -294,3 +288,14 @@ class TracedModel:
             raise
         finally:
             span.end()
+
+
+def set_response_attributes(span: Span, response: ModelResponse) -> None:
+    """A chat span's GenAI attributes of its response: usage, model, finish reason."""
+    usage = response.usage
+    span.set_attribute("gen_ai.usage.input_tokens", usage.input_tokens)
+    span.set_attribute("gen_ai.usage.output_tokens", usage.output_tokens)
+    if response.model_name:
+        span.set_attribute("gen_ai.response.model", response.model_name)
+    if response.finish_reason:
+        span.set_attribute("gen_ai.response.finish_reasons", [response.finish_reason])

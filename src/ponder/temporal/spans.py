@@ -22,6 +22,7 @@ from ponder._version import __version__
 from ponder.messages import ToolCallPart
 from ponder.models.base import ModelResponse
 from ponder.observability.instrumentation import Instrumentation
+from ponder.observability.otel import set_response_attributes
 from ponder.observability.propagation import set_header_source
 from ponder.tools.executor import ToolOutcome
 
@@ -119,7 +120,7 @@ class ActivitySpans:
                 yield found
                 response = found.get("response")
                 if isinstance(response, ModelResponse):
-                    _finish_chat(span, response)
+                    set_response_attributes(span, response)
         finally:
             if round_span is not None:
                 round_span.end()
@@ -148,13 +149,3 @@ class ActivitySpans:
             if isinstance(outcome, ToolOutcome) and outcome.status != "ok":
                 span.set_attribute("error.type", outcome.status)
                 span.set_status(Status(StatusCode.ERROR, (outcome.result.error or "")[:500]))
-
-
-def _finish_chat(span: Span, response: ModelResponse) -> None:
-    usage = response.usage
-    span.set_attribute("gen_ai.usage.input_tokens", usage.input_tokens)
-    span.set_attribute("gen_ai.usage.output_tokens", usage.output_tokens)
-    if response.model_name:
-        span.set_attribute("gen_ai.response.model", response.model_name)
-    if response.finish_reason:
-        span.set_attribute("gen_ai.response.finish_reasons", [response.finish_reason])
