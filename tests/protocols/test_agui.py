@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,9 +14,15 @@ from ag_ui.core import Event
 from fastapi import FastAPI
 from pydantic import TypeAdapter
 
+from ponder.agent import Agent
+from ponder.messages import ToolMessage
+from ponder.models import ModelRequest, ModelResponse, ScriptedModel, call_tools, reply
 from ponder.protocols.agui import agui_app
 from ponder.server.app import create_app
+from ponder.server.local_launcher import RunLauncher
+from ponder.server.runs import MemoryRunRegistry
 from ponder.store.sqlite import SQLiteStore
+from ponder.tools import tool
 from tests.server.live import ECHO_FIXED, LiveServer, echoing_agent, live_server
 from tests.server.test_resume import PUBLISHED, approval_agent
 
@@ -243,3 +250,35 @@ def test_a_failed_run_ends_its_stream_with_run_error() -> None:
     assert events[-1]["type"] == "RUN_ERROR"
     assert events[-1]["code"] == "run_failed"
     assert "the provider is down" in events[-1]["message"]
+
+
+async def test_a_waiter_that_goes_away_never_stops_the_run() -> None:
+    """A stream that drops while it waits for the run's task (the replay's window) loses nothing."""
+    gate = asyncio.Event()
+
+    @tool
+    async def slow(x: int) -> str:
+        """Wait for the test.
+
+        Args:
+            x: Anything.
+        """
+        await gate.wait()
+        return f"got {x}"
+
+    def script(request: ModelRequest) -> ModelResponse:
+        if not any(isinstance(m, ToolMessage) for m in request.messages):
+            return call_tools(("slow", {"x": 1}))
+        return reply("done")
+
+    agent = Agent(model=ScriptedModel(script), tools=[slow], agent_thought_mode="chat")
+    launcher = RunLauncher(agent, MemoryRunRegistry(), None)
+    record = launcher.start("go", resumable=True)
+    waiter = asyncio.ensure_future(launcher.wait(record.run_id))
+    await asyncio.sleep(0.05)
+    waiter.cancel()  # the client went away
+    await asyncio.gather(waiter, return_exceptions=True)
+    gate.set()
+    await launcher.wait(record.run_id)
+    assert record.status == "completed", record.summary()
+    assert record.summary()["output"] == "done"

@@ -254,10 +254,14 @@ class RunLauncher:
         self.forget_agent(record)
 
     async def wait(self, run_id: str) -> None:
-        """Return when the run's task has ended."""
+        """Return when the run's task has ended.
+
+        A waiter that goes away (a client dropped its stream) never stops the run: unlike
+        ``gather``, ``asyncio.wait`` leaves the task running when the waiter is cancelled.
+        """
         task = self._tasks.get(run_id)
         if task is not None:
-            await asyncio.gather(task, return_exceptions=True)
+            await asyncio.wait((task,))
 
     async def shutdown(self, drain_seconds: float = 0.0) -> None:
         """Stop every running run and wait for them to record it.

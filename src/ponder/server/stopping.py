@@ -73,7 +73,8 @@ async def stop_runs(launcher: RunLauncher, drain_seconds: float) -> None:
                 launcher.interrupt(run_id)
         if waiting:
             await asyncio.sleep(_POLL)
-    await asyncio.gather(*tasks.values(), return_exceptions=True)
+    if tasks:  # `wait`, not `gather`: a cancelled stop leaves the runs to record their stop
+        await asyncio.wait(tasks.values())
 
 
 def _may_stop(launcher: RunLauncher, run_id: str, deadline: float) -> bool:
