@@ -337,8 +337,8 @@ def prompt_tokens(body: dict[str, Any]) -> int:
 
 def _usage(fake: FakeReply, body: dict[str, Any]) -> dict[str, Any]:
     prompt = fake.input_tokens
-    if prompt is None:
-        prompt = len(json.dumps(body.get("messages", []))) // 4
+    if prompt is None:  # counted as the window counts it: tool schemas are prompt tokens too
+        prompt = prompt_tokens(body)
     completion = fake.output_tokens
     if completion is None:
         text = (fake.content or "") + (fake.reasoning or "")

@@ -12,8 +12,10 @@ summary is asked for, and cut to, ``compaction_max_tokens`` tokens (0: the confi
 ``max_tokens``; neither set: no limit). The new ledger goes through ``Ledger.replace``,
 which re-checks the pairing.
 
-The step workflow has its own form, `compact_steps`: finished steps' messages are
-replaced by their summaries.
+The step workflow has its own form, `compact_step_if_needed`, after every round: finished
+steps' messages are replaced by their summaries (`compact_steps`), then, when a step's own
+rounds fill the window, that step's older rounds are summarised or dropped like the prefix
+above (`compact_in_step`), its opening and latest exchange kept.
 
 The window is ``session_tokens_windows`` until the provider states a smaller one: a
 request refused as too long (`ContextOverflowError`) teaches the run, and the process, the
@@ -47,6 +49,8 @@ if TYPE_CHECKING:
 __all__ = [
     "compact",
     "compact_if_needed",
+    "compact_in_step",
+    "compact_step_if_needed",
     "compact_steps",
     "context_messages",
     "context_tokens",
@@ -179,7 +183,8 @@ def _learn_window(ctx: RunContext, exc: ContextOverflowError, *, again: bool) ->
 async def shrink(ctx: RunContext) -> bool:
     """Compact now, whatever the triggers say; False if compaction is off or finds nothing.
 
-    The step workflow compacts its finished steps only (its plan keeps ledger positions).
+    The step workflow compacts its finished steps, then the running step's older rounds
+    (`compact_step_if_needed`).
     """
     config, state = ctx.config, ctx.state
     if not config.enable_compaction or config.context_strategy == "none":
@@ -187,7 +192,7 @@ async def shrink(ctx: RunContext) -> bool:
     if state.ledger.open_calls:
         return False
     if state.step.steps_begin is not None:
-        return await compact_steps(ctx) or await trim_results(ctx)
+        return await _fit_steps(ctx)
     return await compact(ctx, config.context_strategy) or await trim_results(ctx)
 
 
@@ -256,11 +261,15 @@ def _cut_index(ctx: RunContext, messages: Sequence[Message]) -> int:
     return cut
 
 
-async def compact(ctx: RunContext, mode: Literal["compact", "slide"]) -> bool:
-    """Summarise (``compact``) or drop (``slide``) the older prefix; False if nothing to cut."""
+async def compact(ctx: RunContext, mode: Literal["compact", "slide"], *, floor: int = 0) -> bool:
+    """Summarise (``compact``) or drop (``slide``) the older prefix; False if nothing to cut.
+
+    Nothing before ``floor`` is cut (the step workflow's finished steps and the running
+    step's opening).
+    """
     state = ctx.state
     messages = list(state.ledger.messages)
-    head = 0
+    head = floor
     while head < len(messages) and isinstance(messages[head], SystemMessage):
         head += 1
     cut = _cut_index(ctx, messages)
@@ -328,19 +337,73 @@ async def _replace(
 
 
 async def compact_steps(ctx: RunContext) -> bool:
-    """Replace the finished steps' messages with one message holding their summaries."""
+    """Replace the finished steps' messages with one message holding their summaries.
+
+    A running step's own messages stay after that message (its start moves with them).
+    """
     state = ctx.state
-    begin, messages = state.step.steps_begin, list(state.ledger.messages)
+    step = state.step
+    begin, messages = step.steps_begin, list(state.ledger.messages)
     if begin is None or begin >= len(messages) or state.ledger.open_calls:
         return False
     lines = []
-    for step in state.step.plan:
-        if step.status in ("done", "skipped"):
-            outputs = f" Outputs: {'; '.join(step.outputs)}" if step.outputs else ""
-            lines.append(f"- {step.id} ({step.status}): {step.summary}{outputs}")
+    for planned in step.plan:
+        if planned.status in ("done", "skipped"):
+            outputs = f" Outputs: {'; '.join(planned.outputs)}" if planned.outputs else ""
+            lines.append(f"- {planned.id} ({planned.status}): {planned.summary}{outputs}")
     if not lines:
         return False
+    running = step.current_id is not None and begin <= step.ledger_start <= len(messages)
+    end = step.ledger_start if running else len(messages)
     note = UserMessage(content=STEP_SUMMARY_HEADER + "\n" + "\n".join(lines))
-    state.step.injected_status = ""
-    await _replace(ctx, messages, [*messages[:begin], note], "steps")
+    if messages[begin:end] == [note]:
+        return False  # already in their summaries
+    if running:
+        step.ledger_start = begin + 1
+    else:
+        step.injected_status = ""
+    await _replace(ctx, messages, [*messages[:begin], note, *messages[end:]], "steps")
     return True
+
+
+async def compact_in_step(ctx: RunContext) -> bool:
+    """Summarise or drop the running step's older rounds; False if there is nothing to cut.
+
+    The step's opening (the plan status it was started with) and its latest exchange stay.
+    """
+    state = ctx.state
+    step, messages = state.step, state.ledger.messages
+    if step.current_id is None or step.ledger_start > len(messages):
+        return False
+    mode = ctx.config.context_strategy
+    if mode == "none":
+        return False
+    floor = step.ledger_start
+    while floor < len(messages) and isinstance(messages[floor], UserMessage):
+        floor += 1
+    return await compact(ctx, mode, floor=floor)
+
+
+async def compact_step_if_needed(ctx: RunContext) -> bool:
+    """The step workflow's `compact_if_needed`, after each round of a step.
+
+    Finished steps go into their summaries first; when the ledger is still over its
+    triggers (a step whose rounds fill the window alone), the running step's older rounds
+    are summarised or dropped; a tool result larger than the window is cut last.
+    """
+    config = ctx.config
+    if not config.enable_compaction or config.context_strategy == "none":
+        return False
+    _calibrate(ctx)
+    if ctx.state.ledger.open_calls or not is_over_window(ctx):
+        return False
+    return await _fit_steps(ctx)
+
+
+async def _fit_steps(ctx: RunContext) -> bool:
+    changed = await compact_steps(ctx)
+    if not changed or is_over_window(ctx):
+        changed = await compact_in_step(ctx) or changed
+    if context_tokens(ctx.state) > window_tokens(ctx):
+        changed = await trim_results(ctx) or changed
+    return changed

@@ -19,13 +19,19 @@ budget or the window trigger was hit. The final answer draws on every step's res
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ponder.agent.run.plan_state import PlanStep, StepRunState
 from ponder.agent.strategies.answer import strip_markup
 from ponder.agent.strategies.base import StrategyCategory
 from ponder.agent.strategies.builtins import Builtins
-from ponder.agent.strategies.compaction import compact_steps, context_messages, is_over_window
+from ponder.agent.strategies.compaction import (
+    compact_step_if_needed,
+    compact_steps,
+    context_messages,
+    is_over_window,
+)
 from ponder.agent.strategies.react import ReActStrategy
 from ponder.agent.strategies.reflection import judge_reflection, reflect
 from ponder.agent.strategies.step_react import prompts as step_prompts
@@ -95,7 +101,7 @@ class StepBuiltins(Builtins):
         return await super().dispatch(name, args, issues, round_no)
 
 
-def _dump(plan: list[PlanStep]) -> list[dict[str, Any]]:
+def _dump(plan: Sequence[PlanStep]) -> list[dict[str, Any]]:
     return [step.model_dump(mode="json") for step in plan]
 
 
@@ -235,6 +241,8 @@ class StepReActStrategy(ReActStrategy):
             stall = record_round(self.step, signatures, self.config.loop_reasoning_trigger)
             if stall is not None:
                 await self._on_stall(stall)
+        if not self.state.done and self.step.end is None:
+            await compact_step_if_needed(self.ctx)
 
     async def on_text_reply(self, text: str) -> bool:
         """A text reply ends the step (the task, if simple) by the stop protocol."""
