@@ -172,7 +172,8 @@ def default_recipe(model: Any, config: AgentConfig) -> dict[str, Any]:
     return {
         "model": model if isinstance(model, str) else getattr(model, "name", None),
         "workflow": config.agent_workflow,
-        "mcp_servers": [_server_label(spec) for spec in scripts],
+        # a tuple: a run's copy of the recipe then holds only atoms, which the collector skips
+        "mcp_servers": tuple(_server_label(spec) for spec in scripts),
     }
 
 

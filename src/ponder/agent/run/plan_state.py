@@ -7,6 +7,7 @@ record and summaries intact.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -35,7 +36,8 @@ class PlanStep(BaseModel):
 class StepRunState(SharedFieldsModel):
     """The step loop's state: the plan, the current step, and its per-step counters."""
 
-    plan: list[PlanStep] = Field(default_factory=list)
+    plan: Sequence[PlanStep] = ()
+    """Replaced whole, never changed in place (a run without a plan keeps no list)."""
     simple_mode: bool = False
     revision: int = 0
     current_id: str | None = None

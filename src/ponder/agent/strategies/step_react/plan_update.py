@@ -7,6 +7,7 @@ refused with every problem named, and the plan stays as it was.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,7 +31,7 @@ class PlanChange:
     ends_current: bool = False
 
 
-def apply_update(plan: list[PlanStep], current: str | None, args: dict[str, Any]) -> PlanChange:
+def apply_update(plan: Sequence[PlanStep], current: str | None, args: dict[str, Any]) -> PlanChange:
     """Apply one ``update_step`` call; raise `ArgumentError` naming what is wrong."""
     action = args.get("action")
     if action not in ACTIONS:
