@@ -120,7 +120,7 @@ def _call_text(call: ToolCallPart) -> str:
 
 
 def gathered_results(messages: Sequence[Message]) -> str:
-    """The latest successful action results as ``- call → output`` lines (bounded)."""
+    """The latest successful action results as ``- call → output`` lines (bounded, each once)."""
     calls: dict[str, ToolCallPart] = {}
     lines: list[str] = []
     skip = CONTROL_TOOLS | {PROCESSING_MESSAGE}
@@ -135,4 +135,6 @@ def gathered_results(messages: Sequence[Message]) -> str:
             if len(output) > _RESULT_CHARS:
                 output = output[:_RESULT_CHARS] + " [...]"
             lines.append(f"- {_call_text(call)} → {output}")
-    return "\n".join(lines[-_MAX_RESULTS:])
+    # a call repeated with the same result says it once, where it was last made
+    once = list(reversed(dict.fromkeys(reversed(lines))))
+    return "\n".join(once[-_MAX_RESULTS:])
