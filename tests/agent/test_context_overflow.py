@@ -7,6 +7,7 @@ with no number, Anthropic's "prompt is too long"); runs go through the official 
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -274,3 +275,38 @@ async def test_a_prompt_longer_than_the_window_alone_still_fails_with_its_number
         with pytest.raises(ContextOverflowError) as caught:
             await agent.run("Say what this is about: " + "lorem ipsum " * 2000)
     assert caught.value.limit == WINDOW
+
+
+@tool
+def shout(text: str) -> str:
+    """Write a text in upper case.
+
+    Args:
+        text: The text.
+    """
+    return text.upper()
+
+
+RUNAWAY = "hello world, " * 700
+"""A tool argument that ran away (the stock llama.cpp server let one reach 6,800 tokens)."""
+
+
+async def test_a_runaway_tool_argument_is_cut_to_fit_too() -> None:
+    script = [
+        call("shout", 0, text=RUNAWAY),
+        call("agent_stop", 1),
+        FakeReply(content="HELLO WORLD"),
+    ]
+    async with FakeOpenAIServer(script, context_window=WINDOW) as server:
+        result, events = await run(agent_for(server, tool=shout))
+    assert result.status == "completed" and result.output == "HELLO WORLD"
+    assert len(refused(server)) == 1  # learned by the refusal, then every request fits
+    resent = server.requests[refused(server)[0] + 1]
+    (sent_call,) = [c for m in resent["messages"] for c in m.get("tool_calls") or []]
+    arguments = json.loads(sent_call["function"]["arguments"])  # still a JSON object
+    assert arguments["text"].startswith("hello world, hello world")
+    assert "characters cut to fit" in arguments["text"] and len(arguments["text"]) < len(RUNAWAY)
+    assert cut_results(resent)  # and the result, as long, is cut as well
+    assert "trim" in [e.mode for e in of_kind(events, "compaction")]
+    started = of_kind(events, "tool_call_started")[0]
+    assert started.arguments["text"] == RUNAWAY  # what a UI showed stays whole

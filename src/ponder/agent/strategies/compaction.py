@@ -38,7 +38,14 @@ from ponder.agent.strategies.prompts import STEP_SUMMARY_HEADER, compaction_inst
 from ponder.config import AgentConfig
 from ponder.events import Compaction
 from ponder.exceptions import ContextOverflowError, ModelError
-from ponder.messages import Message, SystemMessage, ToolMessage, UserMessage
+from ponder.messages import (
+    AssistantMessage,
+    Message,
+    SystemMessage,
+    ToolCallPart,
+    ToolMessage,
+    UserMessage,
+)
 from ponder.models.base import ModelResponse, OutputSchema, ToolChoice, ToolDefinition
 from ponder.models.capabilities import learn_window, learned_window
 from ponder.models.tokens import estimate_messages_tokens, estimate_tokens
@@ -201,35 +208,72 @@ _TRIM_FLOOR = 400
 
 
 async def trim_results(ctx: RunContext) -> bool:
-    """Cut the longest tool results until the ledger fits the window; False if none was cut.
+    """Cut the longest tool results and call arguments until the ledger fits; False if none.
 
     What is left once compaction has nothing more to cut (the system prompt, the turn's
     prompt, the latest exchange) can still be too long when a tool returned more than the
-    window holds. The longest result is halved, then the next longest, each keeping its
-    beginning and a note of how much was cut, until the estimate fits or every result is
-    down to `_TRIM_FLOOR` characters. A result's ``data`` (what a UI shows) stays whole.
+    window holds, or a model wrote a runaway argument. The longest piece is halved, then the
+    next longest, each keeping its beginning and a note of how much was cut, until the
+    estimate fits or every piece is down to `_TRIM_FLOOR` characters. A cut argument stays a
+    JSON object (its long strings cut); a result's ``data`` (what a UI shows) stays whole.
     """
     state = ctx.state
-    messages = list(state.ledger.messages)
+    before = list(state.ledger.messages)
+    messages = list(before)
     budget = window_tokens(ctx)
     total = estimate_messages_tokens(messages)
-    whole = {i: m.content for i, m in enumerate(messages) if isinstance(m, ToolMessage)}
-    kept = {i: len(text) for i, text in whole.items()}
+    whole = _pieces(messages)
+    kept = {key: len(text) for key, text in whole.items()}
     while total > budget:
         longest = max(kept, key=kept.__getitem__, default=None)
         if longest is None or kept[longest] <= _TRIM_FLOOR:
             break
         kept[longest] = max(kept[longest] // 2, _TRIM_FLOOR)
-        before = messages[longest]
-        messages[longest] = before.model_copy(
-            update={"content": _cut(whole[longest], kept[longest])}
-        )
-        total += estimate_messages_tokens(messages[longest : longest + 1])
-        total -= estimate_messages_tokens([before])
-    if messages == list(state.ledger.messages):
+        index = longest[0]
+        old = messages[index]
+        messages[index] = _with_cuts(old, whole, kept, index)
+        total += estimate_messages_tokens([messages[index]]) - estimate_messages_tokens([old])
+    if messages == before:
         return False
-    await _replace(ctx, list(state.ledger.messages), messages, "trim")
+    await _replace(ctx, before, messages, "trim")
     return True
+
+
+_Piece = tuple[int, str, str]
+"""A cuttable text: (message index, call id or "" for a result, argument name or "")."""
+
+
+def _pieces(messages: Sequence[Message]) -> dict[_Piece, str]:
+    found: dict[_Piece, str] = {}
+    for index, message in enumerate(messages):
+        if isinstance(message, ToolMessage):
+            found[(index, "", "")] = message.content
+        elif isinstance(message, AssistantMessage):
+            for call in message.tool_calls:
+                if call.args is None:  # not JSON (a runaway cut off mid-way): the raw text
+                    found[(index, call.id, "")] = call.arguments
+                    continue
+                for name, value in call.args.items():
+                    if isinstance(value, str):
+                        found[(index, call.id, name)] = value
+    return found
+
+
+def _with_cuts(
+    message: Message, whole: dict[_Piece, str], kept: dict[_Piece, int], index: int
+) -> Message:
+    """``message`` with each of its pieces cut to what ``kept`` allows."""
+    if isinstance(message, ToolMessage):
+        key = (index, "", "")
+        return message.model_copy(update={"content": _cut(whole[key], kept[key])})
+    if not isinstance(message, AssistantMessage):
+        return message
+    parts = []
+    for part in message.parts:
+        if isinstance(part, ToolCallPart):
+            part = _cut_call(part, whole, kept, index)
+        parts.append(part)
+    return message.model_copy(update={"parts": tuple(parts)})
 
 
 def _cut(text: str, keep: int) -> str:
@@ -237,6 +281,26 @@ def _cut(text: str, keep: int) -> str:
         return text
     note = f"[{len(text) - keep} of {len(text)} characters cut to fit the model's context window]"
     return f"{text[:keep].rstrip()}\n… {note}"
+
+
+def _cut_call(
+    call: ToolCallPart, whole: dict[_Piece, str], kept: dict[_Piece, int], index: int
+) -> ToolCallPart:
+    if call.args is None:
+        key = (index, call.id, "")
+        if key not in kept:
+            return call
+        return call.model_copy(update={"arguments": _cut(whole[key], kept[key])})
+    args = dict(call.args)
+    for name in call.args:
+        key = (index, call.id, name)
+        if key in kept:
+            args[name] = _cut(whole[key], kept[key])
+    if args == call.args:
+        return call
+    return ToolCallPart.from_args(call.id, call.name, args).model_copy(
+        update={"provider_id": call.provider_id}
+    )
 
 
 def _cut_index(ctx: RunContext, messages: Sequence[Message]) -> int:
