@@ -24,6 +24,7 @@ middleware (tracing) or a cache hint for ``tools/call``, which change the SDK's 
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -86,8 +87,7 @@ class FastToolCall:
             return None
         if self.server.get_request_handler(_METHOD) is None:
             return None
-        envelopes = _KnownEnvelopes()
-        return lambda line: self._answer(lifespan_state, envelopes, line)
+        return functools.partial(self._answer, lifespan_state, _KnownEnvelopes())
 
     def _answer(self, state: Any, envelopes: _KnownEnvelopes, line: bytes) -> bytes | None:
         body = _request_body(line)

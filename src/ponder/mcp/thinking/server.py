@@ -149,10 +149,11 @@ class _Scopes:
         self._states: OrderedDict[str, ThinkingState] = OrderedDict()
 
     def get(self, key: str) -> ThinkingState:
-        state = self._states.pop(key, None)
-        if state is None:
-            state = ThinkingState()
-        self._states[key] = state
+        state = self._states.get(key)
+        if state is not None:
+            self._states.move_to_end(key)
+            return state
+        state = self._states[key] = ThinkingState()
         while len(self._states) > self._limit:
             self._states.popitem(last=False)
         return state
