@@ -7,11 +7,17 @@ official `mcp` client drive them; replies must be identical.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
+import struct
 import subprocess
 import sys
-from typing import Any
+import termios
+import threading
+import time
+from collections.abc import Callable
+from typing import IO, Any
 
 import mcp_types as types
 import pytest
@@ -105,11 +111,11 @@ CALLS = [
 ]
 
 
-def _exchange(command: list[str], lines: list[str]) -> list[str]:
-    """The reply lines of a server fed ``lines`` back to back and then end of input."""
+def _exchange(command: list[str], lines: list[str], end: str = "\n") -> list[str]:
+    """The reply lines of a server fed ``lines`` back to back, ``end``, then end of input."""
     done = subprocess.run(
         command,
-        input="\n".join(lines) + "\n",
+        input="\n".join(lines) + end,
         capture_output=True,
         text=True,
         encoding="utf-8",
@@ -137,6 +143,78 @@ def test_the_last_request_before_end_of_input_is_answered() -> None:
         fast, sdk = _exchange(PONDER_COMMAND, lines), _exchange(SDK_ONLY_COMMAND, lines)
         assert fast == sdk
         assert json.loads(fast[-1])["id"] == last_id
+
+
+def test_a_last_line_without_its_newline_is_answered() -> None:
+    lines = [CALLS[0], CALLS[1], CALLS[2]]
+    fast = _exchange(PONDER_COMMAND, lines, end="")
+    assert fast == _exchange(SDK_ONLY_COMMAND, lines, end="")
+    assert [json.loads(line)["id"] for line in fast] == [1, 2, 3]
+
+
+def _unread(pipe: IO[bytes]) -> int:
+    """Bytes written to ``pipe`` that its reader has not read yet (Linux ``FIONREAD``)."""
+    return int(struct.unpack("i", fcntl.ioctl(pipe.fileno(), termios.FIONREAD, b"\0" * 4))[0])
+
+
+def _wait_until(condition: Callable[[], bool]) -> None:
+    deadline = time.monotonic() + 60
+    while not condition():
+        assert time.monotonic() < deadline, "the server stopped reading or writing"
+        time.sleep(0.001)
+
+
+def _serve(command: list[str]) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        command,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, "DISABLE_THOUGHT_LOGGING": "1"},
+    )
+
+
+def test_a_request_split_across_reads_is_answered_once_whole() -> None:
+    call = _call(2, T(thought="split → in the middle of a character")).encode() + b"\n"
+    cut = call.index("→".encode()) + 1
+    with _serve(PONDER_COMMAND) as server:
+        stdin, stdout = server.stdin, server.stdout
+        assert stdin is not None and stdout is not None
+        stdin.write(CALLS[0].encode() + b"\n")
+        stdin.flush()
+        replies = [stdout.readline()]
+        for piece in (call[:cut], call[cut:-20], call[-20:]):
+            stdin.write(piece)
+            stdin.flush()
+            _wait_until(lambda: _unread(stdin) == 0)  # each piece in a read of its own
+        replies.append(stdout.readline())
+        stdin.close()
+        assert server.wait(timeout=60) == 0
+    expected = _exchange(SDK_ONLY_COMMAND, [CALLS[0], call.decode().rstrip("\n")])
+    assert [reply.decode().rstrip("\n") for reply in replies] == expected
+
+
+def test_a_client_that_stops_reading_gets_every_reply_in_order() -> None:
+    calls = [_call(100 + n, T(thoughtNumber=n)) for n in range(1, 1501)]
+    lines = [CALLS[0], *calls[:700], _request(99, "ping"), *calls[700:]]
+    payload = "".join(line + "\n" for line in lines).encode()
+    with _serve(PONDER_COMMAND) as server:
+        stdin, stdout = server.stdin, server.stdout
+        assert stdin is not None and stdout is not None
+
+        def write_all() -> None:
+            stdin.write(payload)  # blocks while the server waits for the client to read
+            stdin.close()
+
+        writer = threading.Thread(target=write_all)
+        writer.start()
+        _wait_until(lambda: _unread(stdout) > 60_000)  # the server has filled the pipe
+        replies = stdout.read().decode().splitlines()
+        writer.join()
+        assert server.wait(timeout=60) == 0
+    assert replies == _exchange(SDK_ONLY_COMMAND, lines)
+    expected_ids = [1, *range(101, 801), 99, *range(801, 1601)]
+    assert [json.loads(reply)["id"] for reply in replies] == expected_ids
 
 
 def test_a_call_the_sdk_handles_changes_state_before_a_later_in_line_call() -> None:

@@ -7,10 +7,12 @@ import os
 import subprocess
 from typing import Any
 
+import anyio
 import mcp_types as types
 import pytest
+from mcp.shared.message import SessionMessage
 
-from ponder.mcp.thinking.stdio import parse_message
+from ponder.mcp.thinking.stdio import LineReadStream, LineTooLongError, parse_message
 from tests.mcp.test_thinking_server import PONDER_COMMAND
 
 LINES = [
@@ -124,3 +126,27 @@ def test_the_first_request_picks_the_era_after_any_earlier_frames() -> None:
     assert modern[0]["result"]["resultType"] == "complete"
     assert modern[1]["error"]["code"] == types.UNSUPPORTED_PROTOCOL_VERSION
     assert modern[2]["result"]["tools"][0]["name"] == "sequentialthinking"
+
+
+async def test_a_line_over_the_limit_is_received_as_an_error_and_reading_goes_on() -> None:
+    stream = LineReadStream(line_limit=64)
+    ping = b'{"jsonrpc":"2.0","id":1,"method":"ping"}\n'
+    stream.feed(b"x" * 40)
+    stream.feed(b"y" * 40)  # past the limit while the line is still open
+    stream.feed(b"z" * 10 + b"\n" + ping[:10])
+    stream.feed(ping[10:] + b"w" * 70 + b"\n" + ping)  # a whole line over the limit
+    stream.feed(ping[:-1])  # the last line, without its newline
+    stream.feed_eof()
+    received = [await stream.receive() for _ in range(5)]
+    assert [type(item) for item in received] == [
+        LineTooLongError,
+        SessionMessage,
+        LineTooLongError,
+        SessionMessage,
+        SessionMessage,
+    ]
+    for item in received[1::2] + received[4:]:
+        assert isinstance(item, SessionMessage)
+        assert item.message == parse_message(ping)
+    with pytest.raises(anyio.EndOfStream):
+        await stream.receive()

@@ -208,6 +208,44 @@ def _read_field(
     return None, None
 
 
+_SPEC_BY_KEY = {key: spec for spec, keys in _FIELD_KEYS for key in keys}
+_REQUIRED_NAMES = frozenset(spec.name for spec in FIELDS if spec.required)
+
+
+def _plain_input(args: Mapping[str, Any], config: ThinkingConfig) -> ThoughtInput | None:
+    """The `ThoughtInput` of arguments that need no coercion, else None.
+
+    Plain means: each field sent once, in one spelling, as exactly its JSON type and in
+    range (a non-blank string, a boolean, an integer from 1), the required ones present
+    and no revision type. `parse_thought_arguments` reads anything else field by field.
+    """
+    values: dict[str, Any] = {}
+    ignored: list[str] = []
+    for key, value in args.items():
+        spec = _SPEC_BY_KEY.get(key)
+        if spec is None:
+            ignored.append(str(key))
+            continue
+        kind, kept = spec.kind, type(value)
+        if kind == "count":
+            is_plain = kept is int and 1 <= value <= MAX_SAFE_INTEGER
+        elif kind == "flag":
+            is_plain = kept is bool
+        elif kind == "text":
+            is_plain = (
+                kept is str and len(value) <= config.max_thought_chars and bool(value.strip())
+            )
+        else:
+            is_plain = kind == "label" and kept is str and len(value) <= config.max_branch_id_chars
+        if not is_plain or spec.name in values:
+            return None
+        values[spec.name] = value
+    if not _REQUIRED_NAMES <= values.keys():
+        return None
+    branch_id = values.pop("branch_id", None)
+    return ThoughtInput(**values, branch_id=branch_id or None, ignored_keys=tuple(ignored))
+
+
 def parse_thought_arguments(
     args: Mapping[str, Any], config: ThinkingConfig, spelling: Spelling = "snake_case"
 ) -> ThoughtInput | list[ArgumentProblem]:
@@ -215,8 +253,11 @@ def parse_thought_arguments(
 
     ``spelling`` chooses how a missing field is named in a problem.
     """
-    if not isinstance(args, Mapping):
+    if type(args) is not dict and not isinstance(args, Mapping):
         return [ArgumentProblem("arguments", describe_value(args), "a JSON object")]
+    plain = _plain_input(args, config)
+    if plain is not None:
+        return plain
     values: dict[str, Any] = {}
     problems: list[ArgumentProblem] = []
     for spec, spellings in _FIELD_KEYS:

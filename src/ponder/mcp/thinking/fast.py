@@ -11,9 +11,9 @@ checks and exactly the bytes the SDK would write:
   served tool), parsed by pydantic-core as the SDK's transport parses it;
 - the envelope passes the SDK's ``classify_inbound_request`` ladder, and ``params`` pass
   the SDK's surface validation (``validate_client_request``) and ``CallToolRequestParams``;
-- the result is the tool's ``CallToolResult`` dict laid out in the surface model's field
-  order, with the ``serverInfo`` stamp, inside ``{"jsonrpc", "id", "result"}``, written with
-  pydantic-core's JSON encoder (what ``model_dump_json`` uses).
+- the result is the tool's `text_result`, which is laid out as the SDK's surface model
+  dumps it, with the ``serverInfo`` stamp, inside ``{"jsonrpc", "id", "result"}``, written
+  with pydantic-core's JSON encoder (what ``model_dump_json`` uses).
 
 Anything else (another method or tool, a bad envelope, invalid params, odd ids, extra keys,
 batches, a line that does not parse) returns None and goes to the SDK unchanged, which then
@@ -24,6 +24,7 @@ middleware (tracing) or a cache hint for ``tools/call``, which change the SDK's 
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -36,38 +37,39 @@ from mcp.shared.inbound import InboundModernRoute, classify_inbound_request
 from mcp_types import methods
 from pydantic_core import from_json, to_json
 
-__all__ = ["Answer", "FastToolCall", "call_result_wire"]
+__all__ = ["Answer", "FastToolCall", "Record", "text_result"]
 
 logger = logging.getLogger(__name__)
 
 Answer = Callable[[bytes], bytes | None]
 """A bound fast path: the reply line for a request line, or None to leave it to the SDK."""
 Record = Callable[[Any, dict[str, Any]], dict[str, Any]]
-"""``(lifespan state, arguments) -> CallToolResult`` in its wire spelling."""
+"""``(lifespan state, arguments) -> CallToolResult``, made by `text_result`."""
 
 _REQUEST_KEYS = frozenset({"jsonrpc", "id", "method", "params"})
+_ARGUMENT_TYPES = (dict, type(None))
 _MAX_ID = 2**53
 _METHOD = "tools/call"
 _STAMP_KEY = types.SERVER_INFO_META_KEY
 
 
-def call_result_wire(result: dict[str, Any], stamp: dict[str, Any]) -> dict[str, Any]:
-    """``result`` (text content only) as the SDK's surface dump plus the ``serverInfo`` stamp.
+def text_result(
+    text: str, structured: dict[str, Any] | None = None, *, is_error: bool = False
+) -> dict[str, Any]:
+    """A ``CallToolResult`` of one text item, laid out as the SDK's surface model dumps it.
 
     The surface ``CallToolResult`` dumps ``content``, ``isError``, ``resultType``,
     ``structuredContent`` in that order, each text item as ``{"text", "type"}``, and
-    leaves out what is None; a handler ``_meta`` is not produced by this server.
+    leaves out what is None. The SDK's handler path validates the same dict.
     """
-    wire: dict[str, Any] = {
-        "content": [{"text": item["text"], "type": "text"} for item in result["content"]],
-        "isError": result["isError"],
-        "resultType": result["resultType"],
+    result: dict[str, Any] = {
+        "content": [{"text": text, "type": "text"}],
+        "isError": is_error,
+        "resultType": "complete",
     }
-    structured = result.get("structuredContent")
     if structured is not None:
-        wire["structuredContent"] = structured
-    wire["_meta"] = {_STAMP_KEY: stamp}
-    return wire
+        result["structuredContent"] = structured
+    return result
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,58 +87,29 @@ class FastToolCall:
             return None
         if self.server.get_request_handler(_METHOD) is None:
             return None
-        params = _ValidParams()
-        return lambda line: self._answer(lifespan_state, params, line)
+        return functools.partial(self._answer, lifespan_state, _KnownEnvelopes())
 
-    def _answer(self, state: Any, params: _ValidParams, line: bytes) -> bytes | None:
+    def _answer(self, state: Any, envelopes: _KnownEnvelopes, line: bytes) -> bytes | None:
         body = _request_body(line)
-        if body is None or body["params"].get("name") != self.tool_name:
+        if body is None:
             return None
-        route = classify_inbound_request(body)
-        if not isinstance(route, InboundModernRoute):
+        params = body["params"]
+        arguments = params.get("arguments")
+        if params.get("name") != self.tool_name or type(arguments) not in _ARGUMENT_TYPES:
+            return None  # another tool, or arguments the SDK refuses (INVALID_PARAMS)
+        if envelopes.version(body) is None:
             return None
-        request_id, version = body["id"], route.protocol_version
-        arguments = params.arguments(version, body["params"])
-        if arguments is None:
-            return None
+        request_id = body["id"]
         try:
             # The state may change from here on: the call is answered here, whatever happens.
-            result = self.record(state, arguments)
-            stamp = self.server.server_info_stamp
-            if _is_text_result(result):
-                wire = call_result_wire(result, stamp)
-            else:
-                # Not a shape this server produces; the SDK's own surface dump lays it out.
-                wire = {**methods.serialize_server_result(_METHOD, version, result)}
-                wire["_meta"] = {_STAMP_KEY: stamp}
+            result = self.record(state, dict(arguments or {}))
+            wire = {**result, "_meta": {_STAMP_KEY: self.server.server_info_stamp}}
             return to_json({"jsonrpc": "2.0", "id": request_id, "result": wire}) + b"\n"
         except Exception as exc:
             # As the SDK's modern entry maps a raising handler: logged, a generic error sent.
             logger.exception("fast tools/call handler raised")
             reply = types.JSONRPCError(jsonrpc="2.0", id=request_id, error=modern_error_data(exc))
             return reply.model_dump_json(by_alias=True, exclude_unset=True).encode() + b"\n"
-
-
-_RESULT_KEYS = frozenset({"content", "isError", "resultType", "structuredContent"})
-
-
-def _is_text_result(result: dict[str, Any]) -> bool:
-    """Whether `call_result_wire` lays ``result`` out exactly as the SDK's surface dump."""
-    content = result.get("content")
-    return (
-        result.keys() <= _RESULT_KEYS
-        and type(result.get("isError")) is bool
-        and result.get("resultType") == "complete"
-        and type(content) is list
-        and all(
-            type(item) is dict
-            and item.keys() == {"type", "text"}
-            and item["type"] == "text"
-            and type(item["text"]) is str
-            for item in content
-        )
-        and type(result.get("structuredContent", {})) is dict
-    )
 
 
 def _request_body(line: bytes) -> dict[str, Any] | None:
@@ -157,35 +130,38 @@ def _request_body(line: bytes) -> dict[str, Any] | None:
     return body if type(request_id) is str else None
 
 
-class _ValidParams:
-    """The SDK's two params validations, remembered per params less their ``arguments``.
+class _KnownEnvelopes:
+    """The SDK's checks of a call's envelope, remembered per ``params`` less ``arguments``.
 
-    Both the surface model and ``CallToolRequestParams`` type ``arguments`` as
-    ``dict[str, Any] | None``, so whether params validate never depends on what an
+    The envelope ladder (``classify_inbound_request`` without headers) reads only
+    ``params._meta``, and the SDK's surface validation and ``CallToolRequestParams`` type
+    ``arguments`` as ``dict[str, Any] | None``, so neither outcome depends on what an
     arguments object holds. Params equal, as JSON (``1``, ``1.0`` and ``true`` differ),
-    to ones that validated except for their ``arguments`` object therefore validate too,
-    and skip both pydantic passes: a client sends the same envelope on every call.
+    to ones that passed, except for their ``arguments`` object, pass too and skip the
+    checks: a client sends the same envelope on every call.
     """
 
     LIMIT = 64
 
     def __init__(self) -> None:
-        self._known: set[bytes] = set()
+        self._versions: dict[bytes, str] = {}
 
-    def arguments(self, version: str, params: dict[str, Any]) -> dict[str, Any] | None:
-        """The call's arguments when the SDK accepts ``params`` at ``version``, else None."""
-        arguments = params.get("arguments")
-        if arguments is not None and type(arguments) is not dict:
-            return None  # the SDK refuses it (INVALID_PARAMS)
-        key = to_json([version, {k: v for k, v in params.items() if k != "arguments"}])
-        if key in self._known:
-            return dict(arguments or {})
+    def version(self, body: dict[str, Any]) -> str | None:
+        """The protocol version when the SDK accepts the call's envelope, else None."""
+        params = body["params"]
+        key = to_json({k: v for k, v in params.items() if k != "arguments"})
+        version = self._versions.get(key)
+        if version is not None:
+            return version
+        route = classify_inbound_request(body)
+        if not isinstance(route, InboundModernRoute):
+            return None
         try:
-            methods.validate_client_request(_METHOD, version, params)
-            typed = types.CallToolRequestParams.model_validate(params, by_name=False)
+            methods.validate_client_request(_METHOD, route.protocol_version, params)
+            types.CallToolRequestParams.model_validate(params, by_name=False)
         except (KeyError, ValueError):
             return None
-        if len(self._known) >= self.LIMIT:
-            self._known.clear()
-        self._known.add(key)
-        return dict(typed.arguments or {})
+        if len(self._versions) >= self.LIMIT:
+            self._versions.clear()
+        self._versions[key] = route.protocol_version
+        return route.protocol_version

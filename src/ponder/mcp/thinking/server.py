@@ -25,6 +25,7 @@ read-only nor idempotent; the description is ponder's own, under 1024 characters
 from __future__ import annotations
 
 import argparse
+import functools
 import gc
 import json
 import re
@@ -43,7 +44,7 @@ from mcp.server._otel import OpenTelemetryMiddleware as TracingMiddleware
 from mcp.shared.exceptions import MCPError
 from opentelemetry import trace
 
-from ponder.mcp.thinking.fast import FastToolCall
+from ponder.mcp.thinking.fast import FastToolCall, text_result
 from ponder.mcp.thinking.json_text import indented_json_without_floats
 from ponder.mcp.thinking.log import is_logging_disabled, render_thought_box
 from ponder.mcp.thinking.stdio import serve_stdio
@@ -148,10 +149,11 @@ class _Scopes:
         self._states: OrderedDict[str, ThinkingState] = OrderedDict()
 
     def get(self, key: str) -> ThinkingState:
-        state = self._states.pop(key, None)
-        if state is None:
-            state = ThinkingState()
-        self._states[key] = state
+        state = self._states.get(key)
+        if state is not None:
+            self._states.move_to_end(key)
+            return state
+        state = self._states[key] = ThinkingState()
         while len(self._states) > self._limit:
             self._states.popitem(last=False)
         return state
@@ -184,36 +186,30 @@ def _tool(options: ThinkingServerOptions) -> types.Tool:
     )
 
 
-_COMPLETE = {"isError": False, "resultType": "complete"}
-"""What ``CallToolResult(...).model_dump(by_alias=True)`` adds to a success."""
-
-
-def _text(value: str) -> dict[str, Any]:
-    return {"type": "text", "text": value}
-
-
 def _success(
     state: ThinkingState, options: ThinkingServerOptions, plan: ThoughtPlan
 ) -> dict[str, Any]:
-    data = thinking_data(state, options.config, plan)
+    # Counts are integers (``coerce_integer``), so the payloads hold no floats.
     if options.native:
-        payload: dict[str, Any] = data
-    else:
-        payload = {
-            "thoughtNumber": data["thought_number"],
-            "totalThoughts": data["total_thoughts"],
-            "nextThoughtNeeded": data["next_thought_needed"],
-            "branches": data["branches"],
-            "thoughtHistoryLength": data["thought_history_length"],
-        }
+        data = thinking_data(state, options.config, plan)
+        return text_result(indented_json_without_floats(data), data)
+    entry = plan.entry
+    payload = {
+        "thoughtNumber": entry.thought_number,
+        "totalThoughts": entry.total_thoughts,
+        "nextThoughtNeeded": entry.next_thought_needed,
+        "branches": list(state.branches),
+        "thoughtHistoryLength": state.recorded,
+    }
     shown = payload
-    if plan.warnings and not options.native:
-        shown = {**payload, "warnings": [camel_case_text(w) for w in plan.warnings]}
-    if plan.entry.branch_id and "branch_contents" in data and not options.native:
-        shown = {**shown, "branchContents": data["branch_contents"]}  # read by the model
-    # Counts are integers (``coerce_integer``), so the payload holds no floats.
-    text = _text(indented_json_without_floats(shown))
-    return {"content": [text], "structuredContent": payload, **_COMPLETE}
+    if plan.warnings:
+        shown = {**payload, "warnings": [_camel_case_warning(w) for w in plan.warnings]}
+    config = options.config
+    if entry.branch_id and config.include_branch_contents and state.branches:
+        # What `thinking_data` reports as ``branch_contents``, read by the model.
+        contents, _ = state.branch_contents_within(config.max_branch_contents_chars)
+        shown = {**shown, "branchContents": contents}
+    return text_result(indented_json_without_floats(shown), payload)
 
 
 _CAMEL = {spec.name: spec.alias for spec in FIELDS if spec.name != spec.alias}
@@ -223,6 +219,10 @@ _SNAKE_NAME = re.compile(r"\b(" + "|".join(sorted(_CAMEL, key=len, reverse=True)
 def camel_case_text(text: str) -> str:
     """``text`` with the argument names in the served camelCase spelling."""
     return _SNAKE_NAME.sub(lambda found: _CAMEL[found.group(1)], text)
+
+
+_camel_case_warning = functools.lru_cache(maxsize=256)(camel_case_text)
+"""`camel_case_text` for warnings, which mostly repeat from call to call."""
 
 
 class _ThinkingServer(Server[_Scopes]):
@@ -255,7 +255,7 @@ class _ThinkingServer(Server[_Scopes]):
 
 
 def _failure(text: str) -> dict[str, Any]:
-    return {"content": [_text(text)], "isError": True, "resultType": "complete"}
+    return text_result(text, is_error=True)
 
 
 def _record(
