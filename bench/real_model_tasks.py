@@ -305,7 +305,6 @@ def instruction_phrases() -> tuple[str, ...]:
     texts = [
         prompts.FINAL_ANSWER_INSTRUCTION,
         prompts.COMPACTION_INSTRUCTION,
-        prompts.GATHERED_ANSWER_HEADER,
         prompts.STEP_SUMMARY_HEADER,
         prompts.reasoning_feedback("S", "L", "R", step_mode=False),
         prompts.reasoning_feedback("S", "L", "R", step_mode=True),

@@ -41,8 +41,8 @@ def _default_config() -> AgentConfig:
 
 
 @cache
-def _default_config_in(mode: str) -> AgentConfig:
-    return _default_config().replace(agent_thought_mode=mode)
+def _default_config_in(mode: str, keeps_results: bool) -> AgentConfig:
+    return _default_config().replace(agent_thought_mode=mode, answer_keeps_results=keeps_results)
 
 
 def agent_config(
@@ -51,17 +51,24 @@ def agent_config(
     """``config`` (else the defaults) with ``overrides`` applied and validated.
 
     A thought mode neither sets comes from ``model``'s provider profile (else the config's
-    ``model``'s), or is ponder's default.
+    ``model``'s), or is ponder's default; so does ``answer_keeps_results`` (on for a local
+    server's profile).
     """
     base = config or _default_config()
     changes = dict(overrides)
-    if changes.get("agent_thought_mode", base.agent_thought_mode) is None:
+    no_mode = changes.get("agent_thought_mode", base.agent_thought_mode) is None
+    no_keeps = changes.get("answer_keeps_results", base.answer_keeps_results) is None
+    if no_mode or no_keeps:
         named = model if model is not None else changes.get("model", base.model)
         profile = profile_of(named)
         mode = profile.thought_mode if profile and profile.thought_mode else DEFAULT_THOUGHT_MODE
+        keeps = bool(profile and profile.local)
         if base is _default_config() and not overrides:
-            return _default_config_in(mode)
-        changes["agent_thought_mode"] = mode
+            return _default_config_in(mode, keeps)
+        if no_mode:
+            changes["agent_thought_mode"] = mode
+        if no_keeps:
+            changes["answer_keeps_results"] = keeps
     return base.replace(**changes) if changes else base
 
 

@@ -120,6 +120,10 @@ class AgentConfig(BaseModel):
     """Tool calls a turn may make in total (unlimited when unset)."""
     agent_tool_refusal_rounds: int = Field(default=2, ge=1)
     """Past a limit, answers that still call tools are refused this often, then the turn closes."""
+    answer_keeps_results: bool | None = None
+    """An answer that mentions none of the tools' short results gets them listed after it.
+
+    Unset: on for the local servers' profiles (small models), off elsewhere."""
     agent_middle_message: bool = True
     """Offer ``processing_message``: progress notes to the user."""
     agent_mcp_client_enable: bool = False

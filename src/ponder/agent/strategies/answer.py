@@ -20,7 +20,7 @@ from ponder.agent.strategies.prompts import CONTROL_PHRASES
 from ponder.messages import AssistantMessage, Message, ToolCallPart, ToolMessage
 from ponder.tools.builtin import CONTROL_TOOLS, PROCESSING_MESSAGE
 
-__all__ = ["answer_problem", "gathered_results", "strip_markup"]
+__all__ = ["answer_problem", "gathered_results", "lost_results", "strip_markup"]
 
 _BLOCK = re.compile(r"<BEGIN_OF_([A-Z_]+)>.*?(?:<END_OF_\1>|\Z)", re.DOTALL)
 _PAIRED = re.compile(
@@ -138,3 +138,40 @@ def gathered_results(messages: Sequence[Message]) -> str:
     # a call repeated with the same result says it once, where it was last made
     once = list(reversed(dict.fromkeys(reversed(lines))))
     return "\n".join(once[-_MAX_RESULTS:])
+
+
+_SHORT_RESULT = 60
+"""A result this short is a value an answer states (a number, a name, a word)."""
+_ACKNOWLEDGEMENTS = frozenset(
+    {"", "ok", "okay", "done", "success", "succeeded", "true", "false", "none", "null", "saved"}
+)
+"""Results that say only that a call worked: an answer need not repeat them."""
+
+
+def lost_results(answer: str, messages: Sequence[Message]) -> str:
+    """The gathered results when ``answer`` states none of the tools' short results, else "".
+
+    A small model's answer can talk about the request instead of answering it ("The user
+    requested a response…") after its tools found the answer: the results are then listed
+    after it, so a correct result never becomes a wrong answer. Results longer than
+    `_SHORT_RESULT` characters (a page, a file) are summarised in words, not quoted, and
+    bare acknowledgements ("ok") need no repeating: neither counts.
+    """
+    calls: dict[str, str] = {}
+    values: list[str] = []
+    for message in messages:
+        if isinstance(message, AssistantMessage):
+            calls.update((c.id, c.name) for c in message.tool_calls)
+        elif isinstance(message, ToolMessage) and not message.is_error:
+            name = calls.get(message.call_id)
+            if name is None or name in CONTROL_TOOLS or name == PROCESSING_MESSAGE:
+                continue
+            value = " ".join(message.content.split())
+            if len(value) <= _SHORT_RESULT and value.lower().strip(".") not in _ACKNOWLEDGEMENTS:
+                values.append(value.lower())
+    if not values:
+        return ""
+    said = " ".join(html.unescape(answer).lower().split())
+    if any(value in said for value in values):
+        return ""
+    return gathered_results(messages)

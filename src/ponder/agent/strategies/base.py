@@ -13,7 +13,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, ClassVar, Literal
 
 from ponder.agent.strategies import prompts
-from ponder.agent.strategies.answer import answer_problem, gathered_results, strip_markup
+from ponder.agent.strategies.answer import (
+    answer_problem,
+    gathered_results,
+    lost_results,
+    strip_markup,
+)
 from ponder.agent.strategies.compaction import request_in_window
 from ponder.agent.strategies.echo import (
     ECHO_WINDOW,
@@ -172,12 +177,15 @@ class AgentStrategy:
         cleaned, echoed = without_echo(strip_markup(text), said)
         if echoed and not substantive(cleaned):
             cleaned = ""
+        messages = self.state.ledger.messages
         if text.strip() and not cleaned:
-            gathered = gathered_results(self.state.ledger.messages)
-            if gathered:
-                cleaned = f"{prompts.GATHERED_ANSWER_HEADER}\n{gathered}"
-            else:
+            cleaned = gathered_results(messages)  # the tools' results are the answer
+            if not cleaned:
                 stop_reason = "empty_answer"
+        elif cleaned and self.config.answer_keeps_results and self.ctx.output is None:
+            lost = lost_results(cleaned, messages)
+            if lost:
+                cleaned = f"{cleaned}\n\n{lost}"
         if cleaned != text.strip():
             self.withdraw(text, "cleaned of markup or instructions", retrying=False)
         self.finish(cleaned, stop_reason)

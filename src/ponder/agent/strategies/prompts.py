@@ -10,7 +10,6 @@ __all__ = [
     "COMPACTION_INSTRUCTION",
     "CONTROL_PHRASES",
     "FINAL_ANSWER_INSTRUCTION",
-    "GATHERED_ANSWER_HEADER",
     "REASONING_RECORDED",
     "REASONING_TEMPLATE",
     "STEP_SUMMARY_HEADER",
@@ -204,8 +203,6 @@ def reflection_correction(detail: str) -> str:
 
 STEP_SUMMARY_HEADER = "[Summary of previous steps]"
 
-GATHERED_ANSWER_HEADER = "The model gave no usable answer; the tools returned:"
-"""Heads the answer built from the tool results when the model only echoed instructions."""
 
 _COMPACTION_TASK = (
     "Summarise the conversation above for your own later use: the user's requests, the "
