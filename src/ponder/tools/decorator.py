@@ -26,7 +26,7 @@ from ponder.shared_fields import built
 from ponder.tools.arguments import ArgumentError, issues_from_validation_error
 from ponder.tools.conform import SchemaConformer
 from ponder.tools.schema import FunctionShape, describe_function
-from ponder.tools.threads import run_in_daemon_thread
+from ponder.tools.threads import run_in_daemon_thread, start_held
 from ponder.tools.tool import Tool, ToolContext, ToolFunction, ToolResult, ToolValidator
 
 __all__ = ["ToolOptions", "make_tool", "to_tool_result", "tool"]
@@ -291,6 +291,7 @@ def _caller(
     if inspect.iscoroutinefunction(fn) or not run_in_thread:
 
         async def call(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
+            start_held()  # threaded siblings held for a batch do not wait for this one
             value = target(ctx, args)
             if type(value) not in _PLAIN_VALUES and inspect.isawaitable(value):
                 value = await value
