@@ -126,3 +126,55 @@ async def test_an_exception_in_the_first_step_is_the_calls_error() -> None:
     outcome = await ToolExecutor(ToolRegistry([broken])).run_call(call("broken"), run_id="r")
     assert outcome.status == "error"
     assert outcome.message.content == "Error: ValueError: bad start"
+
+
+async def test_a_suspended_call_raising_its_own_timeout_error_is_an_error() -> None:
+    @tool
+    async def backend() -> str:
+        """Wait, then fail with the backend's timeout."""
+        await asyncio.sleep(0)
+        raise TimeoutError("backend took too long")
+
+    outcome = await ToolExecutor(ToolRegistry([backend])).run_call(call("backend"), run_id="r")
+    assert outcome.status == "error"
+    assert outcome.message.content == "Error: TimeoutError: backend took too long"
+
+
+async def test_a_run_cancelled_after_its_calls_timeout_fired_stays_cancelled() -> None:
+    caught = asyncio.Event()
+
+    @tool(timeout=0.05)
+    async def stubborn() -> str:
+        """Outlive the timeout's cancellation, then wait on."""
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            caught.set()
+            await asyncio.sleep(30)
+        return "never"
+
+    finished: list[str] = []
+    run = asyncio.ensure_future(
+        ToolExecutor(ToolRegistry([stubborn])).run_call(
+            call("stubborn"), run_id="r", on_finish=lambda o: finished.append(o.status)
+        )
+    )
+    await caught.wait()
+    run.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await run
+    assert finished == ["cancelled"]
+
+
+async def test_a_timed_out_call_leaves_its_task_free_of_the_timeouts_cancellation() -> None:
+    @tool(timeout=0.05)
+    async def sleepy() -> str:
+        """Sleep past the timeout."""
+        await asyncio.sleep(30)
+        return "never"
+
+    outcome = await ToolExecutor(ToolRegistry([sleepy])).run_call(call("sleepy"), run_id="r")
+    assert outcome.status == "timeout"
+    task = asyncio.current_task()
+    assert task is not None and task.cancelling() == 0
+    await asyncio.sleep(0)  # and no cancellation is left pending on it

@@ -2,8 +2,9 @@
 
 The shortcut must be invisible: for any arguments, a tool whose parameters are bare
 ``int``, ``str`` and ``bool`` validates them exactly as the same tool does when one
-parameter type (``float``) keeps it on the full path; coercion, defaults, extra keys and
-constrained types still go through conforming and pydantic.
+parameter type (``float``) keeps it on the full path. The shortcut coerces ``"2"`` and
+``"true"`` as conforming does; defaults, extra keys, constrained types and anything
+refused still go through conforming and pydantic.
 """
 
 from __future__ import annotations

@@ -222,3 +222,47 @@ def test_a_forked_child_runs_threaded_tools_on_threads_of_its_own() -> None:
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.strip() == "0"
+
+
+def open_descriptors() -> int:
+    return len(os.listdir("/dev/fd"))
+
+
+@pytest.mark.skipif(not os.path.isdir("/dev/fd"), reason="needs /dev/fd")
+async def test_calls_one_after_another_reuse_one_idle_thread_and_its_descriptors() -> None:
+    @tool
+    def thread_id() -> int:
+        """Which thread runs this."""
+        return threading.get_ident()
+
+    executor = executor_for(thread_id)
+    before = open_descriptors()
+    seen = set()
+    for n in range(50):
+        outcome = await executor.run_call(
+            ToolCallPart.from_args(str(n), "thread_id", {}), run_id="r"
+        )
+        seen.add(outcome.message.content)
+    assert len(seen) == 1
+    assert open_descriptors() - before <= 2  # the one idle thread's socket pair
+
+
+async def test_a_batchs_threaded_call_runs_while_an_inline_sibling_holds_the_loop() -> None:
+    started = threading.Event()
+
+    @tool
+    def first() -> str:
+        """Say it started."""
+        started.set()
+        return "started"
+
+    @tool(run_in_thread=False)
+    def second() -> bool:
+        """Block the loop until the threaded sibling has started, or give up."""
+        return started.wait(20)
+
+    outcomes = await executor_for(first, second).run_batch(
+        [ToolCallPart.from_args("1", "first", {}), ToolCallPart.from_args("2", "second", {})],
+        run_id="r",
+    )
+    assert [o.message.content for o in outcomes] == ["started", "true"]

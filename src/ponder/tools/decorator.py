@@ -24,9 +24,10 @@ from ponder.jsontext import json_encoder
 from ponder.media import File, Image
 from ponder.shared_fields import built
 from ponder.tools.arguments import ArgumentError, issues_from_validation_error
+from ponder.tools.coerce import coerce_boolean, coerce_integer
 from ponder.tools.conform import SchemaConformer
 from ponder.tools.schema import FunctionShape, describe_function
-from ponder.tools.threads import run_in_daemon_thread
+from ponder.tools.threads import run_in_daemon_thread, start_held
 from ponder.tools.tool import Tool, ToolContext, ToolFunction, ToolResult, ToolValidator
 
 __all__ = ["ToolOptions", "make_tool", "to_tool_result", "tool"]
@@ -218,8 +219,9 @@ def _exact_fields(shape: FunctionShape) -> dict[str, type] | None:
     """Each parameter's type, when every one is a bare ``int``, ``str`` or ``bool``.
 
     Arguments that give every such parameter a value of exactly its type pass conforming
-    and validation unchanged (no coercion, constraint or default applies), so they skip
-    both: most tool calls from a model are of this kind.
+    and validation unchanged (no constraint or default applies), so they skip both: most
+    tool calls from a model are of this kind, or become so by conforming's own coercion
+    of a value (``"2"`` for an ``int``), which `_exact_arguments` applies alone.
     """
     if shape.model_parameter is not None:
         return None
@@ -234,6 +236,35 @@ def _exact_fields(shape: FunctionShape) -> dict[str, type] | None:
     return exact
 
 
+_COERCIONS: dict[type, Callable[[Any], Any]] = {int: coerce_integer, bool: coerce_boolean}
+"""What conforming does to a value for a bare ``int`` or ``bool`` not already of that type."""
+
+
+def _exact_arguments(args: dict[str, Any], exact: dict[str, type]) -> dict[str, Any] | None:
+    """``args`` with each value of exactly its parameter's type, converted as conforming would.
+
+    None if a value is not and cannot be: the full path says why.
+    """
+    converted = args
+    for name, kind in exact.items():
+        value = args[name]
+        if type(value) is kind:
+            continue
+        coerce = _COERCIONS.get(kind)
+        if coerce is None:
+            return None
+        try:
+            value = coerce(value)
+        except ValueError:
+            return None
+        if type(value) is not kind:
+            return None
+        if converted is args:
+            converted = dict(args)
+        converted[name] = value
+    return converted
+
+
 def _signature_validator(shape: FunctionShape) -> ToolValidator:
     conformer = SchemaConformer(shape.parameters)
     model = shape.arguments_model
@@ -242,11 +273,9 @@ def _signature_validator(shape: FunctionShape) -> ToolValidator:
 
     def validate(args: dict[str, Any]) -> dict[str, Any]:
         if exact is not None and args.keys() == exact.keys():
-            for name, kind in exact.items():
-                if type(args[name]) is not kind:
-                    break
-            else:
-                return args  # nothing to convert (the executor passes a copy of its own)
+            converted = _exact_arguments(args, exact)
+            if converted is not None:
+                return converted  # as it is, at best (the executor passes a copy of its own)
         conformed = conformer.conform(args)
         try:
             instance = model.model_validate(conformed)
@@ -291,6 +320,7 @@ def _caller(
     if inspect.iscoroutinefunction(fn) or not run_in_thread:
 
         async def call(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
+            start_held()  # threaded siblings held for a batch do not wait for this one
             value = target(ctx, args)
             if type(value) not in _PLAIN_VALUES and inspect.isawaitable(value):
                 value = await value

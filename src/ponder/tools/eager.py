@@ -36,15 +36,58 @@ async def await_timed(call: Awaitable[T], timeout: float | None, started: float)
         if done:
             return value  # type: ignore[no-any-return]
         call = resume(call, value)
-    left = None if timeout is None else max(0.0, timeout - (time.perf_counter() - started))
-    deadline = asyncio.timeout(left)
+    if timeout is None:
+        return await call
+    deadline = _Deadline(max(0.0, timeout - (time.perf_counter() - started)))
     try:
-        async with deadline:
-            return await call
-    except TimeoutError:
-        if deadline.expired():
+        value = await call
+    except asyncio.CancelledError as exc:
+        if deadline.stop() and type(exc) is asyncio.CancelledError:
             raise CallTimedOut from None
         raise
+    except TimeoutError:
+        deadline.stop()
+        if deadline.expired:
+            raise CallTimedOut from None
+        raise
+    except BaseException:
+        deadline.stop()
+        raise
+    deadline.stop()
+    return value
+
+
+class _Deadline:
+    """What ``asyncio.timeout`` does for the awaiting task, without its context manager.
+
+    One timer a call and no coroutines to enter and leave it: the timer cancels the task;
+    `stop` takes that cancellation back, as ``Timeout.__aexit__`` does.
+    """
+
+    __slots__ = ("cancelling", "expired", "task", "timer")
+
+    def __init__(self, delay: float) -> None:
+        task = asyncio.current_task()
+        if task is None:
+            raise RuntimeError("a timed call must be awaited in a task")
+        self.task = task
+        self.cancelling = task.cancelling()
+        self.expired = False
+        loop = task.get_loop()
+        self.timer: asyncio.Handle
+        if delay > 0:
+            self.timer = loop.call_later(delay, self._expire)
+        else:  # already due: on the next round of the loop, as asyncio.timeout does
+            self.timer = loop.call_soon(self._expire)
+
+    def _expire(self) -> None:
+        self.task.cancel()
+        self.expired = True
+
+    def stop(self) -> bool:
+        """Disarm; True if the deadline cancelled the task and nothing else cancelled it since."""
+        self.timer.cancel()
+        return self.expired and self.task.uncancel() <= self.cancelling
 
 
 def step_once(coro: Coroutine[Any, Any, Any]) -> tuple[bool, Any]:

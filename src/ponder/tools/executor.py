@@ -36,6 +36,7 @@ from ponder.tools.eager import CallTimedOut, await_timed
 from ponder.tools.redact import describe
 from ponder.tools.registry import ToolRegistry
 from ponder.tools.storable import storable
+from ponder.tools.threads import start_together
 from ponder.tools.tool import Tool, ToolContext, ToolResult
 
 __all__ = [
@@ -156,6 +157,8 @@ class ToolExecutor:
         tasks = []  # a loop, not a comprehension: a waiting call's frames keep no cells
         for call in calls:
             tasks.append(asyncio.ensure_future(self._run_one(call, batch)))
+        if tasks:  # their threads start once all have taken a first step
+            start_together(tasks[0].get_loop())
         try:
             return list(await asyncio.gather(*tasks))
         except BaseException:
