@@ -1,0 +1,162 @@
+"""A step's writes on PostgreSQL, run on libpq directly (through psycopg's ``pgconn``).
+
+A tool step writes twice: its checkpoint, then its tool result. psycopg's ``execute`` is
+made for any statement: it looks the statement up in its cache, adapts each argument,
+arms a timer and polls the socket for writing before it waits, and keeps the reply in a
+cursor. These writes need none of that. Each is a statement `prepare` names on every
+connection when it opens, its arguments are text, and its reply is at most one row: `run`
+sends it (``PQsendQueryPrepared``) and waits once for the socket to be readable.
+
+Errors are psycopg's own classes, so the store handles them as it does psycopg's. A
+statement the session lost (psycopg sends ``DEALLOCATE ALL`` after a rollback) is prepared
+again. A wait cancelled mid-statement still reads the reply out before it raises, so the
+connection goes back to the pool idle and the statement cannot land after a later one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import psycopg
+from psycopg import pq
+
+from ponder.store.pg_statements import APPEND, INSERT_EFFECT, REWRITE
+
+__all__ = ["prepare", "run"]
+
+NAMES = {APPEND: b"ponder_append", REWRITE: b"ponder_rewrite", INSERT_EFFECT: b"ponder_effect"}
+"""The server-side name of each statement `run` takes."""
+DRAIN_SECONDS = 5.0
+"""How long a cancelled wait reads the reply out before it gives the connection up."""
+_DONE = (pq.ExecStatus.COMMAND_OK, pq.ExecStatus.TUPLES_OK)
+
+
+def numbered(statement: str) -> bytes:
+    """A psycopg statement (``%s`` placeholders) with the server's ``$1, $2, ...``."""
+    parts = statement.split("%s")
+    text = parts[0] + "".join(f"${n}{part}" for n, part in enumerate(parts[1:], start=1))
+    return text.encode()
+
+
+async def prepare(conn: psycopg.AsyncConnection[Any]) -> None:
+    """Name every statement `run` takes on ``conn`` (one round trip each)."""
+    for statement, name in NAMES.items():
+        await _prepare(conn.pgconn, name, statement)
+
+
+async def run(conn: psycopg.AsyncConnection[Any], statement: str, args: tuple[Any, ...]) -> Any:
+    """Run one of the prepared statements; the text of its first row's first value, or None.
+
+    A psycopg error if the statement fails or the connection drops.
+    """
+    pgconn, name = conn.pgconn, NAMES[statement]
+    params = [value.encode() if type(value) is str else _text(value) for value in args]
+    try:
+        return _first_value(await _exchange(pgconn, name, params))
+    except psycopg.errors.InvalidSqlStatementName:  # the session lost it: prepare it again
+        await _prepare(pgconn, name, statement)
+        return _first_value(await _exchange(pgconn, name, params))
+
+
+async def _prepare(pgconn: pq.abc.PGconn, name: bytes, statement: str) -> None:
+    pgconn.send_prepare(name, numbered(statement))
+    _check(pgconn, await _reply(pgconn))
+
+
+async def _exchange(pgconn: pq.abc.PGconn, name: bytes, params: list[bytes | None]) -> Any:
+    pgconn.send_query_prepared(name, params)
+    result = await _reply(pgconn)
+    _check(pgconn, result)
+    return result
+
+
+async def _reply(pgconn: pq.abc.PGconn) -> pq.abc.PGresult | None:
+    """The reply to the command just sent; a cancelled wait reads it out first."""
+    try:
+        return await _read_reply(pgconn)
+    except asyncio.CancelledError:
+        await _drain(pgconn)
+        raise
+
+
+async def _drain(pgconn: pq.abc.PGconn) -> None:
+    """Read the reply out through further cancellations; close the connection if it hangs."""
+    loop = asyncio.get_running_loop()
+    reading = asyncio.ensure_future(_read_reply(pgconn))
+    deadline = loop.time() + DRAIN_SECONDS
+    while not reading.done() and loop.time() < deadline:
+        try:
+            await asyncio.wait((reading,), timeout=deadline - loop.time())
+        except asyncio.CancelledError:
+            pass
+    if not reading.done():
+        reading.cancel()
+        pgconn.finish()  # the pool replaces a closed connection before its next use
+    elif not reading.cancelled():
+        reading.exception()  # whatever it was, the cancellation is what the caller gets
+
+
+async def _read_reply(pgconn: pq.abc.PGconn) -> pq.abc.PGresult | None:
+    loop = asyncio.get_running_loop()
+    fd = pgconn.socket
+    while pgconn.flush():  # only when the socket's send buffer was full
+        await _ready(loop, fd, writing=True)
+    pgconn.consume_input()
+    while pgconn.is_busy():
+        await _ready(loop, fd, writing=False)
+        pgconn.consume_input()
+    result = pgconn.get_result()
+    while pgconn.get_result() is not None:  # a command's results end with None
+        pass
+    return result
+
+
+async def _ready(loop: asyncio.AbstractEventLoop, fd: int, *, writing: bool) -> None:
+    ready = loop.create_future()
+    if writing:
+        loop.add_writer(fd, _wake, ready)
+    else:
+        loop.add_reader(fd, _wake, ready)
+    try:
+        await ready
+    finally:
+        if writing:
+            loop.remove_writer(fd)
+        else:
+            loop.remove_reader(fd)
+
+
+def _wake(ready: asyncio.Future[None]) -> None:
+    if not ready.done():
+        ready.set_result(None)
+
+
+def _check(pgconn: pq.abc.PGconn, result: pq.abc.PGresult | None) -> None:
+    """Raise the psycopg error a failed command (or a dropped connection) stands for."""
+    if result is None:
+        message = pgconn.get_error_message() or "the server sent no reply"
+        raise psycopg.OperationalError(message)
+    if result.status in _DONE:
+        return
+    state = (result.error_field(pq.DiagnosticField.SQLSTATE) or b"").decode()
+    try:
+        error = psycopg.errors.lookup(state)
+    except KeyError:
+        error = psycopg.OperationalError if pgconn.status == pq.ConnStatus.BAD else psycopg.Error
+    raise error(result.get_error_message(), info=result)
+
+
+def _first_value(result: Any) -> Any:
+    return result.get_value(0, 0) if result.ntuples else None
+
+
+def _text(value: Any) -> bytes | None:
+    """A parameter in PostgreSQL's text format (the server knows each one's type)."""
+    if value is None:
+        return None
+    if value is True or value is False:
+        return b"t" if value else b"f"
+    if isinstance(value, str):
+        return value.encode()
+    return repr(value).encode()  # int, float: repr round-trips a float exactly
