@@ -4,8 +4,9 @@ A tool step writes twice: its checkpoint, then its tool result. psycopg's ``exec
 made for any statement: it looks the statement up in its cache, adapts each argument,
 arms a timer and polls the socket for writing before it waits, and keeps the reply in a
 cursor. These writes need none of that. Each is a statement `prepare` names on every
-connection when it opens, its arguments are text, and its reply is at most one row: `run`
-sends it (``PQsendQueryPrepared``) and waits once for the socket to be readable.
+connection when it opens (all in one round trip), its arguments are text, and its reply
+is at most one row: `run` sends it (``PQsendQueryPrepared``) and waits once for the
+socket to be readable.
 
 Errors are psycopg's own classes, so the store handles them as it does psycopg's. A
 statement the session lost (psycopg sends ``DEALLOCATE ALL`` after a rollback) is prepared
@@ -21,11 +22,23 @@ from typing import Any
 import psycopg
 from psycopg import pq
 
-from ponder.store.pg_statements import APPEND, INSERT_EFFECT, REWRITE
+from ponder.store.pg_statements import (
+    APPEND,
+    APPEND_CLEARING,
+    INSERT_EFFECT,
+    REWRITE,
+    REWRITE_CLEARING,
+)
 
-__all__ = ["prepare", "run"]
+__all__ = ["NAMES", "prepare", "run"]
 
-NAMES = {APPEND: b"ponder_append", REWRITE: b"ponder_rewrite", INSERT_EFFECT: b"ponder_effect"}
+NAMES = {
+    APPEND: b"ponder_append",
+    APPEND_CLEARING: b"ponder_append_clearing",
+    REWRITE: b"ponder_rewrite",
+    REWRITE_CLEARING: b"ponder_rewrite_clearing",
+    INSERT_EFFECT: b"ponder_effect",
+}
 """The server-side name of each statement `run` takes."""
 DRAIN_SECONDS = 5.0
 """How long a cancelled wait reads the reply out before it gives the connection up."""
@@ -40,9 +53,39 @@ def numbered(statement: str) -> bytes:
 
 
 async def prepare(conn: psycopg.AsyncConnection[Any]) -> None:
-    """Name every statement `run` takes on ``conn`` (one round trip each)."""
-    for statement, name in NAMES.items():
-        await _prepare(conn.pgconn, name, statement)
+    """Name every statement `run` takes on ``conn``, in one round trip (a libpq pipeline)."""
+    pgconn = conn.pgconn
+    pgconn.enter_pipeline_mode()
+    try:
+        for statement, name in NAMES.items():
+            pgconn.send_prepare(name, numbered(statement))
+        pgconn.pipeline_sync()
+        results = await _pipeline_results(pgconn)
+    finally:
+        if pgconn.status == pq.ConnStatus.OK:
+            pgconn.exit_pipeline_mode()
+    for result in results:
+        _check(pgconn, result)
+
+
+async def _pipeline_results(pgconn: pq.abc.PGconn) -> list[pq.abc.PGresult]:
+    """The results of a pipeline up to its sync point (a failed command aborts the rest)."""
+    loop = asyncio.get_running_loop()
+    results: list[pq.abc.PGresult] = []
+    while True:
+        await _flushed(loop, pgconn)
+        pgconn.consume_input()
+        while pgconn.is_busy():
+            await _ready(loop, pgconn.socket, writing=False)
+            pgconn.consume_input()
+        result = pgconn.get_result()
+        if result is None:  # the end of one command's results, or of the connection
+            if pgconn.status == pq.ConnStatus.BAD:
+                raise psycopg.OperationalError(pgconn.get_error_message())
+            continue
+        if result.status == pq.ExecStatus.PIPELINE_SYNC:
+            return results
+        results.append(result)
 
 
 async def run(conn: psycopg.AsyncConnection[Any], statement: str, args: tuple[Any, ...]) -> Any:
@@ -100,8 +143,7 @@ async def _drain(pgconn: pq.abc.PGconn) -> None:
 async def _read_reply(pgconn: pq.abc.PGconn) -> pq.abc.PGresult | None:
     loop = asyncio.get_running_loop()
     fd = pgconn.socket
-    while pgconn.flush():  # only when the socket's send buffer was full
-        await _ready(loop, fd, writing=True)
+    await _flushed(loop, pgconn)
     pgconn.consume_input()
     while pgconn.is_busy():
         await _ready(loop, fd, writing=False)
@@ -110,6 +152,11 @@ async def _read_reply(pgconn: pq.abc.PGconn) -> pq.abc.PGresult | None:
     while pgconn.get_result() is not None:  # a command's results end with None
         pass
     return result
+
+
+async def _flushed(loop: asyncio.AbstractEventLoop, pgconn: pq.abc.PGconn) -> None:
+    while pgconn.flush():  # only when the socket's send buffer was full
+        await _ready(loop, pgconn.socket, writing=True)
 
 
 async def _ready(loop: asyncio.AbstractEventLoop, fd: int, *, writing: bool) -> None:

@@ -27,13 +27,12 @@ from ponder.extras import require
 from ponder.store import sql
 from ponder.store.base import Checkpoint, RunRecord, Store, StoredRun
 from ponder.store.pg_statements import (
-    APPEND,
     GENERIC_PLANS,
     INSERT_EFFECT,
     LAZY_COMMIT,
-    REWRITE,
     checkpoint_args,
     landed,
+    statement_for,
     to_pg,
 )
 
@@ -163,13 +162,14 @@ class PostgresStore(Store):
         args = checkpoint_args(
             checkpoint, run_row, message_rows, sql.event_rows(run_id, checkpoint.events)
         )
+        statement = statement_for(checkpoint)
 
         async def work(conn: Any) -> None:
             nonlocal attempts
             attempts += 1
             if attempts > 1 and await landed(conn, run_row):
                 return  # the first attempt committed; only its reply was lost
-            found = await pg_prepared.run(conn, REWRITE if checkpoint.rewrite else APPEND, args)
+            found = await pg_prepared.run(conn, statement, args)
             if found is None or found == b"0":
                 raise _Fenced
 
