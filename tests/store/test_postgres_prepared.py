@@ -74,3 +74,17 @@ async def test_a_cancelled_write_ends_its_statement_before_the_connection_is_reu
     await store.write(checkpoint(run_id, 2))
     assert len((await store.load(run_id)).messages) == 3
     await store.close()
+
+
+async def test_a_write_larger_than_the_socket_buffers_is_sent_whole(
+    one_connection: tuple[PostgresStore, str],
+) -> None:
+    store, _ = one_connection
+    run_id = f"large-{uuid.uuid4().hex}"
+    text = "x" * 8_000_000  # past what the kernel takes at once: sent as the socket drains
+    big = Checkpoint(run_id, "running", header(1), 0, [{"kind": "user", "content": text}])
+    await store.write(big)
+    await store.write_effect(run_id, "c1", {"content": text})
+    stored = await store.load(run_id)
+    assert stored.messages[0]["content"] == text and stored.effects["c1"]["content"] == text
+    await store.close()
