@@ -10,8 +10,9 @@ socket to be readable.
 
 Errors are psycopg's own classes, so the store handles them as it does psycopg's. A
 statement the session lost (psycopg sends ``DEALLOCATE ALL`` after a rollback) is prepared
-again. A wait cancelled mid-statement still reads the reply out before it raises, so the
-connection goes back to the pool idle and the statement cannot land after a later one.
+again. A wait cancelled mid-statement does what psycopg does: it asks the server to cancel
+the statement and reads the reply out before it raises, so the connection goes back to the
+pool idle and the statement cannot land after a later one.
 """
 
 from __future__ import annotations
@@ -93,51 +94,64 @@ async def run(conn: psycopg.AsyncConnection[Any], statement: str, args: tuple[An
 
     A psycopg error if the statement fails or the connection drops.
     """
-    pgconn, name = conn.pgconn, NAMES[statement]
+    name = NAMES[statement]
     params = [value.encode() if type(value) is str else _text(value) for value in args]
     try:
-        return _first_value(await _exchange(pgconn, name, params))
+        return _first_value(await _exchange(conn, name, params))
     except psycopg.errors.InvalidSqlStatementName:  # the session lost it: prepare it again
-        await _prepare(pgconn, name, statement)
-        return _first_value(await _exchange(pgconn, name, params))
+        conn.pgconn.send_prepare(name, numbered(statement))
+        _check(conn.pgconn, await _reply(conn))
+        return _first_value(await _exchange(conn, name, params))
 
 
-async def _prepare(pgconn: pq.abc.PGconn, name: bytes, statement: str) -> None:
-    pgconn.send_prepare(name, numbered(statement))
-    _check(pgconn, await _reply(pgconn))
-
-
-async def _exchange(pgconn: pq.abc.PGconn, name: bytes, params: list[bytes | None]) -> Any:
-    pgconn.send_query_prepared(name, params)
-    result = await _reply(pgconn)
-    _check(pgconn, result)
+async def _exchange(conn: psycopg.AsyncConnection[Any], name: bytes, params: list[Any]) -> Any:
+    conn.pgconn.send_query_prepared(name, params)
+    result = await _reply(conn)
+    _check(conn.pgconn, result)
     return result
 
 
-async def _reply(pgconn: pq.abc.PGconn) -> pq.abc.PGresult | None:
-    """The reply to the command just sent; a cancelled wait reads it out first."""
+async def _reply(conn: psycopg.AsyncConnection[Any]) -> pq.abc.PGresult | None:
+    """The reply to the command just sent; a cancelled wait cancels it and reads it out."""
     try:
-        return await _read_reply(pgconn)
+        return await _read_reply(conn.pgconn)
     except asyncio.CancelledError:
-        await _drain(pgconn)
+        await _abandon(conn)
         raise
 
 
-async def _drain(pgconn: pq.abc.PGconn) -> None:
-    """Read the reply out through further cancellations; close the connection if it hangs."""
+async def _abandon(conn: psycopg.AsyncConnection[Any]) -> None:
+    """Stop the statement as psycopg does; close the connection if no reply comes in time.
+
+    The server is asked to cancel it, and its reply read out through further cancellations.
+    """
     loop = asyncio.get_running_loop()
+    pgconn = conn.pgconn
     reading = asyncio.ensure_future(_read_reply(pgconn))
-    deadline = loop.time() + DRAIN_SECONDS
-    while not reading.done() and loop.time() < deadline:
+    asking = asyncio.ensure_future(_cancel_on_server(conn))
+    timer = loop.call_later(DRAIN_SECONDS, reading.cancel)
+    while not reading.done():  # a cancelled read has let go of the socket once it is done
         try:
-            await asyncio.wait((reading,), timeout=deadline - loop.time())
+            await asyncio.wait((reading,))
         except asyncio.CancelledError:
             pass
-    if not reading.done():
-        reading.cancel()
-        pgconn.finish()  # the pool replaces a closed connection before its next use
-    elif not reading.cancelled():
+    timer.cancel()
+    asking.cancel()
+    if reading.cancelled():
+        pgconn.finish()  # no reply in time: the pool replaces a closed connection
+    else:
         reading.exception()  # whatever it was, the cancellation is what the caller gets
+
+
+async def _cancel_on_server(conn: psycopg.AsyncConnection[Any]) -> None:
+    """Ask the server to cancel the running statement (psycopg 3.2 and later can)."""
+    cancel = getattr(conn, "cancel_safe", None)  # psycopg 3.1: the statement runs to its end
+    if cancel is None:
+        return
+    try:
+        await cancel(timeout=DRAIN_SECONDS)
+    except Exception:  # the reply, or its absence, decides what happens to the connection
+        return
 
 
 async def _read_reply(pgconn: pq.abc.PGconn) -> pq.abc.PGresult | None:
