@@ -9,6 +9,8 @@ import pytest
 from ponder.agent import Agent
 from ponder.models import ScriptedModel, call_tools, reply
 from ponder.store import Checkpoint
+from ponder.store.pg_prepared import NAMES
+from ponder.store.pg_statements import APPEND, INSERT_EFFECT
 from ponder.store.postgres import PostgresStore
 from ponder.tools import tool
 
@@ -18,8 +20,9 @@ from .pg_proxy import LossyProxy
 pytestmark = pytest.mark.postgres
 
 OWNER = "this-host:1:cafe"
-CHECKPOINT = b"RETURNING run_id"
-"""In the checkpoint statement's text, on the wire until a connection has prepared it."""
+CHECKPOINT = NAMES[APPEND]
+"""The checkpoint statement's name, on the wire in every checkpoint (prepared at connect)."""
+EFFECT = NAMES[INSERT_EFFECT]
 
 
 def message(text: str) -> dict[str, str]:
@@ -49,7 +52,7 @@ async def test_a_tool_result_whose_lazy_commit_reply_is_lost_is_kept_once(
     """The retry on a new connection finds the committed row; the result is kept once."""
     store, proxy = proxied
     run_id = await written_run(store, "lost")
-    proxy.drop_reply_to(b"synchronous_commit")
+    proxy.drop_reply_to(EFFECT)
     await store.write_effect(run_id, "c1", {"content": "first"})
     assert proxy.dropped == 1
     await store.write_effect(run_id, "c1", {"content": "again"})  # a resumed run's retry

@@ -283,9 +283,20 @@ def kind_of(data: Mapping[str, Any]) -> EventKind:
 
 def event_to_dict(event: Event) -> dict[str, Any]:
     """The event as a JSON-able dict, ``kind`` last."""
-    data = {f.name: getattr(event, f.name) for f in dataclasses.fields(event) if f.name != "kind"}
+    names = _FIELD_NAMES.get(type(event))
+    if names is None:
+        names = _FIELD_NAMES[type(event)] = _field_names(event)
+    data = {name: getattr(event, name) for name in names}
     data["kind"] = event.kind
     return data
+
+
+_FIELD_NAMES: dict[type[Any], tuple[str, ...]] = {}
+"""Each event class's fields but ``kind``, found once (``dataclasses.fields`` is slow)."""
+
+
+def _field_names(event: Event) -> tuple[str, ...]:
+    return tuple(f.name for f in dataclasses.fields(event) if f.name != "kind")
 
 
 @cache

@@ -14,14 +14,17 @@ from ponder.store.base import Checkpoint
 
 __all__ = [
     "APPEND",
+    "APPEND_CLEARING",
     "GENERIC_PLANS",
     "INSERT_EFFECT",
     "LAZY_COMMIT",
     "REWRITE",
+    "REWRITE_CLEARING",
     "checkpoint_args",
     "checkpoint_statement",
     "json_array",
     "landed",
+    "statement_for",
     "to_pg",
 ]
 
@@ -31,17 +34,18 @@ def to_pg(statement: str) -> str:
     return statement.replace("?", "%s")
 
 
-def checkpoint_statement(rewrite: bool) -> str:
+def checkpoint_statement(rewrite: bool, clears: bool) -> str:
     """One statement for a whole checkpoint, so it costs one round trip and commits alone.
 
     The run row is written only if the writer holds the lease; every other row joins on
     it, so a fenced checkpoint writes nothing and returns 0. A rewrite replaces the
     messages in place and deletes those outside the new range (rows that one statement
-    both deletes and inserts would collide).
+    both deletes and inserts would collide). Only a statement that ``clears`` deletes the
+    effect rows: a part that deletes nothing still costs the server a sixth of the statement.
 
     Message and event bodies travel as one JSON array each (``json`` keeps every element's
-    text as it was sent): a text array would have psycopg quote and escape every body,
-    which cost about half of a checkpoint's client time. An event's ``seq`` is read from
+    text as it was sent): a text array would need every body quoted and escaped, which
+    cost about half of a checkpoint's client time. An event's ``seq`` is read from
     its body by the server, so no integer array needs adapting either.
     """
     added = (
@@ -58,8 +62,11 @@ def checkpoint_statement(rewrite: bool) -> str:
         " SELECT run.run_id, (e.body->>'seq')::integer, e.body::text FROM run,"
         " json_array_elements(%s::json) AS e (body)"
         " ON CONFLICT (run_id, seq) DO UPDATE SET body = excluded.body)",
-        "cleared AS (DELETE FROM ponder_effects WHERE %s AND run_id IN (SELECT run_id FROM run))",
     ]
+    if clears:
+        parts.append(
+            "cleared AS (DELETE FROM ponder_effects WHERE run_id IN (SELECT run_id FROM run))"
+        )
     if rewrite:
         parts.append(
             "stale AS (DELETE FROM ponder_messages"
@@ -74,8 +81,19 @@ GENERIC_PLANS = (
 )
 """Prepared statements keep one plan: left to itself, PostgreSQL plans the checkpoint
 statement again on every run. A setting the connection string chose stays."""
-APPEND = checkpoint_statement(rewrite=False)
-REWRITE = checkpoint_statement(rewrite=True)
+APPEND = checkpoint_statement(rewrite=False, clears=False)
+APPEND_CLEARING = checkpoint_statement(rewrite=False, clears=True)
+REWRITE = checkpoint_statement(rewrite=True, clears=False)
+REWRITE_CLEARING = checkpoint_statement(rewrite=True, clears=True)
+
+
+def statement_for(checkpoint: Checkpoint) -> str:
+    """The statement that writes ``checkpoint`` (`checkpoint_args` are its arguments)."""
+    if checkpoint.rewrite:
+        return REWRITE_CLEARING if checkpoint.drop_effects else REWRITE
+    return APPEND_CLEARING if checkpoint.drop_effects else APPEND
+
+
 LAZY_COMMIT = "WITH lazy AS (SELECT set_config('synchronous_commit', 'off', true))"
 """The head of a statement whose transaction (its own, in autocommit) commits without
 waiting for the WAL flush; the statement selects ``FROM lazy``."""
@@ -98,14 +116,13 @@ def checkpoint_args(
     message_rows: list[tuple[Any, ...]],
     event_rows: list[tuple[Any, ...]],
 ) -> tuple[Any, ...]:
-    """The arguments of `checkpoint_statement`: bodies as JSON arrays (see there)."""
+    """The arguments of `statement_for` ``checkpoint``: bodies as JSON arrays (see there)."""
     events = {seq: body for _, seq, body in event_rows}  # one row per seq, the last wins
     args: tuple[Any, ...] = (
         *run_row,
         checkpoint.first_index,
         json_array(body for _, _, body in message_rows),
         json_array(events.values()),
-        checkpoint.drop_effects,
     )
     if checkpoint.rewrite:
         args += (checkpoint.first_index, checkpoint.first_index + len(message_rows))

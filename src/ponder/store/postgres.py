@@ -5,7 +5,8 @@ connections serves concurrent runs, the most recently used first (its server pro
 the one still warm); each checkpoint is one statement, so one round trip and one commit.
 A tool call's result commits without waiting for the server's WAL flush
 (`ponder.store.pg_statements.INSERT_EFFECT` says why that loses nothing a resumed run
-cannot handle); checkpoints wait for it.
+cannot handle); checkpoints wait for it. These two writes of every step run as
+statements prepared when a connection opens, on libpq directly (`ponder.store.pg_prepared`).
 A connection the server dropped (a restart, a failover, ``pg_terminate_backend``) is
 discarded and the operation retried once on a new one; connecting gives up after
 ``connect_timeout`` seconds. A checkpoint retried after its commit's reply was lost
@@ -26,13 +27,12 @@ from ponder.extras import require
 from ponder.store import sql
 from ponder.store.base import Checkpoint, RunRecord, Store, StoredRun
 from ponder.store.pg_statements import (
-    APPEND,
     GENERIC_PLANS,
     INSERT_EFFECT,
     LAZY_COMMIT,
-    REWRITE,
     checkpoint_args,
     landed,
+    statement_for,
     to_pg,
 )
 
@@ -56,11 +56,12 @@ class PostgresStore(Store):
         self._size = pool_size
         self._pool: asyncio.Queue[Any] | None = None
         self._opening = asyncio.Lock()
-        self._cursors: dict[int, Any] = {}
-        """Each pooled connection's cursor, by ``id`` of the connection (see `_cursor`)."""
 
-    async def _connect(self) -> Any:
+    async def _connect(self, *, prepared: bool = True) -> Any:
+        """A new connection; ``prepared``: with the step writes prepared (the schema exists)."""
         import psycopg
+
+        from ponder.store import pg_prepared
 
         async def connect() -> Any:
             conn = await psycopg.AsyncConnection.connect(
@@ -68,6 +69,8 @@ class PostgresStore(Store):
             )
             try:
                 await conn.execute(GENERIC_PLANS)
+                if prepared:
+                    await pg_prepared.prepare(conn)
             except BaseException:
                 await conn.close()
                 raise
@@ -87,10 +90,13 @@ class PostgresStore(Store):
         async with self._opening:
             if self._pool is not None:
                 return self._pool
+            from ponder.store import pg_prepared
+
             pool: asyncio.Queue[Any] = asyncio.LifoQueue()
-            first = await self._connect()
+            first = await self._connect(prepared=False)
             pool.put_nowait(first)
             await self._guarded("cannot create the schema", first, self._migrate)
+            await self._guarded("cannot prepare the store's statements", first, pg_prepared.prepare)
             for _ in range(self._size - 1):
                 pool.put_nowait(await self._connect())
             self._pool = pool
@@ -128,20 +134,8 @@ class PostgresStore(Store):
         finally:
             pool.put_nowait(conn)
 
-    def _cursor(self, conn: Any) -> Any:
-        """The connection's own cursor for the per-step writes, kept from one to the next.
-
-        Making a cursor for every statement cost about a sixth of a short statement's
-        client time. The cursor holds its connection, so no other can reuse the ``id``.
-        """
-        cursor = self._cursors.get(id(conn))
-        if cursor is None or cursor.connection is not conn:
-            cursor = self._cursors[id(conn)] = conn.cursor()
-        return cursor
-
     async def _replace(self, conn: Any) -> Any:
         """A new connection for a dropped one (the dropped one if none can be made)."""
-        self._cursors.pop(id(conn), None)
         await conn.close()
         try:
             return await self._connect()
@@ -160,22 +154,23 @@ class PostgresStore(Store):
         """Write the header, the new messages and events in one statement (one round trip)."""
         import psycopg
 
+        from ponder.store import pg_prepared
+
         run_row, message_rows, size = sql.checkpoint_rows(checkpoint, time.time())
         run_id = checkpoint.run_id
         attempts = 0
         args = checkpoint_args(
             checkpoint, run_row, message_rows, sql.event_rows(run_id, checkpoint.events)
         )
+        statement = statement_for(checkpoint)
 
         async def work(conn: Any) -> None:
             nonlocal attempts
             attempts += 1
             if attempts > 1 and await landed(conn, run_row):
                 return  # the first attempt committed; only its reply was lost
-            statement = REWRITE if checkpoint.rewrite else APPEND
-            cursor = await self._cursor(conn).execute(statement, args)
-            found = await cursor.fetchone()
-            if found is None or found[0] == 0:
+            found = await pg_prepared.run(conn, statement, args)
+            if found is None or found == b"0":
                 raise _Fenced
 
         try:
@@ -191,10 +186,12 @@ class PostgresStore(Store):
 
     async def write_effect(self, run_id: str, call_id: str, message: dict[str, Any]) -> int:
         """Record one completed call (see `INSERT_EFFECT` for how it commits)."""
+        from ponder.store import pg_prepared
+
         body = sql.to_json(message)
 
         async def work(conn: Any) -> None:
-            await self._cursor(conn).execute(INSERT_EFFECT, (run_id, call_id, body))
+            await pg_prepared.run(conn, INSERT_EFFECT, (run_id, call_id, body))
 
         await self._use(f"cannot record a tool result of run {run_id!r}", work)
         return len(body)
@@ -338,6 +335,5 @@ class PostgresStore(Store):
         """Close every connection."""
         await self.drain()  # runs still stopping write their end first
         pool, self._pool = self._pool, None
-        self._cursors.clear()
         while pool is not None and not pool.empty():
             await pool.get_nowait().close()
