@@ -265,7 +265,7 @@ def run() -> str:
     ]
     return "\n".join(
         [
-            "## Scale: 1k, 10k, 50k and 100k concurrent runs",
+            "## Scale: many concurrent runs on one event loop",
             "",
             f"Each run: {STEPS} `add` steps + `agent_stop` + answer = {STEPS + 2} model "
             f"requests of {LATENCY * 1e3:.0f} ms, the tool inline; all runs start together "
