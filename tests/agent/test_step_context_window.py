@@ -23,9 +23,8 @@ from ponder.testing.script import FakeReply, FakeToolCall
 from ponder.tools import tool
 
 from .scripts import of_kind
+from .test_context_overflow import MAX_TOKENS, WINDOW, refused
 
-WINDOW = 2000
-MAX_TOKENS = 100
 ANSWER = "The report says lorem."
 KNOWN = "vllm:fake-model"
 """A profile whose server is asked for its window (vLLM's ``max_model_len``) before the run."""
@@ -98,14 +97,6 @@ async def run(
     stream = agent.stream("Read the report and say what it is about.")
     events = [event async for event in stream]
     return stream.result, events
-
-
-def refused(server: FakeOpenAIServer) -> list[int]:
-    return [
-        i
-        for i, body in enumerate(server.requests)
-        if prompt_tokens(body) + (body.get("max_tokens") or 0) > WINDOW
-    ]
 
 
 def texts(body: dict[str, Any]) -> str:

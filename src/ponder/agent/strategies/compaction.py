@@ -116,16 +116,22 @@ async def compact_if_needed(ctx: RunContext) -> bool:
     When what is left still exceeds the window (a tool result larger than the window
     alone), the longest tool results are cut to fit (`trim_results`).
     """
+    mode = ctx.config.context_strategy
+    if mode == "none" or not _due(ctx):
+        return False
+    compacted = await compact(ctx, mode)
+    if context_tokens(ctx.state) > window_tokens(ctx):
+        return await trim_results(ctx) or compacted
+    return compacted
+
+
+def _due(ctx: RunContext) -> bool:
+    """True when compaction is on, no call waits for its result and the ledger is over."""
     config = ctx.config
     if not config.enable_compaction or config.context_strategy == "none":
         return False
     _calibrate(ctx)
-    if ctx.state.ledger.open_calls or not is_over_window(ctx):
-        return False
-    compacted = await compact(ctx, config.context_strategy)
-    if context_tokens(ctx.state) > window_tokens(ctx):
-        return await trim_results(ctx) or compacted
-    return compacted
+    return not ctx.state.ledger.open_calls and is_over_window(ctx)
 
 
 def _calibrate(ctx: RunContext) -> None:
@@ -455,13 +461,7 @@ async def compact_step_if_needed(ctx: RunContext) -> bool:
     triggers (a step whose rounds fill the window alone), the running step's older rounds
     are summarised or dropped; a tool result larger than the window is cut last.
     """
-    config = ctx.config
-    if not config.enable_compaction or config.context_strategy == "none":
-        return False
-    _calibrate(ctx)
-    if ctx.state.ledger.open_calls or not is_over_window(ctx):
-        return False
-    return await _fit_steps(ctx)
+    return await _fit_steps(ctx) if _due(ctx) else False
 
 
 async def _fit_steps(ctx: RunContext) -> bool:
