@@ -310,3 +310,23 @@ async def test_a_runaway_tool_argument_is_cut_to_fit_too() -> None:
     assert "trim" in [e.mode for e in of_kind(events, "compaction")]
     started = of_kind(events, "tool_call_started")[0]
     assert started.arguments["text"] == RUNAWAY  # what a UI showed stays whole
+
+
+@tool
+def accents(k: int) -> str:
+    """Accented text (a tokenizer splits it finer than ponder's estimate does).
+
+    Args:
+        k: How much.
+    """
+    return "é" * 1500 * k
+
+
+async def test_an_estimate_that_misses_in_proportion_cuts_by_the_counted_ratio() -> None:
+    script = [call("accents", 0, k=1), call("agent_stop", 1), FakeReply(content="Done.")]
+    async with FakeOpenAIServer(script, context_window=WINDOW) as server:
+        result, events = await run(agent_for(server, tool=accents))
+    assert result.status == "completed" and result.output == "Done."
+    assert len(refused(server)) == 1  # refused once; the cut result fits from then on
+    assert cut_results(server.requests[refused(server)[0] + 1])
+    assert "trim" in [e.mode for e in of_kind(events, "compaction")]

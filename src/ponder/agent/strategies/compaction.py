@@ -174,9 +174,28 @@ async def request_in_window(
             return await ctx.caller.request(purpose, tools, tool_choice, output=output)
         except ContextOverflowError as exc:
             _learn_window(ctx, exc, again=attempt > 0)
-            if not await shrink(ctx):
+            if not await shrink(ctx) and not await _trim_to_scale(ctx, exc):
                 raise
     return await ctx.caller.request(purpose, tools, tool_choice, output=output)
+
+
+async def _trim_to_scale(ctx: RunContext, exc: ContextOverflowError) -> bool:
+    """Cut tool results and arguments by the ratio the provider counted; False if none.
+
+    For when the estimate says the ledger fits and the provider said no: the estimate can
+    miss in proportion (text a tokenizer splits finer than four characters a token, such as
+    accented or escaped text), which the fixed overhead of `window_tokens` cannot express.
+    """
+    config, state = ctx.config, ctx.state
+    if not config.enable_compaction or config.context_strategy == "none":
+        return False
+    sent = estimate_messages_tokens(context_messages(state, config.use_minimal_context))
+    window = state.context.window or exc.limit
+    if state.ledger.open_calls or not exc.prompt_tokens or not sent or not window:
+        return False
+    ratio = exc.prompt_tokens / sent
+    reserve = config.max_tokens or window // 8
+    return ratio > 1 and await trim_results(ctx, budget=int((window - reserve) / ratio))
 
 
 def _learn_window(ctx: RunContext, exc: ContextOverflowError, *, again: bool) -> None:
@@ -213,20 +232,21 @@ _TRIM_FLOOR = 400
 """A tool result is never cut below this many characters."""
 
 
-async def trim_results(ctx: RunContext) -> bool:
+async def trim_results(ctx: RunContext, *, budget: int | None = None) -> bool:
     """Cut the longest tool results and call arguments until the ledger fits; False if none.
 
     What is left once compaction has nothing more to cut (the system prompt, the turn's
     prompt, the latest exchange) can still be too long when a tool returned more than the
     window holds, or a model wrote a runaway argument. The longest piece is halved, then the
     next longest, each keeping its beginning and a note of how much was cut, until the
-    estimate fits or every piece is down to `_TRIM_FLOOR` characters. A cut argument stays a
+    estimate fits ``budget`` (the window's, by default) or every piece is down to
+    `_TRIM_FLOOR` characters. A cut argument stays a
     JSON object (its long strings cut); a result's ``data`` (what a UI shows) stays whole.
     """
     state = ctx.state
     before = list(state.ledger.messages)
     messages = list(before)
-    budget = window_tokens(ctx)
+    budget = window_tokens(ctx) if budget is None else budget
     total = estimate_messages_tokens(messages)
     whole = _pieces(messages)
     kept = {key: len(text) for key, text in whole.items()}
