@@ -240,8 +240,8 @@ async def trim_results(ctx: RunContext, *, budget: int | None = None) -> bool:
     window holds, or a model wrote a runaway argument. The longest piece is halved, then the
     next longest, each keeping its beginning and a note of how much was cut, until the
     estimate fits ``budget`` (the window's, by default) or every piece is down to
-    `_TRIM_FLOOR` characters. A cut argument stays a
-    JSON object (its long strings cut); a result's ``data`` (what a UI shows) stays whole.
+    `_TRIM_FLOOR` characters. A cut argument stays a JSON object (its long strings cut); a
+    result's ``data`` (what a UI shows) stays whole.
     """
     state = ctx.state
     before = list(state.ledger.messages)
