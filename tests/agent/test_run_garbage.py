@@ -144,7 +144,7 @@ class _Parking:
 
 
 async def test_a_waiting_run_keeps_few_objects_for_the_collector() -> None:
-    """Every full collection walks what waiting runs keep (94, 77, 64, now 62 a run here)."""
+    """Every full collection walks what waiting runs keep (94, 77, 64, 62, now 60 a run here)."""
     runs = 200
     model = _Parking(runs)
     agent = Agent(model, tools=[tool(run_in_thread=False)(add)], enable_thinking_tool=False)
@@ -159,7 +159,7 @@ async def test_a_waiting_run_keeps_few_objects_for_the_collector() -> None:
     per_run = (len(gc.get_objects()) - before) / runs
     model.release.set()
     assert [r.output for r in await asyncio.gather(*tasks)] == ["3"] * runs
-    assert per_run <= 65, f"a waiting run keeps {per_run:.1f} GC-tracked objects"
+    assert per_run <= 63, f"a waiting run keeps {per_run:.1f} GC-tracked objects"
 
 
 async def test_a_run_waiting_on_a_tool_thread_keeps_few_objects_for_the_collector() -> None:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from ponder.agent.launch import RunRequest, context_builder, new_run, run_context, run_tap
 from ponder.agent.run.context import RunContext
 from ponder.agent.run.driver import resume_run, start_run
-from ponder.agent.run.link import CURRENT_RUN, RunLink, is_held
+from ponder.agent.run.link import is_held
 from ponder.cost import sum_cost
 from ponder.events import Event, SubAgentEvent, event_to_dict
 from ponder.exceptions import StoreError, UserError
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from ponder.agent.agent import Agent
     from ponder.agent.limits import UsageLimits
 
-__all__ = ["CURRENT_RUN", "RunLink", "agent_tool", "check_no_cycle", "is_held"]
+__all__ = ["agent_tool", "check_no_cycle", "is_held"]
 
 
 _CHAIN: contextvars.ContextVar[tuple[int, ...]] = contextvars.ContextVar(
@@ -56,8 +56,7 @@ def agent_tool(
     """The tool that runs ``agent`` on the calling model's ``task``."""
 
     async def call(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
-        link = CURRENT_RUN.get()
-        parent = None if link is None else link.run
+        parent: RunContext | None = ctx.run
         chain = _CHAIN.get()
         if id(agent) in chain:
             raise UserError(

@@ -30,7 +30,6 @@ from a2a.helpers import get_data_parts, get_message_text, get_text_parts, new_te
 from a2a.types.a2a_pb2 import Role, SendMessageRequest, StreamResponse, Task, TaskState
 from a2a.utils.errors import A2AError
 
-from ponder.agent.subagent import CURRENT_RUN
 from ponder.events import SubAgentEvent
 from ponder.tools.tool import Tool, ToolContext, ToolResult
 
@@ -85,8 +84,7 @@ class _Call:
         self.task = Task()
 
     def emit(self, event: dict[str, Any]) -> None:
-        link = CURRENT_RUN.get()
-        parent = None if link is None else link.run
+        parent = self.ctx.run
         if parent is not None and parent.streams:
             sub = SubAgentEvent(call_id=self.ctx.call_id, agent=self.name, event=event)
             parent.bus.emit_now(sub)

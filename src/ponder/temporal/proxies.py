@@ -276,10 +276,12 @@ class ActivityToolExecutor(ToolExecutor):
         on_start: Callable[[ToolCallPart], Any] | None = None,
         on_finish: Callable[[ToolOutcome], Any] | None = None,
         intercept: ToolIntercept | None = None,
+        run: Any = None,
     ) -> list[ToolOutcome]:
         """One outcome per call, in call order; cancelling cancels the calls still running.
 
-        ``intercept`` is not applied: a workflow's runs are recorded by Temporal itself.
+        ``intercept`` is not applied: a workflow's runs are recorded by Temporal itself;
+        ``run`` neither: a sub-agent call runs as a child workflow of its own.
         """
         held = {} if states is None else states
         locks: dict[str, asyncio.Lock] = {}

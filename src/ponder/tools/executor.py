@@ -103,6 +103,7 @@ class _Batch:
     on_start: StartCallback | None
     on_finish: FinishCallback | None
     intercept: ToolIntercept | None = None
+    run: Any = None
     locks: dict[str, asyncio.Lock] = field(default_factory=dict)
 
 
@@ -141,16 +142,18 @@ class ToolExecutor:
         on_start: StartCallback | None = None,
         on_finish: FinishCallback | None = None,
         intercept: ToolIntercept | None = None,
+        run: Any = None,
     ) -> list[ToolOutcome]:
         """Run ``calls`` concurrently; one outcome per call, in call order.
 
         ``states`` holds the run's stateful-tool states by tool name (missing ones are
         created). ``on_start(call)`` and ``on_finish(outcome)`` fire once per call, also
         for a call cut short by cancellation (with status ``cancelled``). ``intercept``
-        runs around each call (a recorder, a replay, a tracer).
+        runs around each call (a recorder, a replay, a tracer). ``run`` reaches each call
+        as `ToolContext.run`.
         """
         batch = _Batch(
-            run_id, {} if states is None else states, deps, on_start, on_finish, intercept
+            run_id, {} if states is None else states, deps, on_start, on_finish, intercept, run
         )
         if len(calls) == 1:
             return [await self._run_one(calls[0], batch)]
@@ -205,7 +208,11 @@ class ToolExecutor:
         except Exception as exc:
             return ToolResult.fail(f"validating the arguments failed: {describe(exc)}"), "error"
         ctx = ToolContext(
-            run_id=batch.run_id, call_id=call.id, tool_name=found.name, deps=batch.deps
+            run_id=batch.run_id,
+            call_id=call.id,
+            tool_name=found.name,
+            deps=batch.deps,
+            run=batch.run,
         )
         if found.state_type is not None:
             try:

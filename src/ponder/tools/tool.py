@@ -83,6 +83,9 @@ class ToolContext:
     """Held by the executor around calls of a stateful tool within one run."""
     worker: asyncio.Future[Any] | None = None
     """A sync tool's thread, as a future: the executor holds the slot until it is done."""
+    run: Any = None
+    """The agent run that made the call (its run context), for a tool that starts
+    sub-agents under it; None outside an agent's run."""
 
 
 ToolFunction = Callable[[ToolContext, dict[str, Any]], Awaitable[ToolResult]]

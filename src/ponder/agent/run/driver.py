@@ -28,7 +28,6 @@ from ponder.agent.run.checkpointer import load_checkpoint
 from ponder.agent.run.context import ContextBuilder, Resumed, RunContext
 from ponder.agent.run.deps import RunDeps, Strategy, StrategyType
 from ponder.agent.run.leases import is_dead_here, lease_owner
-from ponder.agent.run.link import CURRENT_RUN, RunLink
 from ponder.agent.run.shielding import settled
 from ponder.agent.run.state import RunState
 from ponder.events import RunCancelled, RunFailed, RunFinished, RunResumed, RunStarted, RunSuspended
@@ -196,9 +195,6 @@ async def drive(
     ctx = deps.run
     state = ctx.state
     renewing: asyncio.Task[None] | None = None
-    link = RunLink(ctx)
-    outer = CURRENT_RUN.get()  # kept instead of set()'s token: one object fewer while waiting
-    CURRENT_RUN.set(link)  # sub-agents called by this run's tools nest under it
     if ctx.checkpointer is not None:
         ctx.checkpointer.vm, ctx.checkpointer.owner = vm, owner
     if store is not None:
@@ -224,8 +220,6 @@ async def drive(
         error = exc
         raise
     finally:
-        link.run = None  # contexts copied into lingering callbacks no longer hold the run
-        CURRENT_RUN.set(outer)
         if renewing is not None:
             renewing.cancel()
         held = await _release(store, state.run_id, owner) or cut

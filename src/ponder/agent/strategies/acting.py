@@ -285,6 +285,7 @@ async def _run(
         deps=ctx.deps,
         on_finish=partial(report_tool, ctx),
         intercept=ctx.tap.tool if ctx.tap is not None else None,
+        run=ctx,  # sub-agents called by these tools nest under this run
     )
     await ctx.bus.flush()
     actions = 0

@@ -89,7 +89,11 @@ class AgentStrategy:
     async def call_tool(self, call: ToolCallPart) -> ToolResult:
         """Run one tool call outside a batch and return its result."""
         outcomes = await self.ctx.executor.run_batch(
-            [call], run_id=self.state.run_id, states=self.state.tool_states, deps=self.ctx.deps
+            [call],
+            run_id=self.state.run_id,
+            states=self.state.tool_states,
+            deps=self.ctx.deps,
+            run=self.ctx,
         )
         return outcomes[0].result
 
