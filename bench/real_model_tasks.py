@@ -311,6 +311,7 @@ def instruction_phrases() -> tuple[str, ...]:
         prompts.limit_instruction("rounds", 2),
         prompts.loop_correction(3),
         prompts.loop_final_instruction(),
+        prompts.overflow_instruction(),
         prompts.stop_protocol_reminder(),
         prompts.stop_protocol_reminder(step_mode=True),
         prompts.answer_correction("X"),

@@ -49,6 +49,7 @@ StopReason = Literal[
     "input_tokens_limit",
     "output_tokens_limit",
     "total_tokens_limit",
+    "context_overflow",
 ]
 """Why a completed run stopped (``run_finished``'s ``stop_reason``)."""
 STOP_REASONS: Final[frozenset[StopReason]] = frozenset(get_args(StopReason))

@@ -330,3 +330,59 @@ async def test_an_estimate_that_misses_in_proportion_cuts_by_the_counted_ratio()
     assert len(refused(server)) == 1  # refused once; the cut result fits from then on
     assert cut_results(server.requests[refused(server)[0] + 1])
     assert "trim" in [e.mode for e in of_kind(events, "compaction")]
+
+
+RAN_AWAY = FakeReply(
+    status=400,
+    error_message=(
+        "This model's maximum context length is 4096 tokens. However, you requested 4192 "
+        "tokens (4096 in the messages, 96 in the completion). Please reduce the length of the "
+        "messages or completion."
+    ),
+)
+"""What the stock llama-cpp-python server answers when an automatic tool call it generates
+without ``max_tokens`` fills the window: the grown prompt counted, clipped at the window."""
+
+
+def asked_without_tools(body: dict[str, Any]) -> str:
+    assert body["tool_choice"] == "none"
+    return str(body["messages"][-1]["content"])
+
+
+async def test_a_reply_that_ran_past_the_window_ends_in_an_answer_from_the_results() -> None:
+    script = [call("fetch", 0, page=1), RAN_AWAY, FakeReply(content="Page 1 is lorem ipsum.")]
+    async with FakeOpenAIServer(script) as server:
+        result, events = await run(agent_for(server, "llamacpp:fake-model"))
+    assert result.status == "completed" and result.output == "Page 1 is lorem ipsum."
+    assert result.stop_reason == "context_overflow"
+    assert len(server.requests) == 3  # the prompt that ran away is not cut nor sent again
+    instruction = asked_without_tools(server.requests[2])
+    assert "context window is full" in instruction and "fetch(page=1)" in instruction
+    assert not of_kind(events, "compaction")  # the prompt fit: nothing was cut
+
+
+async def test_when_the_answer_does_not_fit_either_the_results_are_the_answer() -> None:
+    script = [call("fetch", 0, page=1), RAN_AWAY, RAN_AWAY]
+    async with FakeOpenAIServer(script) as server:
+        result, _ = await run(agent_for(server, "llamacpp:fake-model"))
+    assert result.status == "completed" and result.stop_reason == "context_overflow"
+    assert result.output.startswith("- fetch(page=1) → page 1: lorem ipsum")
+    assert len(server.requests) == 3
+
+
+async def test_a_first_request_that_runs_away_is_answered_without_tools() -> None:
+    script = [RAN_AWAY, FakeReply(content="The report is about lorem ipsum.")]
+    async with FakeOpenAIServer(script) as server:
+        result, _ = await run(agent_for(server, "llamacpp:fake-model"))
+    assert result.output == "The report is about lorem ipsum."
+    assert result.stop_reason == "context_overflow"
+    assert "context window is full" in asked_without_tools(server.requests[1])
+
+
+async def test_with_compaction_off_a_reply_that_ran_away_fails_the_run() -> None:
+    script = [call("fetch", 0, page=1), RAN_AWAY, FakeReply(content="unused")]
+    async with FakeOpenAIServer(script) as server:
+        agent = agent_for(server, "llamacpp:fake-model", enable_compaction=False)
+        with pytest.raises(ContextOverflowError) as caught:
+            await agent.run("Read the report.")
+    assert caught.value.limit == 4096 and len(server.requests) == 2

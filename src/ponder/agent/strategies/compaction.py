@@ -24,7 +24,11 @@ template); `request_in_window` then compacts once and sends again, and the trigg
 use the smaller window from then on, so later rounds compact before they would overflow.
 What the estimate misses is also read from each response's counted prompt tokens. A tool
 result larger than the window alone is cut to fit (`trim_results`) once compaction has
-nothing more to cut.
+nothing more to cut. A refusal that counts exactly the window for a prompt estimated at
+under half of it is a reply that generated past the window (the stock llama-cpp-python
+server generates automatic tool calls without ``max_tokens`` and fails on the next call
+with the grown prompt): `prompt_fits` says so, and the prompt is neither cut nor sent
+again, since the same prompt would run away the same way.
 """
 
 from __future__ import annotations
@@ -63,6 +67,7 @@ __all__ = [
     "context_tokens",
     "is_over_window",
     "minimal_messages",
+    "prompt_fits",
     "request_in_window",
     "shrink",
     "summary_budget",
@@ -173,10 +178,29 @@ async def request_in_window(
         try:
             return await ctx.caller.request(purpose, tools, tool_choice, output=output)
         except ContextOverflowError as exc:
+            if prompt_fits(ctx, exc):
+                if exc.limit:
+                    ctx.state.context.window = exc.limit
+                raise
             _learn_window(ctx, exc, again=attempt > 0)
             if not await shrink(ctx) and not await _trim_to_scale(ctx, exc):
                 raise
     return await ctx.caller.request(purpose, tools, tool_choice, output=output)
+
+
+def prompt_fits(ctx: RunContext, exc: ContextOverflowError) -> bool:
+    """True when the refusal was for a reply that generated past the window, not the prompt.
+
+    The provider counted exactly the window (where a generation that filled it stops) while
+    the prompt, as estimated with what the run learned the estimate misses, is under half
+    of it. A tokenizer that splits text finer than the estimate counts more than the
+    window, not the window itself.
+    """
+    if not exc.limit or exc.prompt_tokens != exc.limit:
+        return False
+    state = ctx.state
+    sent = estimate_messages_tokens(context_messages(state, ctx.config.use_minimal_context))
+    return 2 * (sent + state.context.overhead) < exc.limit
 
 
 async def _trim_to_scale(ctx: RunContext, exc: ContextOverflowError) -> bool:

@@ -130,6 +130,16 @@ def limit_instruction(limit: str, value: int, gathered: str = "") -> str:
     )
 
 
+def overflow_instruction(gathered: str = "") -> str:
+    """Told to the model when the context window ended the tool loop."""
+    found = f" The results of your tool calls:\n{gathered}\n" if gathered else " "
+    return (
+        "<BEGIN_OF_INSTRUCTIONS>The context window is full, so no more tools can be "
+        f"called.{found}Answer the user's request now in a few sentences from what you "
+        "have.<END_OF_INSTRUCTIONS>"
+    )
+
+
 def loop_correction(repeats: int) -> str:
     """Injected when rounds repeat."""
     return (

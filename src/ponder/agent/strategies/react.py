@@ -24,6 +24,11 @@ The stop protocol, for providers that do not honour every tool_choice:
 - an answer that echoes ponder's markers or instructions is asked for once more, then
   cleaned (see `ponder.agent.strategies.answer`).
 
+A request the provider refuses for the window, once compaction has cut what it can, ends
+the loop with an answer (stop reason ``context_overflow``): asked for without tools from
+the results gathered, or, when that request does not fit either, those results themselves.
+With compaction off, or nothing gathered and the prompt itself too long, the error stands.
+
 Rounds are bounded by ``agent_tool_call_limit`` and ``agent_max_tool_calls`` and guarded
 against loops (``loop_reasoning_trigger``): a repeated call, or a repeated summary in a
 round that did not call a stateful tool (``sequential_thinking``, ``todo_write``) or
@@ -40,12 +45,13 @@ from ponder.agent.strategies.acting import act, answer_open_calls, call_signatur
 from ponder.agent.strategies.answer import gathered_results, strip_markup
 from ponder.agent.strategies.base import AgentStrategy
 from ponder.agent.strategies.builtins import Builtins
-from ponder.agent.strategies.compaction import compact_if_needed, request_in_window
+from ponder.agent.strategies.compaction import compact_if_needed, prompt_fits, request_in_window
 from ponder.agent.strategies.reflection import judge_reflection, reflect
 from ponder.config import DEFAULT_THOUGHT_MODE
 from ponder.events import LoopDetected, Reasoning, RoundStarted
+from ponder.exceptions import ContextOverflowError
 from ponder.messages import AssistantMessage, SystemMessage, ToolCallPart, UserMessage
-from ponder.models.base import ForceTool, ToolChoice, ToolDefinition
+from ponder.models.base import ForceTool, ModelResponse, ToolChoice, ToolDefinition
 from ponder.tools.builtin import PROCESSING_MESSAGE, THINK_AND_REASON, UPDATE_STEP
 
 if TYPE_CHECKING:
@@ -137,7 +143,9 @@ class ReActStrategy(AgentStrategy):
         if await self.usage_limited():
             return False
         self.state.phase = "reasoning"
-        response = await request_in_window(self.ctx, "reasoning", self.tools, FORCE_THINKING)
+        response = await self.request("reasoning", FORCE_THINKING)
+        if response is None:
+            return False
         calls = await act(self.ctx, response, self.builtins, round_no)
         if not calls:
             await self.reason_from_text(response.text, round_no)
@@ -181,7 +189,9 @@ class ReActStrategy(AgentStrategy):
             return False
         if state.phase != phase:
             state.phase = phase
-        response = await request_in_window(self.ctx, phase, self.tools, choice)
+        response = await self.request(phase, choice)
+        if response is None:
+            return False
         calls = await act(self.ctx, response, self.builtins, round_no)
         if not calls:
             return await self.on_text_reply(response.text)
@@ -189,6 +199,25 @@ class ReActStrategy(AgentStrategy):
             state.text_replies = 0
         await self.after_calls(calls)
         return True
+
+    async def request(self, phase: str, choice: ToolChoice) -> ModelResponse | None:
+        """The round's request; None when the window ended the loop with an answer."""
+        try:
+            return await request_in_window(self.ctx, phase, self.tools, choice)
+        except ContextOverflowError as exc:
+            gathered = gathered_results(self.state.ledger.messages)
+            config = self.config
+            if not config.enable_compaction or config.context_strategy == "none":
+                raise
+            if not gathered and not prompt_fits(self.ctx, exc):
+                raise
+        try:
+            await self.final_answer(prompts.overflow_instruction(gathered), "context_overflow")
+        except ContextOverflowError:
+            if not gathered:
+                raise
+            self.finish(gathered, "context_overflow")
+        return None
 
     async def on_text_reply(self, text: str) -> bool:
         """A reply without tool calls in the acting phase, by the stop protocol."""
