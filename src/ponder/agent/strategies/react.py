@@ -51,7 +51,7 @@ from ponder.config import DEFAULT_THOUGHT_MODE
 from ponder.events import LoopDetected, Reasoning, RoundStarted
 from ponder.exceptions import ContextOverflowError
 from ponder.messages import AssistantMessage, SystemMessage, ToolCallPart, UserMessage
-from ponder.models.base import ForceTool, ModelResponse, ToolChoice, ToolDefinition
+from ponder.models.base import ForceTool, ToolChoice, ToolDefinition
 from ponder.tools.builtin import PROCESSING_MESSAGE, THINK_AND_REASON, UPDATE_STEP
 
 if TYPE_CHECKING:
@@ -143,8 +143,10 @@ class ReActStrategy(AgentStrategy):
         if await self.usage_limited():
             return False
         self.state.phase = "reasoning"
-        response = await self.request("reasoning", FORCE_THINKING)
-        if response is None:
+        try:  # inline, not in a helper: a waiting run keeps one coroutine level fewer
+            response = await request_in_window(self.ctx, "reasoning", self.tools, FORCE_THINKING)
+        except ContextOverflowError as exc:
+            await self.answer_on_overflow(exc)
             return False
         calls = await act(self.ctx, response, self.builtins, round_no)
         if not calls:
@@ -189,8 +191,10 @@ class ReActStrategy(AgentStrategy):
             return False
         if state.phase != phase:
             state.phase = phase
-        response = await self.request(phase, choice)
-        if response is None:
+        try:
+            response = await request_in_window(self.ctx, phase, self.tools, choice)
+        except ContextOverflowError as exc:
+            await self.answer_on_overflow(exc)
             return False
         calls = await act(self.ctx, response, self.builtins, round_no)
         if not calls:
@@ -200,24 +204,24 @@ class ReActStrategy(AgentStrategy):
         await self.after_calls(calls)
         return True
 
-    async def request(self, phase: str, choice: ToolChoice) -> ModelResponse | None:
-        """The round's request; None when the window ended the loop with an answer."""
-        try:
-            return await request_in_window(self.ctx, phase, self.tools, choice)
-        except ContextOverflowError as exc:
-            gathered = gathered_results(self.state.ledger.messages)
-            config = self.config
-            if not config.enable_compaction or config.context_strategy == "none":
-                raise
-            if not gathered and not prompt_fits(self.ctx, exc):
-                raise
+    async def answer_on_overflow(self, exc: ContextOverflowError) -> None:
+        """End the loop with an answer after the window refused a round's request.
+
+        Raises ``exc`` when compaction is off, or when nothing was gathered and the prompt
+        itself is too long.
+        """
+        gathered = gathered_results(self.state.ledger.messages)
+        config = self.config
+        if not config.enable_compaction or config.context_strategy == "none":
+            raise exc
+        if not gathered and not prompt_fits(self.ctx, exc):
+            raise exc
         try:
             await self.final_answer(prompts.overflow_instruction(gathered), "context_overflow")
         except ContextOverflowError:
             if not gathered:
                 raise
             self.finish(gathered, "context_overflow")
-        return None
 
     async def on_text_reply(self, text: str) -> bool:
         """A reply without tool calls in the acting phase, by the stop protocol."""
