@@ -20,7 +20,13 @@ from ponder.agent.strategies.prompts import CONTROL_PHRASES
 from ponder.messages import AssistantMessage, Message, ToolCallPart, ToolMessage
 from ponder.tools.builtin import CONTROL_TOOLS, PROCESSING_MESSAGE
 
-__all__ = ["answer_problem", "gathered_results", "lost_results", "strip_markup"]
+__all__ = [
+    "answer_problem",
+    "gathered_results",
+    "lost_results",
+    "strip_markup",
+    "without_repeats",
+]
 
 _BLOCK = re.compile(r"<BEGIN_OF_([A-Z_]+)>.*?(?:<END_OF_\1>|\Z)", re.DOTALL)
 _PAIRED = re.compile(
@@ -40,6 +46,10 @@ _CALL_SYNTAX = re.compile(r"^\s*functions\.[A-Za-z_][\w.-]*\s*:.*$", re.MULTILIN
 _CONTROL_NAME = re.compile(r"\b(?:" + "|".join(sorted(CONTROL_TOOLS)) + r")\b")
 _PHRASES = tuple(p.lower() for p in CONTROL_PHRASES)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
+_CLAUSE = re.compile(r"(?<=[.!?:])\s+")
+_FENCE = re.compile(r"^\s*(```|~~~)")
+_REPEAT_WORDS = 3
+"""Words a line or sentence needs before saying it again counts as a loop ("OK." may be meant)."""
 
 _UNESCAPE_ROUNDS = 3
 _MAX_RESULTS = 12
@@ -98,6 +108,43 @@ def strip_markup(text: str) -> str:
     text = _PAIRED.sub(" ", text)
     text = _TAG.sub("", _MARKER.sub("", _CALL_SYNTAX.sub("", text)))
     return "\n".join(_without_phrases(line) for line in text.splitlines()).strip()
+
+
+def without_repeats(text: str) -> str:
+    """``text`` without the sentences and lines it already said, and a cut-off repeat at its end.
+
+    Small models fall into loops ("The result is:", again and again, then "The res") until
+    ``max_tokens`` cuts them off. Only what has three words or more counts, and code
+    fences are left as they are (code repeats lines on purpose).
+    """
+    seen: set[str] = set()
+    lines: list[str] = []
+    dropped = fenced = False
+    for line in text.split("\n"):
+        if _FENCE.match(line):
+            fenced = not fenced
+        if fenced or _FENCE.match(line):
+            lines.append(line)
+            continue
+        parts = _CLAUSE.split(line)
+        kept = []
+        for part in parts:
+            key = " ".join(part.split()).lower()
+            if len(key.split()) >= _REPEAT_WORDS and key in seen:
+                continue
+            seen.add(key)
+            kept.append(part)
+        dropped = dropped or len(kept) < len(parts)
+        lines.append(line if len(kept) == len(parts) else " ".join(kept))
+    if not dropped:
+        return text
+    while lines and not lines[-1].strip():
+        lines.pop()
+    if lines:
+        tail = " ".join(lines[-1].split()).lower()
+        if len(tail.split()) >= 2 and any(k.startswith(tail) and k != tail for k in seen):
+            lines.pop()  # the loop, cut off by the token limit
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
 
 
 def _without_phrases(line: str) -> str:

@@ -18,6 +18,7 @@ from ponder.agent.strategies.answer import (
     gathered_results,
     lost_results,
     strip_markup,
+    without_repeats,
 )
 from ponder.agent.strategies.compaction import request_in_window
 from ponder.agent.strategies.echo import (
@@ -178,7 +179,10 @@ class AgentStrategy:
         """
         if said is None:
             said = self.said()
-        cleaned, echoed = without_echo(strip_markup(text), said)
+        cleaned = strip_markup(text)
+        if self.ctx.output is None:  # a JSON answer is checked against its schema instead
+            cleaned = without_repeats(cleaned)
+        cleaned, echoed = without_echo(cleaned, said)
         if echoed and not substantive(cleaned):
             cleaned = ""
         messages = self.state.ledger.messages
@@ -191,7 +195,7 @@ class AgentStrategy:
             if lost:
                 cleaned = f"{cleaned}\n\n{lost}"
         if cleaned != text.strip():
-            self.withdraw(text, "cleaned of markup or instructions", retrying=False)
+            self.withdraw(text, "cleaned of markup, instructions or repeats", retrying=False)
         self.finish(cleaned, stop_reason)
 
     def withdraw(self, text: str, reason: str, *, retrying: bool) -> None:
