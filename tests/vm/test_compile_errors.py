@@ -97,6 +97,7 @@ def test_malformed_programs_raise_compile_error(program: Any, message: str) -> N
         (lambda: node(42, name="x"), "is not callable"),  # type: ignore[call-overload]
         (lambda: node(a.fn, name=""), "non-empty string name"),
         (lambda: node(cond.fn, name="c", blocking=True) and node(_async, blocking=True), "sync"),
+        (lambda: node(cond.fn, blocking=True, returns_awaitable=True), "return their value"),
         (lambda: SUSPEND(42), "the reason must be a string"),  # type: ignore[arg-type]
         (lambda: CALL(42), "expected a SUB or its name"),  # type: ignore[arg-type]
         (lambda: SUB("", a), "non-empty string"),

@@ -256,6 +256,16 @@ async def test_return_value_and_sync_async_blocking_nodes() -> None:
     assert await run(program) == ({"ok": [1, 2]}, ["async", "blocking"])
 
 
+async def test_a_sync_node_that_hands_on_a_coroutine_has_it_awaited() -> None:
+    async def step(ctx: NodeContext, name: str) -> bool:
+        ctx.state.trace.append(name)
+        return True
+
+    handing = node(lambda ctx: step(ctx, "handed"), name="h", returns_awaitable=True)
+    program = handing >> IF(lambda ctx: ctx.value is True, rec("its value")) >> RETURN(1)
+    assert await run(program) == (1, ["handed", "its value"])
+
+
 async def test_break_inside_except_handler_clears_the_handled_exception() -> None:
     def python() -> list[str]:
         trace, i = [], 0

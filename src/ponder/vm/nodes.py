@@ -54,7 +54,10 @@ class Seq(Block):
 class Node(Block):
     """A named step: a sync or async callable taking the run context.
 
-    ``blocking=True`` runs a sync callable in a worker thread. ``durable=True`` marks the
+    ``blocking=True`` runs a sync callable in a worker thread. ``returns_awaitable=True``
+    marks a sync callable whose result is awaited, as an async node's is: a node that only
+    hands on to a coroutine (``lambda ctx: ctx.deps.step()``) then keeps no coroutine of its
+    own while it waits. ``durable=True`` marks the
     boundary after it as one worth checkpointing (the VM only records the flag; an
     ``after`` hook reads it). ``run`` is what the interpreter calls and ``awaits`` whether
     it awaits the result.
@@ -69,6 +72,7 @@ class Node(Block):
         *,
         blocking: bool = False,
         durable: bool = False,
+        returns_awaitable: bool = False,
     ) -> None:
         if not callable(fn):
             raise CompileError(f"node {name!r}: {fn!r} is not callable")
@@ -76,13 +80,17 @@ class Node(Block):
             raise CompileError(f"node: a node needs a non-empty string name, got {name!r}")
         self.fn = fn
         self.name = name
-        self.is_async = inspect.iscoroutinefunction(fn) or (
-            not inspect.isroutine(fn) and inspect.iscoroutinefunction(type(fn).__call__)
+        self.is_async = (
+            returns_awaitable
+            or inspect.iscoroutinefunction(fn)
+            or (not inspect.isroutine(fn) and inspect.iscoroutinefunction(type(fn).__call__))
         )
         self.blocking = blocking
         self.durable = durable
         if blocking and self.is_async:
-            raise CompileError(f"node {name!r}: blocking=True is for sync callables only")
+            raise CompileError(
+                f"node {name!r}: blocking=True is for sync callables that return their value"
+            )
         self.run: Callable[[Any], Any] = functools.partial(_in_thread, fn) if blocking else fn
         self.awaits = blocking or self.is_async
 
@@ -116,10 +124,16 @@ def node(
     name: str | None = None,
     blocking: bool = False,
     durable: bool = False,
+    returns_awaitable: bool = False,
 ) -> Node: ...
 @overload
 def node(
-    fn: None = None, *, name: str | None = None, blocking: bool = False, durable: bool = False
+    fn: None = None,
+    *,
+    name: str | None = None,
+    blocking: bool = False,
+    durable: bool = False,
+    returns_awaitable: bool = False,
 ) -> Callable[[Callable[[Any], Any]], Node]: ...
 def node(
     fn: Callable[[Any], Any] | None = None,
@@ -127,13 +141,15 @@ def node(
     name: str | None = None,
     blocking: bool = False,
     durable: bool = False,
+    returns_awaitable: bool = False,
 ) -> Node | Callable[[Callable[[Any], Any]], Node]:
     """Make a node: ``@node``, ``@node(name=..., blocking=..., durable=...)`` or ``node(fn)``."""
+    options = {"blocking": blocking, "durable": durable, "returns_awaitable": returns_awaitable}
     if fn is None:
-        return lambda f: node(f, name=name, blocking=blocking, durable=durable)
+        return lambda f: node(f, name=name, **options)
     if isinstance(fn, Node):
-        return Node(fn.fn, fn.name if name is None else name, blocking=blocking, durable=durable)
-    return Node(fn, _default_name(fn) if name is None else name, blocking=blocking, durable=durable)
+        return Node(fn.fn, fn.name if name is None else name, **options)
+    return Node(fn, _default_name(fn) if name is None else name, **options)
 
 
 def to_block(value: Any) -> Block:

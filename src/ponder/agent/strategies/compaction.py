@@ -68,6 +68,7 @@ __all__ = [
     "is_over_window",
     "minimal_messages",
     "prompt_fits",
+    "refit",
     "request_in_window",
     "shrink",
     "summary_budget",
@@ -174,18 +175,39 @@ async def request_in_window(
     what it misses is raised by a quarter of the window before the next shrink (up to three
     times). With nothing to cut, or compaction off, the error stands.
     """
+    try:
+        return await ctx.caller.request(purpose, tools, tool_choice, output=output)
+    except ContextOverflowError as exc:
+        return await refit(ctx, exc, purpose, tools, tool_choice, output=output)
+
+
+async def refit(
+    ctx: RunContext,
+    exc: ContextOverflowError,
+    purpose: str,
+    tools: Sequence[ToolDefinition] = (),
+    tool_choice: ToolChoice = "auto",
+    *,
+    output: OutputSchema | None = None,
+) -> ModelResponse:
+    """`request_in_window` after its first request was refused with ``exc``.
+
+    Callers on the hot path send the first request themselves and come here only on an
+    overflow: a run waiting on its model keeps one coroutine level fewer.
+    """
     for attempt in range(_SHRINKS):
+        if prompt_fits(ctx, exc):
+            if exc.limit:
+                ctx.state.context.window = exc.limit
+            raise exc
+        _learn_window(ctx, exc, again=attempt > 0)
+        if not await shrink(ctx) and not await _trim_to_scale(ctx, exc):
+            raise exc
         try:
             return await ctx.caller.request(purpose, tools, tool_choice, output=output)
-        except ContextOverflowError as exc:
-            if prompt_fits(ctx, exc):
-                if exc.limit:
-                    ctx.state.context.window = exc.limit
-                raise
-            _learn_window(ctx, exc, again=attempt > 0)
-            if not await shrink(ctx) and not await _trim_to_scale(ctx, exc):
-                raise
-    return await ctx.caller.request(purpose, tools, tool_choice, output=output)
+        except ContextOverflowError as again:
+            exc = again
+    raise exc
 
 
 def prompt_fits(ctx: RunContext, exc: ContextOverflowError) -> bool:

@@ -8,6 +8,7 @@ response with tool calls, and every tool result) are checkpointed.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
 from typing import TypeAlias
 
 from ponder.agent.run.deps import RunDeps
@@ -48,10 +49,14 @@ async def agent_entry(ctx: RunNode) -> None:
     await ctx.deps.strategy.on_entry()
 
 
-@node(name="SINGLE_STRATEGY_CALL")
-async def single_strategy_call(ctx: RunNode) -> bool:
-    """One think–act round; its value says whether to go on."""
-    return await ctx.deps.strategy.single_execute()
+@node(name="SINGLE_STRATEGY_CALL", returns_awaitable=True)
+def single_strategy_call(ctx: RunNode) -> Awaitable[bool]:
+    """One think–act round; its value says whether to go on.
+
+    The strategy's coroutine is handed to the VM to await: a run waiting on its model keeps
+    no coroutine of this node's.
+    """
+    return ctx.deps.strategy.single_execute()
 
 
 @node(name="REACT_COUNTER")

@@ -45,13 +45,13 @@ from ponder.agent.strategies.acting import act, answer_open_calls, call_signatur
 from ponder.agent.strategies.answer import gathered_results, strip_markup
 from ponder.agent.strategies.base import AgentStrategy
 from ponder.agent.strategies.builtins import Builtins
-from ponder.agent.strategies.compaction import compact_if_needed, prompt_fits, request_in_window
+from ponder.agent.strategies.compaction import compact_if_needed, prompt_fits, refit
 from ponder.agent.strategies.reflection import judge_reflection, reflect
 from ponder.config import DEFAULT_THOUGHT_MODE
 from ponder.events import LoopDetected, Reasoning, RoundStarted
 from ponder.exceptions import ContextOverflowError
 from ponder.messages import AssistantMessage, SystemMessage, ToolCallPart, UserMessage
-from ponder.models.base import ForceTool, ToolChoice, ToolDefinition
+from ponder.models.base import ForceTool, ModelResponse, ToolChoice, ToolDefinition
 from ponder.tools.builtin import PROCESSING_MESSAGE, THINK_AND_REASON, UPDATE_STEP
 
 if TYPE_CHECKING:
@@ -143,11 +143,13 @@ class ReActStrategy(AgentStrategy):
         if await self.usage_limited():
             return False
         self.state.phase = "reasoning"
-        try:  # inline, not in a helper: a waiting run keeps one coroutine level fewer
-            response = await request_in_window(self.ctx, "reasoning", self.tools, FORCE_THINKING)
+        try:  # `request_in_window` inline: a waiting run keeps one coroutine level fewer
+            response = await self.ctx.caller.request("reasoning", self.tools, FORCE_THINKING)
         except ContextOverflowError as exc:
-            await self.answer_on_overflow(exc)
-            return False
+            refitted = await self.refit_or_answer(exc, "reasoning", FORCE_THINKING)
+            if refitted is None:
+                return False
+            response = refitted
         calls = await act(self.ctx, response, self.builtins, round_no)
         if not calls:
             await self.reason_from_text(response.text, round_no)
@@ -191,11 +193,13 @@ class ReActStrategy(AgentStrategy):
             return False
         if state.phase != phase:
             state.phase = phase
-        try:
-            response = await request_in_window(self.ctx, phase, self.tools, choice)
+        try:  # `request_in_window` inline, as in `think`
+            response = await self.ctx.caller.request(phase, self.tools, choice)
         except ContextOverflowError as exc:
-            await self.answer_on_overflow(exc)
-            return False
+            refitted = await self.refit_or_answer(exc, phase, choice)
+            if refitted is None:
+                return False
+            response = refitted
         calls = await act(self.ctx, response, self.builtins, round_no)
         if not calls:
             return await self.on_text_reply(response.text)
@@ -203,6 +207,16 @@ class ReActStrategy(AgentStrategy):
             state.text_replies = 0
         await self.after_calls(calls)
         return True
+
+    async def refit_or_answer(
+        self, exc: ContextOverflowError, phase: str, choice: ToolChoice
+    ) -> ModelResponse | None:
+        """The round's request made to fit after ``exc``; None when the loop ended instead."""
+        try:
+            return await refit(self.ctx, exc, phase, self.tools, choice)
+        except ContextOverflowError as final:
+            await self.answer_on_overflow(final)
+            return None
 
     async def answer_on_overflow(self, exc: ContextOverflowError) -> None:
         """End the loop with an answer after the window refused a round's request.
