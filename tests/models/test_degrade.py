@@ -70,6 +70,16 @@ async def test_the_llamacpp_profile_knows_required_is_unsupported() -> None:
     ) as server:
         response = await _model(server, "llamacpp").request(ModelRequest(ASK, [ADD], "required"))
     assert len(server.requests) == 1 and server.requests[0]["tool_choice"] == "auto"
+    # the stock server's grammar keeps an `auto` reply to a call or a message: no instruction
+    assert server.requests[0]["messages"] == [{"role": "user", "content": ASK[0].content}]
+    assert _features(response) == {"required_tool_choice": "profile"}
+    assert response.degradations[0].action == 'tool_choice "auto"'
+
+
+async def test_the_ollama_profile_asks_for_the_call_in_words() -> None:
+    async with FakeOpenAIServer([FakeReply(tool_calls=[CALL])]) as server:
+        response = await _model(server, "ollama").request(ModelRequest(ASK, [ADD], "required"))
+    assert server.requests[0]["tool_choice"] == "auto"
     assert "call one of add" in server.requests[0]["messages"][-1]["content"]
     assert "agent_stop" not in server.requests[0]["messages"][-1]["content"]
     assert _features(response) == {"required_tool_choice": "profile"}

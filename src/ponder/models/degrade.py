@@ -5,7 +5,8 @@ It also reads which feature a provider's error refused.
 `adapt` turns a `ModelRequest` into the one to send under some `Capabilities`:
 
 - ``tool_choice: "required"`` unsupported → ``"auto"`` plus, in that request only, an
-  instruction to call one of the tools (or ``agent_stop`` to finish);
+  instruction to call one of the tools (or ``agent_stop`` to finish); plain ``"auto"``
+  where the profile says the instruction does harm (``instruct_required=False``);
 - a forced named tool unsupported → ``"auto"`` plus an instruction to call that tool;
 - structured output without ``json_schema`` → a forced output tool where forcing works,
   otherwise a JSON-in-text instruction (with ``json_object`` mode where the provider has it).
@@ -45,9 +46,17 @@ class Plan:
 
 
 def adapt(
-    request: ModelRequest, caps: Capabilities, detected: frozenset[Feature] = frozenset()
+    request: ModelRequest,
+    caps: Capabilities,
+    detected: frozenset[Feature] = frozenset(),
+    *,
+    instruct_required: bool = True,
 ) -> Plan:
-    """The request to send under ``caps``; ``detected`` marks what was learned at run time."""
+    """The request to send under ``caps``; ``detected`` marks what was learned at run time.
+
+    ``instruct_required=False``: an unsupported ``required`` becomes plain ``auto``, with
+    no instruction to call a tool (see `ProviderProfile.instruct_required`).
+    """
     notes: list[Degradation] = []
 
     def note(feature: Feature, action: str) -> None:
@@ -55,16 +64,21 @@ def adapt(
         notes.append(Degradation(feature=feature, action=action, source=source))
 
     request, json_object = _adapt_output(request, caps, note)
-    request = _adapt_choice(request, caps, note)
+    request = _adapt_choice(request, caps, note, instruct_required)
     _note_wire(request, caps, note)
     return Plan(request, tuple(notes), json_object)
 
 
-def _adapt_choice(request: ModelRequest, caps: Capabilities, note: Any) -> ModelRequest:
+def _adapt_choice(
+    request: ModelRequest, caps: Capabilities, note: Any, instruct_required: bool
+) -> ModelRequest:
     choice = request.tool_choice
     names = [t.name for t in request.tools]
     if not names:
         return request
+    if choice == "required" and not caps.required_tool_choice and not instruct_required:
+        note("required_tool_choice", 'tool_choice "auto"')
+        return replace(request, tool_choice="auto")
     if choice == "required" and not caps.required_tool_choice:
         note("required_tool_choice", 'tool_choice "auto" with an instruction to call a tool')
         return _instructed(request, _required_instruction(names))

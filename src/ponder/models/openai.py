@@ -138,7 +138,10 @@ class OpenAIModel(SDKModel["AsyncOpenAI"]):
         await probe_window(profile, url, model, self.name, self._get)
 
     def _plan(self, request: ModelRequest) -> Plan:
-        return adapt(request, self.effective_capabilities, learned(self._key))
+        instruct = self.profile.instruct_required
+        return adapt(
+            request, self.effective_capabilities, learned(self._key), instruct_required=instruct
+        )
 
     def _body(self, request: ModelRequest) -> dict[str, Any]:
         plan = self._plan(request)

@@ -45,6 +45,15 @@ class ProviderProfile:
     """A server people run themselves: a request it timed out on is not sent again."""
     thought_mode: str | None = None
     """The ``agent_thought_mode`` of a run whose config sets none (None: ponder's default)."""
+    instruct_required: bool = True
+    """Where ``tool_choice: "required"`` cannot be sent, ask for a tool call in a user
+    message at the end of that request (False: send plain ``"auto"``).
+
+    False for ``llamacpp``: the stock llama-cpp-python server's ``auto`` already keeps a
+    reply to a tool call or a message by grammar, and on ponder's real-model suite
+    (SmolLM2-135M) the instruction made the default mode answer 7 of 22 tasks right
+    instead of 12 and moved the end of every prompt, so no request reused the previous
+    one's cached prefix past it (mean prefix share 0.80 instead of 0.84)."""
 
     def api_key(self, given: str | None) -> str:
         """The key from the argument or the environment; `UserError` if a required one is missing.
@@ -140,6 +149,7 @@ PROVIDERS: dict[str, ProviderProfile] = {
         capabilities=LLAMACPP,
         local=True,
         thought_mode=LOCAL_THOUGHT_MODE,
+        instruct_required=False,
     ),
 }
 
