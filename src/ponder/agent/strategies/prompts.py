@@ -119,10 +119,15 @@ def system_prompt(instructions: str, protocol: str = "", guidance: str = "") -> 
     return "\n\n".join(parts)
 
 
+def _results_part(gathered: str) -> str:
+    """The sentence that lists the gathered results inside an instruction (a space if none)."""
+    return f" The results of your tool calls:\n{gathered}\n" if gathered else " "
+
+
 def limit_instruction(limit: str, value: int, gathered: str = "") -> str:
     """Told to the model when a limit ends the tool loop, with the results it gathered."""
     what = {"rounds": "tool rounds", "tool_calls": "tool calls"}.get(limit, limit)
-    found = f" The results of your tool calls:\n{gathered}\n" if gathered else " "
+    found = _results_part(gathered)
     return (
         f"<BEGIN_OF_INSTRUCTIONS>The limit of {value} {what} has been reached, so no more "
         f"tools can be called.{found}Answer the user's request now from these results, and "
@@ -132,7 +137,7 @@ def limit_instruction(limit: str, value: int, gathered: str = "") -> str:
 
 def overflow_instruction(gathered: str = "") -> str:
     """Told to the model when the context window ended the tool loop."""
-    found = f" The results of your tool calls:\n{gathered}\n" if gathered else " "
+    found = _results_part(gathered)
     return (
         "<BEGIN_OF_INSTRUCTIONS>The context window is full, so no more tools can be "
         f"called.{found}Answer the user's request now in a few sentences from what you "
@@ -151,7 +156,7 @@ def loop_correction(repeats: int) -> str:
 
 def loop_final_instruction(gathered: str = "") -> str:
     """Injected when the repetition goes on after the correction."""
-    found = f" The results of your tool calls:\n{gathered}\n" if gathered else " "
+    found = _results_part(gathered)
     return (
         "<BEGIN_OF_INSTRUCTIONS>The task was stopped because your rounds kept repeating "
         f"after a correction. Do not call any tools.{found}Tell the user plainly that you "
