@@ -262,8 +262,9 @@ async def test_a_sync_node_that_hands_on_a_coroutine_has_it_awaited() -> None:
         return True
 
     handing = node(lambda ctx: step(ctx, "handed"), name="h", returns_awaitable=True)
-    program = handing >> IF(lambda ctx: ctx.value is True, rec("its value")) >> RETURN(1)
-    assert await run(program) == (1, ["handed", "its value"])
+    renamed = node(handing, name="renamed")  # keeps the flag
+    program = handing >> renamed >> IF(lambda ctx: ctx.value is True, rec("its value"))
+    assert await run(program >> RETURN(1)) == (1, ["handed", "handed", "its value"])
 
 
 async def test_break_inside_except_handler_clears_the_handled_exception() -> None:

@@ -63,7 +63,16 @@ class Node(Block):
     it awaits the result.
     """
 
-    __slots__ = ("awaits", "blocking", "durable", "fn", "is_async", "name", "run")
+    __slots__ = (
+        "awaits",
+        "blocking",
+        "durable",
+        "fn",
+        "is_async",
+        "name",
+        "returns_awaitable",
+        "run",
+    )
 
     def __init__(
         self,
@@ -87,6 +96,7 @@ class Node(Block):
         )
         self.blocking = blocking
         self.durable = durable
+        self.returns_awaitable = returns_awaitable
         if blocking and self.is_async:
             raise CompileError(
                 f"node {name!r}: blocking=True is for sync callables that return their value"
@@ -147,7 +157,8 @@ def node(
     options = {"blocking": blocking, "durable": durable, "returns_awaitable": returns_awaitable}
     if fn is None:
         return lambda f: node(f, name=name, **options)
-    if isinstance(fn, Node):
+    if isinstance(fn, Node):  # renamed or re-flagged; a callable's result stays awaited
+        options["returns_awaitable"] = returns_awaitable or fn.returns_awaitable
         return Node(fn.fn, fn.name if name is None else name, **options)
     return Node(fn, _default_name(fn) if name is None else name, **options)
 
