@@ -71,15 +71,9 @@ async def prepare(conn: psycopg.AsyncConnection[Any]) -> None:
 
 async def _pipeline_results(pgconn: pq.abc.PGconn) -> list[pq.abc.PGresult]:
     """The results of a pipeline up to its sync point (a failed command aborts the rest)."""
-    loop = asyncio.get_running_loop()
     results: list[pq.abc.PGresult] = []
     while True:
-        await _flushed(loop, pgconn)
-        pgconn.consume_input()
-        while pgconn.is_busy():
-            await _ready(loop, pgconn.socket, writing=False)
-            pgconn.consume_input()
-        result = pgconn.get_result()
+        result = await _next_result(pgconn)
         if result is None:  # the end of one command's results, or of the connection
             if pgconn.status == pq.ConnStatus.BAD:
                 raise psycopg.OperationalError(pgconn.get_error_message())
@@ -155,17 +149,21 @@ async def _cancel_on_server(conn: psycopg.AsyncConnection[Any]) -> None:
 
 
 async def _read_reply(pgconn: pq.abc.PGconn) -> pq.abc.PGresult | None:
-    loop = asyncio.get_running_loop()
-    fd = pgconn.socket
-    await _flushed(loop, pgconn)
-    pgconn.consume_input()
-    while pgconn.is_busy():
-        await _ready(loop, fd, writing=False)
-        pgconn.consume_input()
-    result = pgconn.get_result()
+    result = await _next_result(pgconn)
     while pgconn.get_result() is not None:  # a command's results end with None
         pass
     return result
+
+
+async def _next_result(pgconn: pq.abc.PGconn) -> pq.abc.PGresult | None:
+    """The next result once the server has sent it (None: the end of a command's results)."""
+    loop = asyncio.get_running_loop()
+    await _flushed(loop, pgconn)
+    pgconn.consume_input()
+    while pgconn.is_busy():
+        await _ready(loop, pgconn.socket, writing=False)
+        pgconn.consume_input()
+    return pgconn.get_result()
 
 
 async def _flushed(loop: asyncio.AbstractEventLoop, pgconn: pq.abc.PGconn) -> None:

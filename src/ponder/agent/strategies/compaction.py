@@ -63,6 +63,7 @@ __all__ = [
     "compact_in_step",
     "compact_step_if_needed",
     "compact_steps",
+    "compaction_on",
     "context_messages",
     "context_tokens",
     "is_over_window",
@@ -131,10 +132,14 @@ async def compact_if_needed(ctx: RunContext) -> bool:
     return compacted
 
 
+def compaction_on(config: AgentConfig) -> bool:
+    """Whether the run may cut its ledger to fit the window (``enable_compaction``, a mode)."""
+    return config.enable_compaction and config.context_strategy != "none"
+
+
 def _due(ctx: RunContext) -> bool:
     """True when compaction is on, no call waits for its result and the ledger is over."""
-    config = ctx.config
-    if not config.enable_compaction or config.context_strategy == "none":
+    if not compaction_on(ctx.config):
         return False
     _calibrate(ctx)
     return not ctx.state.ledger.open_calls and is_over_window(ctx)
@@ -233,7 +238,7 @@ async def _trim_to_scale(ctx: RunContext, exc: ContextOverflowError) -> bool:
     accented or escaped text), which the fixed overhead of `window_tokens` cannot express.
     """
     config, state = ctx.config, ctx.state
-    if not config.enable_compaction or config.context_strategy == "none":
+    if not compaction_on(config):
         return False
     sent = estimate_messages_tokens(context_messages(state, config.use_minimal_context))
     window = state.context.window or exc.limit
@@ -265,13 +270,14 @@ async def shrink(ctx: RunContext) -> bool:
     (`compact_step_if_needed`).
     """
     config, state = ctx.config, ctx.state
-    if not config.enable_compaction or config.context_strategy == "none":
+    mode = config.context_strategy
+    if not config.enable_compaction or mode == "none":  # `compaction_on`, narrowing the mode
         return False
     if state.ledger.open_calls:
         return False
     if state.step.steps_begin is not None:
         return await _fit_steps(ctx)
-    return await compact(ctx, config.context_strategy) or await trim_results(ctx)
+    return await compact(ctx, mode) or await trim_results(ctx)
 
 
 _TRIM_FLOOR = 400

@@ -45,7 +45,12 @@ from ponder.agent.strategies.acting import act, answer_open_calls, call_signatur
 from ponder.agent.strategies.answer import gathered_results, strip_markup
 from ponder.agent.strategies.base import AgentStrategy
 from ponder.agent.strategies.builtins import Builtins
-from ponder.agent.strategies.compaction import compact_if_needed, prompt_fits, refit
+from ponder.agent.strategies.compaction import (
+    compact_if_needed,
+    compaction_on,
+    prompt_fits,
+    refit,
+)
 from ponder.agent.strategies.reflection import judge_reflection, reflect
 from ponder.config import DEFAULT_THOUGHT_MODE
 from ponder.events import LoopDetected, Reasoning, RoundStarted
@@ -224,10 +229,9 @@ class ReActStrategy(AgentStrategy):
         Raises ``exc`` when compaction is off, or when nothing was gathered and the prompt
         itself is too long.
         """
-        gathered = gathered_results(self.state.ledger.messages)
-        config = self.config
-        if not config.enable_compaction or config.context_strategy == "none":
+        if not compaction_on(self.config):
             raise exc
+        gathered = gathered_results(self.state.ledger.messages)
         if not gathered and not prompt_fits(self.ctx, exc):
             raise exc
         try:
