@@ -18,7 +18,7 @@ from ponder.models import (
     ToolDefinition,
     parse_structured,
 )
-from ponder.models.capabilities import forget_learned
+from ponder.models.capabilities import STRING_CAP, forget_learned
 from ponder.testing import FakeOpenAIServer, FakeReply, FakeToolCall
 
 FAST = RetryPolicy(max_retries=1, backoff_base=0.001, backoff_cap=0.01)
@@ -152,7 +152,8 @@ async def test_dropped_tool_messages_are_sent_as_user_messages() -> None:
         dropped = await _model(server).request(ModelRequest(_history(), [ADD]))
         kept = await _model(server, "llamacpp").request(ModelRequest(_history(), [ADD]))
     assert "3" not in dropped.text  # the model never saw the result
-    assert "Result of the tool call add (call_0):\n3" in kept.text
+    assert "Result of the tool call add:\n3" in kept.text
+    assert "call_0" not in kept.text  # the server's template shows the model no call ids
     assert _features(kept) == {"null_content": "profile", "tool_role": "profile"}
 
 
@@ -222,20 +223,31 @@ async def test_a_stream_opened_and_left_empty_turns_the_riskiest_feature_off() -
     assert _features(response) == {"required_tool_choice": "detected"}
 
 
-async def test_llamacpp_tool_schemas_lose_their_length_limits() -> None:
-    long_text = ToolDefinition(
-        name="note",
-        parameters={
-            "type": "object",
-            "properties": {"text": {"type": "string", "minLength": 1, "maxLength": 2000}},
-        },
-    )
+async def test_llamacpp_tool_schemas_cap_every_string() -> None:
+    """The stock server writes auto-chosen arguments without max_tokens: a cap ends them."""
+    texts = {
+        "long": {"type": "string", "minLength": 1, "maxLength": 2000},
+        "free": {"type": "string"},
+        "short": {"type": "string", "maxLength": 20},
+        "either": {"type": ["string", "null"]},
+        "pick": {"type": "string", "enum": ["a", "b"]},
+        "count": {"type": "integer"},
+    }
+    note = ToolDefinition(name="note", parameters={"type": "object", "properties": texts})
     async with FakeOpenAIServer(["ok", "ok"]) as server:
-        stripped = await _model(server, "llamacpp").request(ModelRequest(ASK, [long_text]))
-        await _model(server).request(ModelRequest(ASK, [long_text]))
-    sent = [r["tools"][0]["function"]["parameters"]["properties"]["text"] for r in server.requests]
-    assert sent == [{"type": "string"}, {"type": "string", "minLength": 1, "maxLength": 2000}]
-    assert "length_limits" in _features(stripped)
+        capped = await _model(server, "llamacpp").request(ModelRequest(ASK, [note]))
+        await _model(server).request(ModelRequest(ASK, [note]))
+    sent = [r["tools"][0]["function"]["parameters"]["properties"] for r in server.requests]
+    assert sent[0] == {
+        "long": {"type": "string", "maxLength": STRING_CAP},
+        "free": {"type": "string", "maxLength": STRING_CAP},
+        "short": {"type": "string", "maxLength": 20},
+        "either": {"type": ["string", "null"], "maxLength": STRING_CAP},
+        "pick": {"type": "string", "enum": ["a", "b"]},
+        "count": {"type": "integer"},
+    }
+    assert sent[1] == texts  # a server with length_limits gets the schema as it is
+    assert "length_limits" in _features(capped)
 
 
 def test_capability_overrides_from_toml_reach_the_model(tmp_path: Any) -> None:

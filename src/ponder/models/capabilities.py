@@ -21,6 +21,7 @@ from ponder.exceptions import UserError
 
 __all__ = [
     "FEATURES",
+    "STRING_CAP",
     "Capabilities",
     "Feature",
     "effective",
@@ -49,6 +50,15 @@ Feature = Literal[
 FEATURES: tuple[Feature, ...] = get_args(Feature)
 
 
+STRING_CAP = 1000
+"""The longest string argument a tool schema lets a server without ``length_limits`` write.
+
+The stock llama-cpp-python server writes the arguments of a call it chose under
+``tool_choice: "auto"`` without ``max_tokens``: only the grammar it builds from the schema
+ends a string, so a model that rambles inside one fills the whole window and the server
+refuses its own prompt. Its grammar parser dies on limits much past this (2,000 does)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Capabilities:
     """Which request features a provider honours (True) or refuses or ignores (False).
@@ -60,8 +70,10 @@ class Capabilities:
     - ``null_content``: an assistant message with calls may have ``content: null``;
     - ``tool_role``: ``role: tool`` messages reach the model;
     - ``stream_tool_calls``: streaming works with tools offered and ``tool_choice`` auto;
-    - ``length_limits``: tool schemas may carry ``maxLength`` / ``minLength`` (llama.cpp
-      expands them into a grammar that breaks the server for long limits);
+    - ``length_limits``: tool schemas may carry any ``maxLength`` / ``minLength``; without
+      it every string goes with a ``maxLength`` of at most `STRING_CAP` and no
+      ``minLength`` (llama.cpp expands them into a grammar that breaks the server for
+      long limits);
     - ``replays_reasoning``: the provider wants ``reasoning_content`` sent back;
     - ``vision``: user messages may carry images;
     - ``late_system``: a system message later in the conversation (the round's reasoning)

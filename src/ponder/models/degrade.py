@@ -29,7 +29,7 @@ from typing import Any
 from ponder.exceptions import ContextOverflowError, EmptyStreamError, ModelError, ModelHTTPError
 from ponder.messages import AssistantMessage, Message, ToolMessage, UserMessage
 from ponder.models.base import Degradation, ForceTool, ModelRequest
-from ponder.models.capabilities import Capabilities, Feature
+from ponder.models.capabilities import STRING_CAP, Capabilities, Feature
 
 __all__ = ["Plan", "adapt", "probe_candidate", "probe_feature", "refused_feature"]
 
@@ -107,8 +107,8 @@ def _adapt_output(
 
 
 def _note_wire(request: ModelRequest, caps: Capabilities, note: Any) -> None:
-    if not caps.length_limits and any(_has_lengths(t.parameters) for t in request.tools):
-        note("length_limits", "maxLength and minLength left out of tool schemas")
+    if not caps.length_limits and any(_capped(t.parameters) for t in request.tools):
+        note("length_limits", f"string lengths in tool schemas capped at {STRING_CAP}, no minLength")
     messages = request.messages
     if not caps.null_content and any(_null_content(m) for m in messages):
         note("null_content", 'assistant messages with tool calls sent with content ""')
@@ -116,10 +116,13 @@ def _note_wire(request: ModelRequest, caps: Capabilities, note: Any) -> None:
         note("tool_role", "tool results sent as user messages")
 
 
-def _has_lengths(schema: Any) -> bool:
+def _capped(schema: Any) -> bool:
+    """Whether `STRING_CAP` changes ``schema``: it has a string or a length limit."""
     if isinstance(schema, dict):
-        return "maxLength" in schema or any(_has_lengths(v) for v in schema.values())
-    return isinstance(schema, list) and any(_has_lengths(v) for v in schema)
+        if schema.get("type") == "string" or "maxLength" in schema or "minLength" in schema:
+            return True
+        return any(_capped(v) for v in schema.values())
+    return isinstance(schema, list) and any(_capped(v) for v in schema)
 
 
 def _null_content(message: Message) -> bool:

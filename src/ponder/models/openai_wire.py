@@ -22,7 +22,7 @@ from ponder.messages import (
     UserMessage,
 )
 from ponder.models.base import ForceTool, ModelRequest, ToolDefinition
-from ponder.models.capabilities import Capabilities
+from ponder.models.capabilities import STRING_CAP, Capabilities
 from ponder.models.openai_response import (
     deltas_of,
     response_from_message,
@@ -39,10 +39,9 @@ __all__ = [
     "request_body",
     "response_from_message",
     "usage_from",
+    "capped_lengths",
     "with_unique_ids",
-    "without_lengths",
 ]
-
 
 def request_body(
     request: ModelRequest,
@@ -168,8 +167,8 @@ def to_wire(message: Message, caps: Capabilities, provider: str | None = None) -
         case AssistantMessage():
             return _assistant(message, caps, provider)
         case ToolMessage():
-            if not caps.tool_role:
-                text = f"Result of the tool call {message.name} ({message.call_id}):\n"
+            if not caps.tool_role:  # the result follows its call: no id the model never saw
+                text = f"Result of the tool call {message.name}:\n"
                 return {"role": "user", "content": text + message.content}
             return {"role": "tool", "tool_call_id": message.call_id, "content": message.content}
         case _:
@@ -199,7 +198,7 @@ def _assistant(
 
 
 def _tool(tool: ToolDefinition, caps: Capabilities) -> dict[str, Any]:
-    parameters = tool.parameters if caps.length_limits else without_lengths(tool.parameters)
+    parameters = tool.parameters if caps.length_limits else capped_lengths(tool.parameters)
     function: dict[str, Any] = {"name": tool.name, "parameters": parameters}
     if tool.description:
         function["description"] = tool.description
@@ -208,15 +207,25 @@ def _tool(tool: ToolDefinition, caps: Capabilities) -> dict[str, Any]:
     return {"type": "function", "function": function}
 
 
-def without_lengths(schema: Any) -> Any:
-    """``schema`` without ``maxLength`` / ``minLength`` anywhere (ponder still checks them)."""
-    if isinstance(schema, dict):
-        return {
-            k: without_lengths(v) for k, v in schema.items() if k not in ("maxLength", "minLength")
-        }
+def capped_lengths(schema: Any) -> Any:
+    """``schema`` with every string at most `STRING_CAP` long and no ``minLength``.
+
+    ponder still checks the schema's own limits when a call arrives.
+    """
     if isinstance(schema, list):
-        return [without_lengths(v) for v in schema]
-    return schema
+        return [capped_lengths(v) for v in schema]
+    if not isinstance(schema, dict):
+        return schema
+    capped = {k: capped_lengths(v) for k, v in schema.items() if k != "minLength"}
+    kind = schema.get("type")
+    if kind == "string" or (isinstance(kind, list) and "string" in kind):
+        if "enum" not in schema and "const" not in schema:
+            own = schema.get("maxLength")
+            limit = own if isinstance(own, int) and 0 <= own < STRING_CAP else STRING_CAP
+            capped["maxLength"] = limit
+    elif "maxLength" in schema:  # a limit on a schema of no declared type
+        capped.pop("maxLength")
+    return capped
 
 
 def _tool_choice(choice: Any, tools: Sequence[ToolDefinition]) -> Any:

@@ -7,8 +7,10 @@ messages, streamed tool calls and replayed reasoning. The capabilities come from
 provider's documentation and, for ``llamacpp``, from the stock llama-cpp-python server
 (``--chat_format chatml-function-calling``) as observed: it answers ``"required"`` and a
 ``json_schema`` response format with HTTP 500, rejects ``content: null``, leaves ``role:
-tool`` messages out of the prompt, cannot stream an automatic tool call, and dies
-("failed to parse grammar") on a tool schema with a long ``maxLength``.
+tool`` messages out of the prompt, cannot stream an automatic tool call, dies ("failed
+to parse grammar") on a tool schema with a long ``maxLength``, and writes the arguments of
+a call it chose under ``"auto"`` without ``max_tokens`` (so every string goes to it with
+a ``maxLength`` of at most `ponder.models.capabilities.STRING_CAP`).
 """
 
 from __future__ import annotations
