@@ -51,6 +51,33 @@ async def test_an_answer_that_states_a_result_is_kept_as_written(answer: str) ->
     assert (await agent.run(PROMPT)).output == answer
 
 
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "The product is 1391.",  # the digits inside another number
+        "About 3.391 of them.",
+        "It is 391.5 exactly.",
+    ],
+)
+async def test_a_result_inside_other_text_is_not_stated(answer: str) -> None:
+    agent = make_agent(
+        ScriptedModel(answering(answer)), agent_thought_mode="chat", answer_keeps_results=True
+    )
+    assert (await agent.run(PROMPT)).output.endswith("\n\n- multiply(a=17, b=23) → 391")
+
+
+async def test_a_result_inside_an_entity_is_not_stated() -> None:
+    """'&#34;' (a quote, escaped twice by the server) has "34" in it, not the result 34."""
+
+    def script(request: ModelRequest) -> Any:
+        if request.tool_choice == "none" or len(request.messages) > 3:
+            return reply("{ &amp;#34;a&amp;#34;:17 }")
+        return call_tools(("multiply", {"a": 17, "b": 2}))
+
+    agent = make_agent(ScriptedModel(script), agent_thought_mode="chat", answer_keeps_results=True)
+    assert (await agent.run(PROMPT)).output.endswith("- multiply(a=17, b=2) → 34")
+
+
 @tool
 def save(text: str) -> str:
     """Save a note.

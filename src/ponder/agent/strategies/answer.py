@@ -218,7 +218,13 @@ def lost_results(answer: str, messages: Sequence[Message]) -> str:
                 values.append(value.lower())
     if not values:
         return ""
-    said = " ".join(html.unescape(answer).lower().split())
-    if any(value in said for value in values):
+    said = " ".join(_decoded(answer).lower().split())
+    if any(_states(said, value) for value in values):
         return ""
     return gathered_results(messages)
+
+
+def _states(said: str, value: str) -> bool:
+    """Whether ``said`` has ``value`` on its own: "391" is not in "1391", "3.91" or "&#34;"."""
+    found = re.search(rf"(?<!\w)(?<!\d\.){re.escape(value)}(?!\w)(?!\.\d)", said)
+    return found is not None
