@@ -20,7 +20,6 @@ from ponder.agent.strategies.answer import (
     strip_markup,
     without_repeats,
 )
-from ponder.agent.strategies.compaction import request_in_window
 from ponder.agent.strategies.echo import (
     ECHO_WINDOW,
     Said,
@@ -28,6 +27,7 @@ from ponder.agent.strategies.echo import (
     substantive,
     without_echo,
 )
+from ponder.agent.strategies.fitting import request_in_window
 from ponder.events import AnswerWithdrawn, LimitReached, TextDelta
 from ponder.messages import SystemMessage, ToolCallPart
 from ponder.status import LIMIT_STOP_REASONS, LoopLimit, StopReason

@@ -17,18 +17,10 @@ steps' messages are replaced by their summaries (`compact_steps`), then, when a 
 rounds fill the window, that step's older rounds are summarised or dropped like the prefix
 above (`compact_in_step`), its opening and latest exchange kept.
 
-The window is ``session_tokens_windows`` until the provider states a smaller one: a
-request refused as too long (`ContextOverflowError`) teaches the run, and the process, the
-model's window and how many prompt tokens the estimate misses (tool schemas, the chat
-template); `request_in_window` then compacts once and sends again, and the triggers above
-use the smaller window from then on, so later rounds compact before they would overflow.
-What the estimate misses is also read from each response's counted prompt tokens. A tool
-result larger than the window alone is cut to fit (`trim_results`) once compaction has
-nothing more to cut. A refusal that counts exactly the window for a prompt estimated at
-under half of it is a reply that generated past the window (the stock llama-cpp-python
-server generates automatic tool calls without ``max_tokens`` and fails on the next call
-with the grown prompt): `prompt_fits` says so, and the prompt is neither cut nor sent
-again, since the same prompt would run away the same way.
+The budget is `ponder.agent.strategies.budget`'s window; a request refused for the window
+is made to fit in `ponder.agent.strategies.fitting`, which cuts with `shrink` and, once
+compaction has nothing more to cut, `trim_results`: a tool result larger than the window
+alone is cut to fit.
 """
 
 from __future__ import annotations
@@ -36,12 +28,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Literal
 
-from ponder.agent.run.state import RunState
 from ponder.agent.run.window import context_messages, minimal_messages, prompt_index
+from ponder.agent.strategies.budget import calibrate, context_tokens, window_tokens
 from ponder.agent.strategies.prompts import STEP_SUMMARY_HEADER, compaction_instruction
 from ponder.config import AgentConfig
 from ponder.events import Compaction
-from ponder.exceptions import ContextOverflowError, ModelError
+from ponder.exceptions import ModelError
 from ponder.messages import (
     AssistantMessage,
     Message,
@@ -50,8 +42,6 @@ from ponder.messages import (
     ToolMessage,
     UserMessage,
 )
-from ponder.models.base import ModelResponse, OutputSchema, ToolChoice, ToolDefinition
-from ponder.models.capabilities import learn_window, learned_window
 from ponder.models.tokens import estimate_messages_tokens, estimate_tokens
 
 if TYPE_CHECKING:
@@ -65,44 +55,12 @@ __all__ = [
     "compact_steps",
     "compaction_on",
     "context_messages",
-    "context_tokens",
     "is_over_window",
     "minimal_messages",
-    "prompt_fits",
-    "refit",
-    "request_in_window",
     "shrink",
     "summary_budget",
     "trim_results",
-    "window_tokens",
 ]
-
-
-def context_tokens(state: RunState) -> int:
-    """The ledger's estimated prompt tokens, updated with only the messages added since."""
-    track, messages = state.context, state.ledger.messages
-    if track.estimated_upto > len(messages):
-        track.estimated_tokens = track.estimated_upto = 0
-    track.estimated_tokens += estimate_messages_tokens(messages[track.estimated_upto :])
-    track.estimated_upto = len(messages)
-    return track.estimated_tokens
-
-
-def window_tokens(ctx: RunContext) -> int:
-    """The estimated prompt tokens the ledger must fit in.
-
-    ``session_tokens_windows``, or less once the provider stated a smaller window (in this
-    run, or earlier in this process for the same model): that window less room for the
-    completion (``max_tokens``, else an eighth of the window) and less what the estimate
-    misses.
-    """
-    config, track = ctx.config, ctx.state.context
-    window = config.session_tokens_windows
-    stated = track.window or learned_window(ctx.model.name)
-    if stated:
-        reserve = config.max_tokens or stated // 8
-        window = min(window, max(stated - reserve - track.overhead, stated // 4))
-    return window
 
 
 def _trigger_tokens(ctx: RunContext) -> int:
@@ -141,126 +99,8 @@ def _due(ctx: RunContext) -> bool:
     """True when compaction is on, no call waits for its result and the ledger is over."""
     if not compaction_on(ctx.config):
         return False
-    _calibrate(ctx)
+    calibrate(ctx)
     return not ctx.state.ledger.open_calls and is_over_window(ctx)
-
-
-def _calibrate(ctx: RunContext) -> None:
-    """Learn what the estimate misses from the prompt tokens the provider last counted.
-
-    Tool schemas and the chat template are not in the ledger's estimate; the latest request
-    that sent the whole ledger says how many tokens they took (O(messages added since)).
-    """
-    caller, state = ctx.caller, ctx.state
-    messages = state.ledger.messages
-    if not caller.sent_tokens or caller.sent_upto > len(messages):
-        return
-    sent = context_tokens(state) - estimate_messages_tokens(messages[caller.sent_upto :])
-    missed = caller.sent_tokens - sent
-    if missed > state.context.overhead:
-        state.context.overhead = missed
-
-
-_SHRINKS = 3
-"""How often one request is shrunk and sent again before its overflow stands."""
-
-
-async def request_in_window(
-    ctx: RunContext,
-    purpose: str,
-    tools: Sequence[ToolDefinition] = (),
-    tool_choice: ToolChoice = "auto",
-    *,
-    output: OutputSchema | None = None,
-) -> ModelResponse:
-    """`RunContext.caller`'s request for the ledger, made to fit when the provider says no.
-
-    On a `ContextOverflowError` the run learns the window (see `window_tokens`), `shrink`s
-    the ledger and sends again; a prompt refused again means the estimate was too kind, so
-    what it misses is raised by a quarter of the window before the next shrink (up to three
-    times). With nothing to cut, or compaction off, the error stands.
-    """
-    try:
-        return await ctx.caller.request(purpose, tools, tool_choice, output=output)
-    except ContextOverflowError as exc:
-        return await refit(ctx, exc, purpose, tools, tool_choice, output=output)
-
-
-async def refit(
-    ctx: RunContext,
-    exc: ContextOverflowError,
-    purpose: str,
-    tools: Sequence[ToolDefinition] = (),
-    tool_choice: ToolChoice = "auto",
-    *,
-    output: OutputSchema | None = None,
-) -> ModelResponse:
-    """`request_in_window` after its first request was refused with ``exc``.
-
-    Callers on the hot path send the first request themselves and come here only on an
-    overflow: a run waiting on its model keeps one coroutine level fewer.
-    """
-    for attempt in range(_SHRINKS):
-        if prompt_fits(ctx, exc):
-            if exc.limit:
-                ctx.state.context.window = exc.limit
-            raise exc
-        _learn_window(ctx, exc, again=attempt > 0)
-        if not await shrink(ctx) and not await _trim_to_scale(ctx, exc):
-            raise exc
-        try:
-            return await ctx.caller.request(purpose, tools, tool_choice, output=output)
-        except ContextOverflowError as again:
-            exc = again
-    raise exc
-
-
-def prompt_fits(ctx: RunContext, exc: ContextOverflowError) -> bool:
-    """True when the refusal was for a reply that generated past the window, not the prompt.
-
-    The provider counted exactly the window (where a generation that filled it stops) while
-    the prompt, as estimated with what the run learned the estimate misses, is under half
-    of it. A tokenizer that splits text finer than the estimate counts more than the
-    window, not the window itself.
-    """
-    if not exc.limit or exc.prompt_tokens != exc.limit:
-        return False
-    state = ctx.state
-    sent = estimate_messages_tokens(context_messages(state, ctx.config.use_minimal_context))
-    return 2 * (sent + state.context.overhead) < exc.limit
-
-
-async def _trim_to_scale(ctx: RunContext, exc: ContextOverflowError) -> bool:
-    """Cut tool results and arguments by the ratio the provider counted; False if none.
-
-    For when the estimate says the ledger fits and the provider said no: the estimate can
-    miss in proportion (text a tokenizer splits finer than four characters a token, such as
-    accented or escaped text), which the fixed overhead of `window_tokens` cannot express.
-    """
-    config, state = ctx.config, ctx.state
-    if not compaction_on(config):
-        return False
-    sent = estimate_messages_tokens(context_messages(state, config.use_minimal_context))
-    window = state.context.window or exc.limit
-    if state.ledger.open_calls or not exc.prompt_tokens or not sent or not window:
-        return False
-    ratio = exc.prompt_tokens / sent
-    reserve = config.max_tokens or window // 8
-    return ratio > 1 and await trim_results(ctx, budget=int((window - reserve) / ratio))
-
-
-def _learn_window(ctx: RunContext, exc: ContextOverflowError, *, again: bool) -> None:
-    track = ctx.state.context
-    sent = estimate_messages_tokens(context_messages(ctx.state, ctx.config.use_minimal_context))
-    if exc.prompt_tokens:
-        track.overhead = max(track.overhead, exc.prompt_tokens - sent, 0)
-    if exc.limit:
-        track.window = exc.limit
-        learn_window(ctx.model.name, exc.limit)
-    else:  # no number given: the window is smaller than what was sent
-        track.window = min(track.window or sent + track.overhead, sent + track.overhead)
-    if again and track.window:  # refused after a shrink: the estimate misses more than said
-        track.overhead += track.window // 4
 
 
 async def shrink(ctx: RunContext) -> bool:

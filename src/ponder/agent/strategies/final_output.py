@@ -16,7 +16,7 @@ from typing import Any
 
 from ponder.agent.run.context import RunContext
 from ponder.agent.strategies import prompts
-from ponder.agent.strategies.compaction import request_in_window
+from ponder.agent.strategies.fitting import request_in_window
 from ponder.events import OutputRejected
 from ponder.status import StopReason
 

@@ -45,12 +45,8 @@ from ponder.agent.strategies.acting import act, answer_open_calls, call_signatur
 from ponder.agent.strategies.answer import gathered_results, strip_markup
 from ponder.agent.strategies.base import AgentStrategy
 from ponder.agent.strategies.builtins import Builtins
-from ponder.agent.strategies.compaction import (
-    compact_if_needed,
-    compaction_on,
-    prompt_fits,
-    refit,
-)
+from ponder.agent.strategies.compaction import compact_if_needed, compaction_on
+from ponder.agent.strategies.fitting import prompt_fits, refit
 from ponder.agent.strategies.reflection import judge_reflection, reflect
 from ponder.config import DEFAULT_THOUGHT_MODE
 from ponder.events import LoopDetected, Reasoning, RoundStarted

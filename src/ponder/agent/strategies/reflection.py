@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from ponder.agent.strategies import prompts
 from ponder.agent.strategies.acting import act
-from ponder.agent.strategies.compaction import request_in_window
+from ponder.agent.strategies.fitting import request_in_window
 from ponder.models.base import ForceTool, ToolChoice
 from ponder.tools.builtin import VERIFY_REASONING
 
