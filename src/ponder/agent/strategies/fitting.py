@@ -41,10 +41,10 @@ async def request_in_window(
 ) -> ModelResponse:
     """`RunContext.caller`'s request for the ledger, made to fit when the provider says no.
 
-    On a `ContextOverflowError` the run learns the window (`ponder.agent.strategies.budget`), `shrink`s
-    the ledger and sends again; a prompt refused again means the estimate was too kind, so
-    what it misses is raised by a quarter of the window before the next shrink (up to three
-    times). With nothing to cut, or compaction off, the error stands.
+    On a `ContextOverflowError` the run learns the window (`budget.learn_from_refusal`),
+    `shrink`s the ledger and sends again; a prompt refused again means the estimate was too
+    kind, so what it misses is raised by a quarter of the window before the next shrink (up
+    to three times). With nothing to cut, or compaction off, the error stands.
     """
     try:
         return await ctx.caller.request(purpose, tools, tool_choice, output=output)
@@ -101,7 +101,8 @@ async def _trim_to_scale(ctx: RunContext, exc: ContextOverflowError) -> bool:
 
     For when the estimate says the ledger fits and the provider said no: the estimate can
     miss in proportion (text a tokenizer splits finer than four characters a token, such as
-    accented or escaped text), which the fixed overhead of `budget.window_tokens` cannot express.
+    accented or escaped text), which the fixed overhead of `budget.window_tokens` cannot
+    express.
     """
     config, state = ctx.config, ctx.state
     if not compaction_on(config):
