@@ -108,7 +108,8 @@ def _adapt_output(
 
 def _note_wire(request: ModelRequest, caps: Capabilities, note: Any) -> None:
     if not caps.length_limits and any(_capped(t.parameters) for t in request.tools):
-        note("length_limits", f"string lengths in tool schemas capped at {STRING_CAP}, no minLength")
+        capped = f"string lengths in tool schemas capped at {STRING_CAP}, no minLength"
+        note("length_limits", capped)
     messages = request.messages
     if not caps.null_content and any(_null_content(m) for m in messages):
         note("null_content", 'assistant messages with tool calls sent with content ""')

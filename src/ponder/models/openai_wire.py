@@ -34,14 +34,15 @@ from ponder.models.structured import is_strict_schema, output_tool, tool_name
 
 __all__ = [
     "StreamAssembler",
+    "capped_lengths",
     "deltas_of",
     "prompt_cache_key",
     "request_body",
     "response_from_message",
     "usage_from",
-    "capped_lengths",
     "with_unique_ids",
 ]
+
 
 def request_body(
     request: ModelRequest,
