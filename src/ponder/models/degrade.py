@@ -120,7 +120,10 @@ def _note_wire(request: ModelRequest, caps: Capabilities, note: Any) -> None:
 def _capped(schema: Any) -> bool:
     """Whether `STRING_CAP` changes ``schema``: it has a string or a length limit."""
     if isinstance(schema, dict):
-        if schema.get("type") == "string" or "maxLength" in schema or "minLength" in schema:
+        kind = schema.get("type")
+        if kind == "string" or (isinstance(kind, list) and "string" in kind):
+            return True
+        if "maxLength" in schema or "minLength" in schema:
             return True
         return any(_capped(v) for v in schema.values())
     return isinstance(schema, list) and any(_capped(v) for v in schema)
