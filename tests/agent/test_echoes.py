@@ -86,6 +86,46 @@ async def test_a_second_echo_gives_the_tool_results_not_the_echo() -> None:
     assert len(model.requests) == 3  # the action, the answer, one retry
 
 
+def _answering_after_a_call(*answers: str) -> Any:
+    replies = iter(answers)
+
+    def script(request: ModelRequest) -> Any:
+        if request.tool_choice != "none":
+            return call_tools(("multiply", {"a": 17, "b": 23}))
+        return reply(next(replies))
+
+    return script
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        pytest.param("{ &amp;#34;a&amp;#34;:17, &amp;#34;b&amp;#34;:23 }", id="escaped-twice"),
+        pytest.param('{ "a": 17 }', id="some-of-the-keys"),
+        pytest.param('{ "a&#10;The product of seventeen', id="cut-off"),
+    ],
+)
+async def test_a_calls_arguments_written_as_the_answer_give_the_results(arguments: str) -> None:
+    """SmolLM2 on the stock server: the call syntax, then asked again, the arguments alone."""
+    model = ScriptedModel(_answering_after_a_call('functions.multiply:\n{"a": 17}', arguments))
+    agent = make_agent(model, agent_thought_mode="chat", agent_tool_call_limit=1)
+    result = await agent.run(PROMPT)
+    assert result.output == "- multiply(a=17, b=23) → 391"
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        '{"product": 391}',  # a JSON answer about other things
+        'The call was { "a": 17, "b": 23 } and it returned 391.',  # in prose
+    ],
+)
+async def test_a_json_answer_that_is_not_a_call_is_kept(answer: str) -> None:
+    model = ScriptedModel(_answering_after_a_call(answer))
+    agent = make_agent(model, agent_thought_mode="chat", agent_tool_call_limit=1)
+    assert (await agent.run(PROMPT)).output == answer
+
+
 async def test_an_answer_quoting_the_results_list_is_kept_without_asking_again() -> None:
     answer = (
         "The results of your tool calls:\n- multiply(a=17, b=23) → 391\n"

@@ -25,6 +25,7 @@ __all__ = [
     "gathered_results",
     "lost_results",
     "strip_markup",
+    "without_call_text",
     "without_repeats",
 ]
 
@@ -51,6 +52,8 @@ _FENCE = re.compile(r"^\s*(```|~~~)")
 _REPEAT_WORDS = 3
 """Words a line or sentence needs before saying it again counts as a loop ("OK." may be meant)."""
 
+# A line that opens a JSON object with a key ('{ "celsius": 10.5}', '{ "text&##10;The…').
+_OBJECT_LINE = re.compile(r'^\s*\{\s*"([A-Za-z_][\w-]*)')
 _UNESCAPE_ROUNDS = 3
 _MAX_RESULTS = 12
 _RESULT_CHARS = 400
@@ -145,6 +148,39 @@ def without_repeats(text: str) -> str:
         if len(tail.split()) >= 2 and any(k.startswith(tail) and k != tail for k in seen):
             lines.pop()  # the loop, cut off by the token limit
     return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
+
+
+def without_call_text(text: str, messages: Sequence[Message]) -> str:
+    """``text`` without the lines that are a call's arguments written as text.
+
+    Asked for an answer, small models on servers that render calls as ``functions.NAME:``
+    then the arguments (the stock llama.cpp server) write the arguments alone:
+    ``{ &#34;a&#34;:1, &#34;b&#34;:2 }``. A line is dropped when it opens a JSON object
+    whose every key (or, cut off, its first key) is an argument name of a call the run
+    made; a JSON answer about other things is left alone.
+    """
+    if "{" not in text:
+        return text
+    names = {key for call in _calls(messages) for key in call.args or ()}
+    if not names:
+        return text
+    kept = [line for line in text.split("\n") if not _is_call_text(_decoded(line), names)]
+    return "\n".join(kept).strip() if len(kept) < text.count("\n") + 1 else text
+
+
+def _calls(messages: Sequence[Message]) -> list[ToolCallPart]:
+    return [c for m in messages if isinstance(m, AssistantMessage) for c in m.tool_calls]
+
+
+def _is_call_text(line: str, names: set[str]) -> bool:
+    opened = _OBJECT_LINE.match(line)
+    if opened is None:
+        return False
+    try:
+        found = json.loads(line)
+    except ValueError:  # cut off or followed by prose: its first key decides
+        return opened.group(1) in names
+    return isinstance(found, dict) and bool(found) and set(found) <= names
 
 
 def _without_phrases(line: str) -> str:

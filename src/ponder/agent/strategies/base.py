@@ -18,6 +18,7 @@ from ponder.agent.strategies.answer import (
     gathered_results,
     lost_results,
     strip_markup,
+    without_call_text,
     without_repeats,
 )
 from ponder.agent.strategies.echo import (
@@ -180,12 +181,12 @@ class AgentStrategy:
         if said is None:
             said = self.said()
         cleaned = strip_markup(text)
+        messages = self.state.ledger.messages
         if self.ctx.output is None:  # a JSON answer is checked against its schema instead
-            cleaned = without_repeats(cleaned)
+            cleaned = without_repeats(without_call_text(cleaned, messages))
         cleaned, echoed = without_echo(cleaned, said)
         if echoed and not substantive(cleaned):
             cleaned = ""
-        messages = self.state.ledger.messages
         if text.strip() and not cleaned:
             cleaned = gathered_results(messages)  # the tools' results are the answer
             if not cleaned:
