@@ -113,11 +113,19 @@ async def test_a_calls_arguments_written_as_the_answer_give_the_results(argument
     assert result.output == "- multiply(a=17, b=23) → 391"
 
 
+async def test_what_follows_a_calls_arguments_on_their_line_stays() -> None:
+    answer = '{ "a": 17, "b": 23 } gives 391.\n\nThat is the product.'
+    model = ScriptedModel(_answering_after_a_call(answer))
+    agent = make_agent(model, agent_thought_mode="chat", agent_tool_call_limit=1)
+    assert (await agent.run(PROMPT)).output == "gives 391.\n\nThat is the product."
+
+
 @pytest.mark.parametrize(
     "answer",
     [
         '{"product": 391}',  # a JSON answer about other things
         'The call was { "a": 17, "b": 23 } and it returned 391.',  # in prose
+        "First line.\n\nSecond paragraph, { braces } kept.",
     ],
 )
 async def test_a_json_answer_that_is_not_a_call_is_kept(answer: str) -> None:

@@ -155,32 +155,48 @@ def without_call_text(text: str, messages: Sequence[Message]) -> str:
 
     Asked for an answer, small models on servers that render calls as ``functions.NAME:``
     then the arguments (the stock llama.cpp server) write the arguments alone:
-    ``{ &#34;a&#34;:1, &#34;b&#34;:2 }``. A line is dropped when it opens a JSON object
-    whose every key (or, cut off, its first key) is an argument name of a call the run
-    made; a JSON answer about other things is left alone.
+    ``{ &#34;a&#34;:1, &#34;b&#34;:2 }``. A JSON object that opens a line is dropped when
+    its every key is an argument name of a call the run made (what follows it on the line
+    stays), and so is a line with such an object cut off, when its first key is one; a JSON
+    answer about other things is left alone.
     """
     if "{" not in text:
         return text
     names = {key for call in _calls(messages) for key in call.args or ()}
     if not names:
         return text
-    kept = [line for line in text.split("\n") if not _is_call_text(_decoded(line), names)]
-    return "\n".join(kept).strip() if len(kept) < text.count("\n") + 1 else text
+    kept: list[str] = []
+    changed = False
+    for line in text.split("\n"):
+        rest = _without_call(_decoded(line), names)
+        if rest is None:
+            kept.append(line)
+            continue
+        changed = True
+        if rest:
+            kept.append(rest)
+    return "\n".join(kept).strip() if changed else text
 
 
 def _calls(messages: Sequence[Message]) -> list[ToolCallPart]:
     return [c for m in messages if isinstance(m, AssistantMessage) for c in m.tool_calls]
 
 
-def _is_call_text(line: str, names: set[str]) -> bool:
+_OBJECT = json.JSONDecoder()
+
+
+def _without_call(line: str, names: set[str]) -> str | None:
+    """``line`` (entities decoded) less the call's arguments it opens with; None if none."""
     opened = _OBJECT_LINE.match(line)
     if opened is None:
-        return False
+        return None
     try:
-        found = json.loads(line)
-    except ValueError:  # cut off or followed by prose: its first key decides
-        return opened.group(1) in names
-    return isinstance(found, dict) and bool(found) and set(found) <= names
+        found, end = _OBJECT.raw_decode(line, line.index("{"))
+    except ValueError:  # cut off: its first key decides, and the line goes
+        return "" if opened.group(1) in names else None
+    if isinstance(found, dict) and found and set(found) <= names:
+        return line[end:].strip()
+    return None
 
 
 def _without_phrases(line: str) -> str:
