@@ -18,6 +18,7 @@ from ponder.models import (
     ToolDefinition,
     parse_structured,
 )
+from ponder.models.base import ModelSettings
 from ponder.models.capabilities import STRING_CAP, forget_learned
 from ponder.testing import FakeOpenAIServer, FakeReply, FakeToolCall
 
@@ -248,6 +249,24 @@ async def test_llamacpp_tool_schemas_cap_every_string() -> None:
     }
     assert sent[1] == texts  # a server with length_limits gets the schema as it is
     assert "length_limits" in _features(capped)
+
+
+async def test_a_max_tokens_request_caps_strings_at_four_characters_a_token() -> None:
+    """What a server honouring max_tokens would let the model write in one string."""
+    note = ToolDefinition(
+        name="note",
+        parameters={"type": "object", "properties": {"text": {"type": "string"}}},
+    )
+    sent = []
+    async with FakeOpenAIServer(["ok", "ok"]) as server:
+        for limit in (96, 4000):
+            settings = ModelSettings(max_tokens=limit)
+            await _model(server, "llamacpp").request(ModelRequest(ASK, [note], settings=settings))
+        sent = [
+            r["tools"][0]["function"]["parameters"]["properties"]["text"] for r in server.requests
+        ]
+    assert [s["maxLength"] for s in sent] == [384, STRING_CAP]
+    assert [r["max_tokens"] for r in server.requests] == [96, 4000]
 
 
 def test_capability_overrides_from_toml_reach_the_model(tmp_path: Any) -> None:

@@ -30,6 +30,7 @@ __all__ = [
     "learn_window",
     "learned",
     "learned_window",
+    "string_cap",
 ]
 
 Feature = Literal[
@@ -57,6 +58,15 @@ The stock llama-cpp-python server writes the arguments of a call it chose under
 ``tool_choice: "auto"`` without ``max_tokens``: only the grammar it builds from the schema
 ends a string, so a model that rambles inside one fills the whole window and the server
 refuses its own prompt. Its grammar parser dies on limits much past this (2,000 does)."""
+
+
+def string_cap(max_tokens: int | None) -> int:
+    """The longest string argument asked of a server without ``length_limits``.
+
+    `STRING_CAP`, or four characters a token of the request's ``max_tokens`` when that is
+    less: what a server honouring ``max_tokens`` would let the model write in one string.
+    """
+    return STRING_CAP if max_tokens is None else min(STRING_CAP, 4 * max_tokens)
 
 
 @dataclass(frozen=True, slots=True)

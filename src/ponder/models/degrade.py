@@ -29,7 +29,7 @@ from typing import Any
 from ponder.exceptions import ContextOverflowError, EmptyStreamError, ModelError, ModelHTTPError
 from ponder.messages import AssistantMessage, Message, ToolMessage, UserMessage
 from ponder.models.base import Degradation, ForceTool, ModelRequest
-from ponder.models.capabilities import STRING_CAP, Capabilities, Feature
+from ponder.models.capabilities import Capabilities, Feature, string_cap
 
 __all__ = ["Plan", "adapt", "probe_candidate", "probe_feature", "refused_feature"]
 
@@ -108,7 +108,8 @@ def _adapt_output(
 
 def _note_wire(request: ModelRequest, caps: Capabilities, note: Any) -> None:
     if not caps.length_limits and any(_capped(t.parameters) for t in request.tools):
-        capped = f"string lengths in tool schemas capped at {STRING_CAP}, no minLength"
+        cap = string_cap(request.settings.max_tokens)
+        capped = f"string lengths in tool schemas capped at {cap}, no minLength"
         note("length_limits", capped)
     messages = request.messages
     if not caps.null_content and any(_null_content(m) for m in messages):
@@ -118,7 +119,7 @@ def _note_wire(request: ModelRequest, caps: Capabilities, note: Any) -> None:
 
 
 def _capped(schema: Any) -> bool:
-    """Whether `STRING_CAP` changes ``schema``: it has a string or a length limit."""
+    """Whether the string cap changes ``schema``: it has a string or a length limit."""
     if isinstance(schema, dict):
         kind = schema.get("type")
         if kind == "string" or (isinstance(kind, list) and "string" in kind):

@@ -22,7 +22,7 @@ from ponder.messages import (
     UserMessage,
 )
 from ponder.models.base import ForceTool, ModelRequest, ToolDefinition
-from ponder.models.capabilities import STRING_CAP, Capabilities
+from ponder.models.capabilities import STRING_CAP, Capabilities, string_cap
 from ponder.models.openai_response import (
     deltas_of,
     response_from_message,
@@ -70,7 +70,8 @@ def request_body(
             tools.append(output_tool(request.output))
             choice = ForceTool(tool_name(request.output.name))
     if tools:
-        body["tools"] = [_tool(t, caps) for t in tools]
+        cap = string_cap(request.settings.max_tokens)
+        body["tools"] = [_tool(t, caps, cap) for t in tools]
         body["tool_choice"] = _tool_choice(choice, tools)
     settings = request.settings
     if settings.temperature is not None:
@@ -198,8 +199,8 @@ def _assistant(
     return wire
 
 
-def _tool(tool: ToolDefinition, caps: Capabilities) -> dict[str, Any]:
-    parameters = tool.parameters if caps.length_limits else capped_lengths(tool.parameters)
+def _tool(tool: ToolDefinition, caps: Capabilities, cap: int) -> dict[str, Any]:
+    parameters = tool.parameters if caps.length_limits else capped_lengths(tool.parameters, cap)
     function: dict[str, Any] = {"name": tool.name, "parameters": parameters}
     if tool.description:
         function["description"] = tool.description
@@ -208,22 +209,21 @@ def _tool(tool: ToolDefinition, caps: Capabilities) -> dict[str, Any]:
     return {"type": "function", "function": function}
 
 
-def capped_lengths(schema: Any) -> Any:
-    """``schema`` with every string at most `STRING_CAP` long and no ``minLength``.
+def capped_lengths(schema: Any, cap: int = STRING_CAP) -> Any:
+    """``schema`` with every string at most ``cap`` long and no ``minLength``.
 
     ponder still checks the schema's own limits when a call arrives.
     """
     if isinstance(schema, list):
-        return [capped_lengths(v) for v in schema]
+        return [capped_lengths(v, cap) for v in schema]
     if not isinstance(schema, dict):
         return schema
-    capped = {k: capped_lengths(v) for k, v in schema.items() if k != "minLength"}
+    capped = {k: capped_lengths(v, cap) for k, v in schema.items() if k != "minLength"}
     kind = schema.get("type")
     if kind == "string" or (isinstance(kind, list) and "string" in kind):
         if "enum" not in schema and "const" not in schema:
             own = schema.get("maxLength")
-            limit = own if isinstance(own, int) and 0 <= own < STRING_CAP else STRING_CAP
-            capped["maxLength"] = limit
+            capped["maxLength"] = own if isinstance(own, int) and 0 <= own < cap else cap
     elif "maxLength" in schema:  # a limit on a schema of no declared type
         capped.pop("maxLength")
     return capped
