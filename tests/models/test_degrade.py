@@ -233,6 +233,7 @@ async def test_llamacpp_tool_schemas_cap_every_string() -> None:
         "either": {"type": ["string", "null"]},
         "pick": {"type": "string", "enum": ["a", "b"]},
         "count": {"type": "integer"},
+        "maxLength": {"type": "integer", "default": 5},  # a parameter may have that name
     }
     note = ToolDefinition(name="note", parameters={"type": "object", "properties": texts})
     async with FakeOpenAIServer(["ok", "ok"]) as server:
@@ -246,6 +247,7 @@ async def test_llamacpp_tool_schemas_cap_every_string() -> None:
         "either": {"type": ["string", "null"], "maxLength": STRING_CAP},
         "pick": {"type": "string", "enum": ["a", "b"]},
         "count": {"type": "integer"},
+        "maxLength": {"type": "integer", "default": 5},
     }
     assert sent[1] == texts  # a server with length_limits gets the schema as it is
     assert "length_limits" in _features(capped)

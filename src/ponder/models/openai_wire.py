@@ -209,6 +209,10 @@ def _tool(tool: ToolDefinition, caps: Capabilities, cap: int) -> dict[str, Any]:
     return {"type": "function", "function": function}
 
 
+_NAMED_SCHEMAS = frozenset({"properties", "patternProperties", "$defs", "definitions"})
+_DATA = frozenset({"default", "examples", "enum", "const"})
+
+
 def capped_lengths(schema: Any, cap: int = STRING_CAP) -> Any:
     """``schema`` with every string at most ``cap`` long and no ``minLength``.
 
@@ -218,7 +222,16 @@ def capped_lengths(schema: Any, cap: int = STRING_CAP) -> Any:
         return [capped_lengths(v, cap) for v in schema]
     if not isinstance(schema, dict):
         return schema
-    capped = {k: capped_lengths(v, cap) for k, v in schema.items() if k != "minLength"}
+    capped: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key == "minLength":
+            continue
+        if key in _DATA:  # values, not schemas
+            capped[key] = value
+        elif key in _NAMED_SCHEMAS and isinstance(value, dict):  # a property may be "maxLength"
+            capped[key] = {name: capped_lengths(sub, cap) for name, sub in value.items()}
+        else:
+            capped[key] = capped_lengths(value, cap)
     kind = schema.get("type")
     if kind == "string" or (isinstance(kind, list) and "string" in kind):
         if "enum" not in schema and "const" not in schema:
