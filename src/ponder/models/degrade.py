@@ -30,6 +30,7 @@ from ponder.exceptions import ContextOverflowError, EmptyStreamError, ModelError
 from ponder.messages import AssistantMessage, Message, ToolMessage, UserMessage
 from ponder.models.base import Degradation, ForceTool, ModelRequest
 from ponder.models.capabilities import Capabilities, Feature, string_cap
+from ponder.models.openai_wire import capped_lengths
 
 __all__ = ["Plan", "adapt", "probe_candidate", "probe_feature", "refused_feature"]
 
@@ -107,27 +108,16 @@ def _adapt_output(
 
 
 def _note_wire(request: ModelRequest, caps: Capabilities, note: Any) -> None:
-    if not caps.length_limits and any(_capped(t.parameters) for t in request.tools):
-        cap = string_cap(request.settings.max_tokens)
-        capped = f"string lengths in tool schemas capped at {cap}, no minLength"
-        note("length_limits", capped)
+    cap = string_cap(request.settings.max_tokens)
+    if not caps.length_limits and any(
+        capped_lengths(t.parameters, cap) != t.parameters for t in request.tools
+    ):
+        note("length_limits", f"string lengths in tool schemas capped at {cap}, no minLength")
     messages = request.messages
     if not caps.null_content and any(_null_content(m) for m in messages):
         note("null_content", 'assistant messages with tool calls sent with content ""')
     if not caps.tool_role and any(isinstance(m, ToolMessage) for m in messages):
         note("tool_role", "tool results sent as user messages")
-
-
-def _capped(schema: Any) -> bool:
-    """Whether the string cap changes ``schema``: it has a string or a length limit."""
-    if isinstance(schema, dict):
-        kind = schema.get("type")
-        if kind == "string" or (isinstance(kind, list) and "string" in kind):
-            return True
-        if "maxLength" in schema or "minLength" in schema:
-            return True
-        return any(_capped(v) for v in schema.values())
-    return isinstance(schema, list) and any(_capped(v) for v in schema)
 
 
 def _null_content(message: Message) -> bool:
