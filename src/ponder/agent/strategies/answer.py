@@ -10,12 +10,11 @@ instructions that ask the model to answer from its results.
 
 from __future__ import annotations
 
-import html
 import json
 import re
 from collections.abc import Sequence
 
-from ponder.agent.strategies.echo import Said, substantive, without_echo
+from ponder.agent.strategies.echo import Said, decoded, substantive, without_echo
 from ponder.agent.strategies.prompts import CONTROL_PHRASES
 from ponder.messages import AssistantMessage, Message, ToolCallPart, ToolMessage
 from ponder.tools.builtin import CONTROL_TOOLS, PROCESSING_MESSAGE
@@ -54,22 +53,8 @@ _REPEAT_WORDS = 3
 
 # A line that opens a JSON object with a key ('{ "celsius": 10.5}', '{ "text&##10;The…').
 _OBJECT_LINE = re.compile(r'^\s*\{\s*"([A-Za-z_][\w-]*)')
-_UNESCAPE_ROUNDS = 3
 _MAX_RESULTS = 12
 _RESULT_CHARS = 400
-
-
-def _decoded(text: str) -> str:
-    """``text`` with HTML entities decoded until nothing changes (a few rounds at most)."""
-    decoded = text
-    for _ in range(_UNESCAPE_ROUNDS):
-        if "&" not in decoded:
-            break
-        once = html.unescape(decoded)
-        if once == decoded:
-            break
-        decoded = once
-    return decoded
 
 
 def _visible(text: str) -> str:
@@ -78,9 +63,9 @@ def _visible(text: str) -> str:
     Small models escape markup, sometimes twice (``&lt;BEGIN_OF_X&amp;gt;``), so entities
     are decoded until nothing changes (at most a few rounds).
     """
-    decoded = _decoded(text)
-    if decoded != text and (_MARKER.search(decoded) or _TAG.search(decoded)):
-        return decoded
+    shown = decoded(text)
+    if shown != text and (_MARKER.search(shown) or _TAG.search(shown)):
+        return shown
     return text
 
 
@@ -95,7 +80,7 @@ def answer_problem(text: str, said: Said | None = None) -> str | None:
         return "was empty"
     if _MARKER.search(text) or _TAG.search(text) or _CALL_SYNTAX.search(text):
         return "contained markup that is not meant for the user"
-    if _CONTROL_NAME.search(_decoded(text)):
+    if _CONTROL_NAME.search(decoded(text)):
         return "named the runtime's internal tools"
     if said is not None:
         kept, echoed = without_echo(text, said)
@@ -168,7 +153,7 @@ def without_call_text(text: str, messages: Sequence[Message]) -> str:
     kept: list[str] = []
     changed = False
     for line in text.split("\n"):
-        rest = _without_call(_decoded(line), names)
+        rest = _without_call(decoded(line), names)
         if rest is None:
             kept.append(line)
             continue
@@ -208,7 +193,7 @@ def _without_phrases(line: str) -> str:
 
 def _instructional(text: str) -> bool:
     lowered = text.lower()
-    return any(p in lowered for p in _PHRASES) or bool(_CONTROL_NAME.search(_decoded(text)))
+    return any(p in lowered for p in _PHRASES) or bool(_CONTROL_NAME.search(decoded(text)))
 
 
 def _call_text(call: ToolCallPart) -> str:
@@ -270,7 +255,7 @@ def lost_results(answer: str, messages: Sequence[Message]) -> str:
                 values.append(value.lower())
     if not values:
         return ""
-    said = " ".join(_decoded(answer).lower().split())
+    said = " ".join(decoded(answer).lower().split())
     if any(_states(said, value) for value in values):
         return ""
     return gathered_results(messages)

@@ -27,7 +27,15 @@ from ponder.agent.strategies import prompts
 from ponder.messages import AssistantMessage, Message, SystemMessage, ToolMessage, UserMessage
 from ponder.tools.builtin import CONTROL_TOOLS
 
-__all__ = ["ECHO_WINDOW", "Said", "normalise", "said_by_runtime", "substantive", "without_echo"]
+__all__ = [
+    "ECHO_WINDOW",
+    "Said",
+    "decoded",
+    "normalise",
+    "said_by_runtime",
+    "substantive",
+    "without_echo",
+]
 
 _UNESCAPE_ROUNDS = 3
 _MARKUP = re.compile(
