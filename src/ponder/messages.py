@@ -3,13 +3,15 @@
 A conversation is a list of messages. Assistant messages carry parts (text, provider
 reasoning, tool calls); each tool call is answered by exactly one ``ToolMessage``.
 ``Ledger`` keeps the list append-only and checks the pairing incrementally, so checking it
-before a model request costs O(1), not a scan of the history.
+before a model request costs O(1), not a scan of the history. It keeps the messages in a
+tuple, replaced on every append, so a model request sends that tuple as it is: a run waiting
+for its model holds one sequence of its messages, not two.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
@@ -274,7 +276,7 @@ class Ledger:
     __slots__ = ("_messages", "_open_calls", "_open_index", "generation")
 
     def __init__(self, messages: Iterable[Message] = ()) -> None:
-        self._messages: list[Message] = []
+        self._messages: tuple[Message, ...] = ()
         self._open_calls: dict[str, str] = {}
         self._open_index = -1
         self.generation = 0
@@ -291,8 +293,8 @@ class Ledger:
         return self._messages[index]
 
     @property
-    def messages(self) -> Sequence[Message]:
-        """The messages (a live view: do not mutate it)."""
+    def messages(self) -> tuple[Message, ...]:
+        """The messages now: an immutable snapshot (a later append makes a new tuple)."""
         return self._messages
 
     @property
@@ -318,7 +320,7 @@ class Ledger:
                 for part in message.parts:
                     share_fields_set(part)
         share_fields_set(message)  # messages are frozen: one set per field names will do
-        self._messages.append(message)
+        self._messages += (message,)
 
     def extend(self, messages: Iterable[Message]) -> None:
         """Append several messages in order."""

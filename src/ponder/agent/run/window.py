@@ -21,14 +21,15 @@ def minimal_messages(state: RunState) -> list[Message]:
     return [*system, state.prompt_message()]
 
 
-def context_messages(state: RunState, minimal: bool) -> list[Message]:
+def context_messages(state: RunState, minimal: bool) -> Sequence[Message]:
     """What a request sends: the whole ledger, or (``minimal``) the current turn only.
 
     The current turn is the system prompt, then everything from the turn's user message
     on (the turn's calls, results and injected instructions); earlier turns stay in the
-    ledger, and in the store, but are not sent.
+    ledger, and in the store, but are not sent. The whole ledger is its own immutable
+    tuple, sent as it is.
     """
-    messages = list(state.ledger.messages)
+    messages = state.ledger.messages
     if not minimal:
         return messages
     start = prompt_index(messages, state.prompt)

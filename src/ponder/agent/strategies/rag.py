@@ -17,6 +17,7 @@ Either way the model sees the system prompt and the current turn only.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import ClassVar
 
 from ponder.agent.strategies.acting import act, answer_open_calls
@@ -117,7 +118,7 @@ class RagStrategy(AgentStrategy):
         return any(isinstance(m, AssistantMessage) and m.tool_calls for m in turn)
 
     async def _answer(
-        self, messages: list[Message], refusal: str, stop_reason: StopReason = "answered"
+        self, messages: Sequence[Message], refusal: str, stop_reason: StopReason = "answered"
     ) -> None:
         output = self.ctx.answer_schema
         response = await self.ctx.caller.request(
