@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from ponder.agent.run.state import RunState
 from ponder.agent.strategies.step_react.plan import StepSpec, steps_from_specs
 from ponder.messages import AssistantMessage, ToolMessage, UserMessage
@@ -181,7 +183,9 @@ def test_step_state_is_plain_data_that_round_trips_through_json() -> None:
         [StepSpec(id="a", description="A"), StepSpec(id="b", description="B", depends_on=["a"])]
     )
     step.plan[0].status, step.plan[0].summary, step.plan[0].outputs = "done", "A done.", ["x"]
-    step.current_id, step.signatures, step.stall_signature = "b", {"lookup({}) => #ab": 2}, "s"
-    again = RunState.model_validate_json(state.model_dump_json())
+    step.current_id, step.signatures, step.stall_signature = "b", (("lookup({}) => #ab", 2),), "s"
+    written = state.model_dump_json()
+    assert json.loads(written)["step"]["signatures"] == {"lookup({}) => #ab": 2}
+    again = RunState.model_validate_json(written)
     assert again.step == step
     assert again.step.plan[0].outputs == ["x"]

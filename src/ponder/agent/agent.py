@@ -11,7 +11,7 @@ starts them.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 
@@ -187,7 +187,7 @@ class Agent(EntryPoints[OutputT], Generic[OutputT]):
         )
 
     @overload
-    async def run(
+    def run(
         self,
         prompt: Prompt,
         *,
@@ -199,9 +199,9 @@ class Agent(EntryPoints[OutputT], Generic[OutputT]):
         store: Store | None = None,
         limits: UsageLimits | None = None,
         external_tools: Sequence[ToolDefinition] = (),
-    ) -> RunResult[OutputT]: ...
+    ) -> Coroutine[Any, Any, RunResult[OutputT]]: ...
     @overload
-    async def run(
+    def run(
         self,
         prompt: Prompt,
         *,
@@ -213,8 +213,8 @@ class Agent(EntryPoints[OutputT], Generic[OutputT]):
         store: Store | None = None,
         limits: UsageLimits | None = None,
         external_tools: Sequence[ToolDefinition] = (),
-    ) -> RunResult[T]: ...
-    async def run(
+    ) -> Coroutine[Any, Any, RunResult[T]]: ...
+    def run(
         self,
         prompt: Prompt,
         *,
@@ -226,7 +226,7 @@ class Agent(EntryPoints[OutputT], Generic[OutputT]):
         store: Store | None = None,
         limits: UsageLimits | None = None,
         external_tools: Sequence[ToolDefinition] = (),
-    ) -> RunResult[Any]:
+    ) -> Coroutine[Any, Any, RunResult[Any]]:
         """Run the agent on ``prompt``; with a ``store``, checkpoint it as it goes.
 
         With a ``session_id``, the session's last completed turn is the conversation this
@@ -237,14 +237,19 @@ class Agent(EntryPoints[OutputT], Generic[OutputT]):
         ``external_tools`` are offered too; a call to one suspends the run until the
         caller resumes it with the result (see ``ponder.tools.external``).
         """
-        from ponder.agent.launch import RunRequest, launch
+        from ponder.agent.launch import RunRequest, launch, raising
 
-        # the request is not kept here: the launch lets go of it once the run is under way
-        return await launch(
+        # the launch's own coroutine, not one awaiting it: a waiting run keeps one object
+        # fewer; the request is not kept either (the launch lets go of it once under way)
+        try:
+            output = self._spec(output_type)
+        except Exception as exc:  # raised when the run is awaited, as from a coroutine
+            return raising(exc)
+        return launch(
             self,
             RunRequest(
                 prompt,
-                self._spec(output_type),
+                output,
                 message_history=message_history,
                 deps=deps,
                 run_id=run_id,

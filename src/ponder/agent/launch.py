@@ -50,6 +50,7 @@ __all__ = [
     "launch",
     "new_run",
     "new_state",
+    "raising",
     "run_context",
     "run_tap",
 ]
@@ -71,6 +72,11 @@ class RunRequest:
     store: Store | None = None
     limits: UsageLimits | None = None
     external_tools: Sequence[ToolDefinition] = ()
+
+
+async def raising(exc: BaseException) -> Any:
+    """A coroutine that raises ``exc`` when awaited (a run refused before it began)."""
+    raise exc
 
 
 async def launch(

@@ -8,9 +8,9 @@ record and summaries intact.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, BeforeValidator, Field, PlainSerializer
 
 from ponder.events import StepEnd
 from ponder.messages import ToolCallPart
@@ -19,6 +19,18 @@ from ponder.shared_fields import SharedFieldsModel
 __all__ = ["ContextTracking", "PlanStep", "StepEnd", "StepRunState", "StepStatus"]
 
 StepStatus = Literal["pending", "running", "done", "skipped"]
+
+
+def _pairs(value: Any) -> Any:
+    return tuple(value.items()) if isinstance(value, dict) else value
+
+
+Counts = Annotated[
+    tuple[tuple[str, int], ...],
+    BeforeValidator(_pairs),
+    PlainSerializer(dict, return_type=dict[str, int]),
+]
+"""Counts by key as pairs, read and written as a JSON object."""
 
 
 class PlanStep(BaseModel):
@@ -52,8 +64,10 @@ class StepRunState(SharedFieldsModel):
     end: StepEnd | None = None
     """Why the current step ends; ``None`` while it goes on."""
     stop_result: str = ""
-    signatures: dict[str, int] = Field(default_factory=dict)
-    """``call(args)=result-digest`` → times seen in the current step."""
+    signatures: Counts = ()
+    """``(call(args)=result-digest, times seen)`` in the current step (a JSON object on disk).
+
+    Pairs of atomic values: a run's step state then holds nothing the collector tracks."""
     stall_signature: str = ""
     """The signature a correction was injected for (empty: no correction yet)."""
     stall_replans: int = 0

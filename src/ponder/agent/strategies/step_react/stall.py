@@ -55,15 +55,15 @@ def display_signature(signature: str) -> str:
 def record_round(step: StepRunState, signatures: Sequence[str], trigger: int) -> Stall | None:
     """Count this round's signatures in ``step``; report a stall at the threshold."""
     worst = ""
+    counts = dict(step.signatures)
     for signature in signatures:
-        step.signatures[signature] = step.signatures.get(signature, 0) + 1
-        if step.signatures[signature] >= trigger and (
-            not worst or step.signatures[signature] > step.signatures[worst]
-        ):
+        counts[signature] = counts.get(signature, 0) + 1
+        if counts[signature] >= trigger and (not worst or counts[signature] > counts[worst]):
             worst = signature
+    step.signatures = tuple(counts.items())
     if not worst:
         return None
-    repeats = step.signatures[worst]
+    repeats = counts[worst]
     if not step.stall_signature:
         step.stall_signature = worst
         return Stall("corrected", worst, repeats)

@@ -187,7 +187,7 @@ class StepReActStrategy(ReActStrategy):
             step.steps_begin = len(state.ledger)
         ready.status = "running"
         step.current_id, step.step_number, step.end = ready.id, step.step_number + 1, None
-        step.iterations, step.signatures, step.stall_signature, step.stop_result = 0, {}, "", ""
+        step.iterations, step.signatures, step.stall_signature, step.stop_result = 0, (), "", ""
         step.input_tokens_at_start, step.ledger_start = state.usage.input_tokens, len(state.ledger)
         self._inject_status(ready)
         await self.ctx.bus.emit(
