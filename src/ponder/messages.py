@@ -3,30 +3,37 @@
 A conversation is a list of messages. Assistant messages carry parts (text, provider
 reasoning, tool calls); each tool call is answered by exactly one ``ToolMessage``.
 ``Ledger`` keeps the list append-only and checks the pairing incrementally, so checking it
-before a model request costs O(1), not a scan of the history. It keeps the messages in a
-tuple, replaced on every append, so a model request sends that tuple as it is: a run waiting
-for its model holds one sequence of its messages, not two.
+before a model request costs O(1), not a scan of the history.
+
+A ledger keeps each message as a record the cyclic collector does not track: a tuple of
+strings, numbers and ``None`` (nested tuples for parts and attachments; a tool call's
+arguments as their JSON text only; other JSON values as their text). Thousands of runs
+waiting for their models keep their conversations without adding to what every full
+collection walks. ``ledger[i]``, iteration and `Ledger.messages` build typed views, equal
+to the messages appended, on demand; `Ledger.messages` is a `MessageSeq` over the records,
+which a model request sends as it is, building only the views its model reads.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
-from typing import Annotated, Any, Literal
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Annotated, Any, Literal, TypeVar, overload
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from ponder.exceptions import LedgerError
 from ponder.jsontext import json_encoder
-from ponder.media import Attachment
+from ponder.media import Attachment, File, Image
 from ponder.scrub import is_clean, scrub_text, scrub_value
-from ponder.shared_fields import share_fields_set
+from ponder.shared_fields import SharedFieldsSet, shared_fields_set
 
 __all__ = [
     "AssistantMessage",
     "AssistantPart",
     "Ledger",
     "Message",
+    "MessageSeq",
     "PartsView",
     "ReasoningPart",
     "SystemMessage",
@@ -254,6 +261,400 @@ def parse_arguments(raw: str) -> tuple[dict[str, Any] | None, str | None]:
     return value, None
 
 
+# -- records: how a ledger keeps a message ------------------------------------------------
+#
+# A record is one flat, exact tuple of str, int, float, bool and None, which CPython's
+# collector untracks at its first collection (a nested tuple would take one collection per
+# level). Its first item names the kind (``_SYSTEM`` ...), its second is a bit mask of the
+# fields the message was built with (``model_fields_set``); then come the fields in a fixed
+# order, ending with the message's parts or attachments, one segment each:
+#
+#   system     _SYSTEM, mask, content
+#   user       _USER, mask, content, name, *attachments
+#   assistant  _ASSISTANT, mask, model_name, extras, *parts
+#   tool       _TOOL, mask, call_id, name, content, data is JSON text, data, is_error,
+#              *attachments
+#   parts      _TEXT, mask, text | _REASONING, mask, text, signature, redacted, provider |
+#              _CALL, mask, id, name, arguments, args, args_error, provider_id
+#   attachment _IMAGE or _FILE, mask, media_type, data, path, url, name
+#
+# A part or attachment of another class is the segment ``_KEPT, object``. A tool call's
+# ``args`` is ``""`` when it is what ``arguments`` parses to (the usual case), else the JSON
+# text that reads back as exactly ``args``, else the dict itself; ``None`` is ``None``.
+# ``provider_extras`` is ``None`` when empty, else its JSON text, else the dict itself;
+# ``ToolMessage.data`` is its JSON text (flagged) or the value itself. A value JSON cannot
+# reproduce is kept as it is: the record is then merely tracked. A message of another class
+# (a subclass), or one built around validation with values of other types, is kept as is.
+
+_SYSTEM, _USER, _ASSISTANT, _TOOL = 0, 1, 2, 3
+_KEPT, _TEXT, _REASONING, _CALL = -1, 0, 1, 2
+_IMAGE, _FILE = 0, 1
+
+_loads = json.loads
+_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+
+M = TypeVar("M", bound=BaseModel)
+_BITS: dict[type[BaseModel], dict[str, int]] = {}
+"""Per model class: the bit of each field in a record's fields mask."""
+_FIELDS_SETS: dict[type[BaseModel], dict[int, SharedFieldsSet]] = {}
+"""Per model class: the shared fields set of each mask a record holds."""
+_MASKS: dict[int, int] = {}
+"""The mask of each shared fields set, by its id (shared sets live as long as the process)."""
+
+
+def _mask(model: BaseModel) -> int:
+    fields = model.__pydantic_fields_set__
+    shared = type(fields) is SharedFieldsSet
+    if shared:
+        found = _MASKS.get(id(fields))
+        if found is not None:
+            return found
+    cls = type(model)
+    bits = _BITS.get(cls)
+    if bits is None:
+        bits = _BITS[cls] = {name: 1 << i for i, name in enumerate(cls.model_fields)}
+    mask = 0
+    for name in fields:
+        mask |= bits[name]
+    if shared:
+        _MASKS[id(fields)] = mask
+    return mask
+
+
+def _fields_set(cls: type[BaseModel], mask: int) -> SharedFieldsSet:
+    sets = _FIELDS_SETS.get(cls)
+    if sets is None:
+        sets = _FIELDS_SETS[cls] = {}
+    found = sets.get(mask)
+    if found is None:
+        names = [name for i, name in enumerate(cls.model_fields) if mask >> i & 1]
+        found = sets[mask] = shared_fields_set(names)
+    return found
+
+
+_new = object.__new__
+_slots = BaseModel.__dict__
+_set_dict = _slots["__dict__"].__set__
+_set_fields = _slots["__pydantic_fields_set__"].__set__
+_set_extra = _slots["__pydantic_extra__"].__set__
+_set_private = _slots["__pydantic_private__"].__set__
+
+
+def _built(cls: type[M], values: dict[str, Any], mask: int) -> M:
+    """A view: `ponder.shared_fields.built`, inlined, with the fields set of ``mask``."""
+    sets = _FIELDS_SETS.get(cls)
+    fields = None if sets is None else sets.get(mask)
+    if fields is None:
+        fields = _fields_set(cls, mask)
+    model = _new(cls)
+    _set_dict(model, values)
+    _set_fields(model, fields)
+    _set_extra(model, None)
+    _set_private(model, None)
+    return model
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Whether JSON value ``a`` is ``b`` exactly: equal, of the same types, in the same order."""
+    if type(a) is not type(b):
+        return False
+    if type(a) is dict:
+        if len(a) != len(b):
+            return False
+        for (key, value), (other, item) in zip(a.items(), b.items(), strict=True):
+            if key != other or type(other) is not str or not _same(value, item):
+                return False
+        return True
+    if type(a) is list:
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    return bool(a == b)
+
+
+def _json_text(value: Any) -> str | None:
+    """The JSON text that reads back as exactly ``value``, else ``None``."""
+    try:
+        text = _dumps(value)
+    except (TypeError, ValueError):
+        return None
+    return text if _same(_loads(text), value) else None
+
+
+def _args_slot(arguments: str, args: dict[str, Any] | None) -> Any:
+    if args is None:
+        return None
+    try:
+        if _same(_loads(arguments or "{}"), args):
+            return ""
+    except ValueError:
+        pass
+    text = _json_text(args)
+    return args if text is None else text
+
+
+def _args_of(arguments: str, slot: Any) -> Any:
+    if type(slot) is str:
+        return _loads(slot or arguments or "{}")
+    return slot  # None, or the dict kept as it is
+
+
+class _Unusual(Exception):
+    """A message whose values are not of their fields' types: the ledger keeps it as is."""
+
+
+def _attachment_segments(attachments: Any, out: list[Any]) -> None:
+    if type(attachments) is not tuple:
+        raise _Unusual
+    for item in attachments:
+        cls = type(item)
+        if cls is Image or cls is File:
+            fields = item.__dict__
+            out += (
+                _IMAGE if cls is Image else _FILE,
+                _mask(item),
+                fields["media_type"],
+                fields["data"],
+                fields["path"],
+                fields["url"],
+                fields["name"],
+            )
+        else:
+            out += (_KEPT, item)
+
+
+def _attachments_from(record: tuple[Any, ...], at: int) -> tuple[Attachment, ...]:
+    end = len(record)
+    if at == end:
+        return ()
+    out: list[Attachment] = []
+    while at < end:
+        kind = record[at]
+        if kind == _KEPT:
+            out.append(record[at + 1])
+            at += 2
+            continue
+        cls: type[Image | File] = Image if kind == _IMAGE else File
+        values = {
+            "media_type": record[at + 2],
+            "data": record[at + 3],
+            "path": record[at + 4],
+            "url": record[at + 5],
+            "name": record[at + 6],
+            "kind": "image" if kind == _IMAGE else "file",
+        }
+        out.append(_built(cls, values, record[at + 1]))
+        at += 7
+    return tuple(out)
+
+
+def _part_segments(parts: Any, out: list[Any]) -> None:
+    if type(parts) is not tuple:
+        raise _Unusual
+    for part in parts:
+        cls = type(part)
+        fields = part.__dict__
+        if cls is TextPart:
+            out += (_TEXT, _mask(part), fields["text"])
+        elif cls is ToolCallPart:
+            arguments, args = fields["arguments"], fields["args"]
+            if type(arguments) is not str or not (args is None or type(args) is dict):
+                raise _Unusual
+            out += (
+                _CALL,
+                _mask(part),
+                fields["id"],
+                fields["name"],
+                arguments,
+                _args_slot(arguments, args),
+                fields["args_error"],
+                fields["provider_id"],
+            )
+        elif cls is ReasoningPart:
+            out += (
+                _REASONING,
+                _mask(part),
+                fields["text"],
+                fields["signature"],
+                fields["redacted"],
+                fields["provider"],
+            )
+        else:
+            out += (_KEPT, part)
+
+
+def _parts_from(record: tuple[Any, ...], at: int) -> tuple[AssistantPart, ...]:
+    end = len(record)
+    out: list[AssistantPart] = []
+    while at < end:
+        kind = record[at]
+        if kind == _CALL:
+            arguments = record[at + 4]
+            values = {
+                "kind": "tool_call",
+                "id": record[at + 2],
+                "name": record[at + 3],
+                "arguments": arguments,
+                "args": _args_of(arguments, record[at + 5]),
+                "args_error": record[at + 6],
+                "provider_id": record[at + 7],
+            }
+            out.append(_built(ToolCallPart, values, record[at + 1]))
+            at += 8
+        elif kind == _TEXT:
+            values = {"kind": "text", "text": record[at + 2]}
+            out.append(_built(TextPart, values, record[at + 1]))
+            at += 3
+        elif kind == _REASONING:
+            values = {
+                "kind": "reasoning",
+                "text": record[at + 2],
+                "signature": record[at + 3],
+                "redacted": record[at + 4],
+                "provider": record[at + 5],
+            }
+            out.append(_built(ReasoningPart, values, record[at + 1]))
+            at += 6
+        else:
+            out.append(record[at + 1])
+            at += 2
+    return tuple(out)
+
+
+def _record(message: Message) -> Any:
+    """The record a ledger keeps of ``message`` (see above)."""
+    cls = type(message)
+    fields = message.__dict__
+    out: list[Any]
+    try:
+        if cls is AssistantMessage:
+            extras = fields["provider_extras"]
+            if type(extras) is not dict:
+                raise _Unusual
+            if extras:
+                text = _json_text(extras)
+                extras = extras if text is None else text
+            out = [_ASSISTANT, _mask(message), fields["model_name"], extras or None]
+            _part_segments(fields["parts"], out)
+            return tuple(out)
+        if cls is ToolMessage:
+            data = fields["data"]
+            text = _json_text(data) if type(data) is dict or type(data) is list else None
+            out = [
+                _TOOL,
+                _mask(message),
+                fields["call_id"],
+                fields["name"],
+                fields["content"],
+                text is not None,
+                data if text is None else text,
+                fields["is_error"],
+            ]
+            _attachment_segments(fields["attachments"], out)
+            return tuple(out)
+        if cls is UserMessage:
+            out = [_USER, _mask(message), fields["content"], fields["name"]]
+            _attachment_segments(fields["attachments"], out)
+            return tuple(out)
+        if cls is SystemMessage:
+            return (_SYSTEM, _mask(message), fields["content"])
+    except _Unusual:
+        pass
+    return message
+
+
+def _view(record: Any) -> Message:
+    """A typed message equal to the one ``record`` was made of."""
+    if type(record) is not tuple:
+        return record  # type: ignore[no-any-return]
+    kind = record[0]
+    values: dict[str, Any]
+    if kind == _TOOL:
+        data = record[6]
+        values = {
+            "kind": "tool",
+            "call_id": record[2],
+            "name": record[3],
+            "content": record[4],
+            "data": _loads(data) if record[5] else data,
+            "is_error": record[7],
+            "attachments": _attachments_from(record, 8),
+        }
+        return _built(ToolMessage, values, record[1])
+    if kind == _ASSISTANT:
+        extras = record[3]
+        if extras is None:
+            extras = {}
+        elif type(extras) is str:
+            extras = _loads(extras)
+        values = {
+            "parts": _parts_from(record, 4),  # first, as declared
+            "kind": "assistant",
+            "model_name": record[2],
+            "provider_extras": extras,
+        }
+        return _built(AssistantMessage, values, record[1])
+    if kind == _USER:
+        values = {
+            "kind": "user",
+            "content": record[2],
+            "name": record[3],
+            "attachments": _attachments_from(record, 4),
+        }
+        return _built(UserMessage, values, record[1])
+    values = {"kind": "system", "content": record[2]}
+    return _built(SystemMessage, values, record[1])
+
+
+class MessageSeq(Sequence[Message]):
+    """An immutable sequence of a ledger's messages, built one by one as they are read.
+
+    What `Ledger.messages` returns and a model request sends: it holds the ledger's records
+    (a later append does not change it), and ``seq[i]`` builds that one typed message, so
+    a model that reads only the latest messages builds only those. A slice is a
+    `MessageSeq` too. It equals a list or tuple of equal messages.
+    """
+
+    __slots__ = ("_records",)
+
+    def __init__(self, records: tuple[Any, ...] = ()) -> None:
+        self._records = records
+
+    def __len__(self) -> int:
+        return len(self._records)
+
+    @overload
+    def __getitem__(self, index: int) -> Message: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> MessageSeq: ...
+
+    def __getitem__(self, index: int | slice) -> Message | MessageSeq:
+        if isinstance(index, slice):
+            return MessageSeq(self._records[index])
+        return _view(self._records[index])
+
+    def __iter__(self) -> Iterator[Message]:
+        return map(_view, self._records)
+
+    def __reversed__(self) -> Iterator[Message]:
+        return map(_view, reversed(self._records))
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, MessageSeq):
+            if self._records == other._records:
+                return True
+        elif not isinstance(other, list | tuple):
+            return NotImplemented
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"MessageSeq({list(self)!r})"
+
+
+_EMPTY = MessageSeq()
+
+
 def ensure_sendable(messages: Iterable[Message]) -> None:
     """Raise ``LedgerError`` (naming the call id) unless ``messages`` may be sent to a model.
 
@@ -271,12 +672,13 @@ class Ledger:
 
     Appending checks the pairing incrementally: a result must answer an open call of the
     latest assistant message, and no other message may be appended while calls are open.
+    It keeps each message as an untracked record; reading one builds a typed view of it.
     """
 
-    __slots__ = ("_messages", "_open_calls", "_open_index", "generation")
+    __slots__ = ("_open_calls", "_open_index", "_records", "generation")
 
     def __init__(self, messages: Iterable[Message] = ()) -> None:
-        self._messages: tuple[Message, ...] = ()
+        self._records: tuple[Any, ...] = ()
         self._open_calls: dict[str, str] = {}
         self._open_index = -1
         self.generation = 0
@@ -284,18 +686,26 @@ class Ledger:
         self.extend(messages)
 
     def __len__(self) -> int:
-        return len(self._messages)
+        return len(self._records)
 
     def __iter__(self) -> Iterator[Message]:
-        return iter(self._messages)
+        return map(_view, self._records)
 
-    def __getitem__(self, index: int) -> Message:
-        return self._messages[index]
+    @overload
+    def __getitem__(self, index: int) -> Message: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> MessageSeq: ...
+
+    def __getitem__(self, index: int | slice) -> Message | MessageSeq:
+        if isinstance(index, slice):
+            return MessageSeq(self._records[index])
+        return _view(self._records[index])
 
     @property
-    def messages(self) -> tuple[Message, ...]:
-        """The messages now: an immutable snapshot (a later append makes a new tuple)."""
-        return self._messages
+    def messages(self) -> MessageSeq:
+        """The messages now: an immutable snapshot (a later append makes a new one)."""
+        return MessageSeq(self._records) if self._records else _EMPTY
 
     @property
     def open_calls(self) -> dict[str, str]:
@@ -316,11 +726,8 @@ class Ledger:
             self._check_no_open_calls(message.kind)
             if isinstance(message, AssistantMessage):
                 self._open_calls = self._calls_of(message)
-                self._open_index = len(self._messages)
-                for part in message.parts:
-                    share_fields_set(part)
-        share_fields_set(message)  # messages are frozen: one set per field names will do
-        self._messages += (message,)
+                self._open_index = len(self._records)
+        self._records += (_record(message),)
 
     def extend(self, messages: Iterable[Message]) -> None:
         """Append several messages in order."""
@@ -336,13 +743,13 @@ class Ledger:
     def replace(self, messages: Iterable[Message]) -> None:
         """Replace the whole conversation (compaction); the new one must be valid too."""
         fresh = Ledger(messages)
-        self._messages, self._open_calls = fresh._messages, fresh._open_calls
+        self._records, self._open_calls = fresh._records, fresh._open_calls
         self._open_index = fresh._open_index
         self.generation += 1
 
     def to_json(self) -> list[dict[str, Any]]:
         """The messages as JSON-able dicts."""
-        return messages_to_json(self._messages)
+        return messages_to_json(self)
 
     @classmethod
     def from_json(cls, data: Any) -> Ledger:
