@@ -228,3 +228,17 @@ def test_a_subclassed_message_is_kept_as_it_is() -> None:
     message = Noted(content="n")
     ledger = Ledger([message])
     assert ledger[0] is message and ledger.to_json() == [message.model_dump(mode="json")]
+
+
+def test_the_open_assistant_message_and_a_tail_of_the_json() -> None:
+    ledger = Ledger([UserMessage(content="u")])
+    asked = AssistantMessage(parts=(_call("c1"), _call("c2")))
+    ledger.append(asked)
+    assert ledger[ledger.assistant_index] == asked == ledger[-1] == ledger.messages[-1]
+    ledger.append(ToolMessage(call_id="c1", name="add", content="1"))
+    assert ledger[1] == asked
+    ledger.append(ToolMessage(call_id="c2", name="add", content="2"))
+    assert ledger[1] == asked and ledger.open_calls == {}
+    whole = ledger.to_json()
+    assert ledger.to_json(2) == whole[2:] and ledger.to_json(-1) == whole[-1:]
+    assert ledger.to_json(9) == []

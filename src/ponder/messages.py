@@ -275,12 +275,14 @@ def parse_arguments(raw: str) -> tuple[dict[str, Any] | None, str | None]:
 #   tool       _TOOL, mask, call_id, name, content, data is JSON text, data, is_error,
 #              *attachments
 #   parts      _TEXT, mask, text | _REASONING, mask, text, signature, redacted, provider |
-#              _CALL, mask, id, name, arguments, args, args_error, provider_id
+#              _CALL, mask, id, name, arguments, args_error, provider_id, args...
 #   attachment _IMAGE or _FILE, mask, media_type, data, path, url, name
 #
 # A part or attachment of another class is the segment ``_KEPT, object``. A tool call's
-# ``args`` is ``""`` when it is what ``arguments`` parses to (the usual case), else the JSON
-# text that reads back as exactly ``args``, else the dict itself; ``None`` is ``None``.
+# ``args`` ends its segment: ``n, key, value, ...`` for a dict of n strings, numbers, bools
+# or ``None`` (most calls: rebuilt without parsing); else ``""`` when it is exactly what
+# ``arguments`` parses to, the JSON text that reads back as exactly ``args``, or the dict
+# itself; ``None`` is ``None``.
 # ``provider_extras`` is ``None`` when empty, else its JSON text, else the dict itself;
 # ``ToolMessage.data`` is its JSON text (flagged) or the value itself. A value JSON cannot
 # reproduce is kept as it is: the record is then merely tracked. A message of another class
@@ -379,22 +381,29 @@ def _json_text(value: Any) -> str | None:
     return text if _same(_loads(text), value) else None
 
 
-def _args_slot(arguments: str, args: dict[str, Any] | None) -> Any:
+_ATOMIC = frozenset({str, int, float, bool, type(None)})
+
+
+def _args_segment(arguments: str, args: dict[str, Any] | None, out: list[Any]) -> None:
     if args is None:
-        return None
+        out.append(None)
+        return
+    flat: list[Any] = [len(args)]
+    for key, value in args.items():
+        if type(key) is not str or type(value) not in _ATOMIC:
+            break
+        flat += (key, value)
+    else:
+        out += flat
+        return
     try:
         if _same(_loads(arguments or "{}"), args):
-            return ""
+            out.append("")
+            return
     except ValueError:
         pass
     text = _json_text(args)
-    return args if text is None else text
-
-
-def _args_of(arguments: str, slot: Any) -> Any:
-    if type(slot) is str:
-        return _loads(slot or arguments or "{}")
-    return slot  # None, or the dict kept as it is
+    out.append(args if text is None else text)
 
 
 class _Unusual(Exception):
@@ -464,10 +473,10 @@ def _part_segments(parts: Any, out: list[Any]) -> None:
                 fields["id"],
                 fields["name"],
                 arguments,
-                _args_slot(arguments, args),
                 fields["args_error"],
                 fields["provider_id"],
             )
+            _args_segment(arguments, args, out)
         elif cls is ReasoningPart:
             out += (
                 _REASONING,
@@ -487,31 +496,37 @@ def _parts_from(record: tuple[Any, ...], at: int) -> tuple[AssistantPart, ...]:
     while at < end:
         kind = record[at]
         if kind == _CALL:
-            arguments = record[at + 4]
+            _, mask, id, name, arguments, args_error, provider_id, args = record[at : at + 8]
+            at += 8
+            if type(args) is int:
+                stop = at + 2 * args
+                args = dict(zip(record[at:stop:2], record[at + 1 : stop : 2], strict=True))
+                at = stop
+            elif type(args) is str:
+                args = _loads(args or arguments or "{}")
             values = {
                 "kind": "tool_call",
-                "id": record[at + 2],
-                "name": record[at + 3],
+                "id": id,
+                "name": name,
                 "arguments": arguments,
-                "args": _args_of(arguments, record[at + 5]),
-                "args_error": record[at + 6],
-                "provider_id": record[at + 7],
+                "args": args,
+                "args_error": args_error,
+                "provider_id": provider_id,
             }
-            out.append(_built(ToolCallPart, values, record[at + 1]))
-            at += 8
+            out.append(_built(ToolCallPart, values, mask))
         elif kind == _TEXT:
-            values = {"kind": "text", "text": record[at + 2]}
-            out.append(_built(TextPart, values, record[at + 1]))
+            out.append(_built(TextPart, {"kind": "text", "text": record[at + 2]}, record[at + 1]))
             at += 3
         elif kind == _REASONING:
+            _, mask, text, signature, redacted, provider = record[at : at + 6]
             values = {
                 "kind": "reasoning",
-                "text": record[at + 2],
-                "signature": record[at + 3],
-                "redacted": record[at + 4],
-                "provider": record[at + 5],
+                "text": text,
+                "signature": signature,
+                "redacted": redacted,
+                "provider": provider,
             }
-            out.append(_built(ReasoningPart, values, record[at + 1]))
+            out.append(_built(ReasoningPart, values, mask))
             at += 6
         else:
             out.append(record[at + 1])
@@ -675,12 +690,15 @@ class Ledger:
     It keeps each message as an untracked record; reading one builds a typed view of it.
     """
 
-    __slots__ = ("_open_calls", "_open_index", "_records", "generation")
+    __slots__ = ("_open_calls", "_open_index", "_open_message", "_records", "generation")
 
     def __init__(self, messages: Iterable[Message] = ()) -> None:
         self._records: tuple[Any, ...] = ()
         self._open_calls: dict[str, str] = {}
         self._open_index = -1
+        self._open_message: AssistantMessage | None = None
+        """The latest assistant message as appended, while it has open calls: the run
+        answering them reads it (``ledger[ledger.assistant_index]``) and holds it anyway."""
         self.generation = 0
         """Incremented whenever the conversation is replaced rather than appended to."""
         self.extend(messages)
@@ -700,7 +718,10 @@ class Ledger:
     def __getitem__(self, index: int | slice) -> Message | MessageSeq:
         if isinstance(index, slice):
             return MessageSeq(self._records[index])
-        return _view(self._records[index])
+        record = self._records[index]
+        if self._open_message is not None and index % len(self._records) == self._open_index:
+            return self._open_message
+        return _view(record)
 
     @property
     def messages(self) -> MessageSeq:
@@ -722,11 +743,14 @@ class Ledger:
         if isinstance(message, ToolMessage):
             self._check_result(message)
             del self._open_calls[message.call_id]
+            if not self._open_calls:
+                self._open_message = None
         else:
             self._check_no_open_calls(message.kind)
             if isinstance(message, AssistantMessage):
                 self._open_calls = self._calls_of(message)
                 self._open_index = len(self._records)
+                self._open_message = message if self._open_calls else None
         self._records += (_record(message),)
 
     def extend(self, messages: Iterable[Message]) -> None:
@@ -744,12 +768,13 @@ class Ledger:
         """Replace the whole conversation (compaction); the new one must be valid too."""
         fresh = Ledger(messages)
         self._records, self._open_calls = fresh._records, fresh._open_calls
-        self._open_index = fresh._open_index
+        self._open_index, self._open_message = fresh._open_index, fresh._open_message
         self.generation += 1
 
-    def to_json(self) -> list[dict[str, Any]]:
-        """The messages as JSON-able dicts."""
-        return messages_to_json(self)
+    def to_json(self, start: int = 0) -> list[dict[str, Any]]:
+        """The messages (from index ``start`` on) as JSON-able dicts."""
+        first, stop, _ = slice(start, None).indices(len(self._records))
+        return messages_to_json(self[index] for index in range(first, stop))
 
     @classmethod
     def from_json(cls, data: Any) -> Ledger:
