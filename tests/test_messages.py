@@ -242,3 +242,15 @@ def test_the_open_assistant_message_and_a_tail_of_the_json() -> None:
     whole = ledger.to_json()
     assert ledger.to_json(2) == whole[2:] and ledger.to_json(-1) == whole[-1:]
     assert ledger.to_json(9) == []
+
+
+def test_the_last_message_is_read_as_appended() -> None:
+    ledger = Ledger([SystemMessage(content="s"), UserMessage(content="u")])
+    answer = AssistantMessage(parts=(TextPart(text="a"),))
+    ledger.append(answer)
+    seq = ledger.messages
+    assert seq[-1] is answer and seq[2] is answer and ledger[-1] is answer
+    assert list(seq) == [SystemMessage(content="s"), UserMessage(content="u"), answer]
+    assert next(reversed(seq)) is answer and list(reversed(seq))[1:] == list(seq)[:2][::-1]
+    assert seq[1:][-1] is answer and seq[:2][-1] == UserMessage(content="u")
+    assert seq[::2] == [SystemMessage(content="s"), answer] and seq[3:] == []

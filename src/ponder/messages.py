@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator, Sequence
+from itertools import chain, islice
 from typing import Annotated, Any, Literal, TypeVar, overload
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
@@ -26,7 +27,7 @@ from ponder.exceptions import LedgerError
 from ponder.jsontext import json_encoder
 from ponder.media import Attachment, File, Image
 from ponder.scrub import is_clean, scrub_text, scrub_value
-from ponder.shared_fields import SharedFieldsSet, shared_fields_set
+from ponder.shared_fields import SharedFieldsSet, share_fields_set, shared_fields_set
 
 __all__ = [
     "AssistantMessage",
@@ -591,7 +592,7 @@ def _view(record: Any) -> Message:
             "content": record[4],
             "data": _loads(data) if record[5] else data,
             "is_error": record[7],
-            "attachments": _attachments_from(record, 8),
+            "attachments": _attachments_from(record, 8) if len(record) > 8 else (),
         }
         return _built(ToolMessage, values, record[1])
     if kind == _ASSISTANT:
@@ -612,7 +613,7 @@ def _view(record: Any) -> Message:
             "kind": "user",
             "content": record[2],
             "name": record[3],
-            "attachments": _attachments_from(record, 4),
+            "attachments": _attachments_from(record, 4) if len(record) > 4 else (),
         }
         return _built(UserMessage, values, record[1])
     values = {"kind": "system", "content": record[2]}
@@ -623,15 +624,18 @@ class MessageSeq(Sequence[Message]):
     """An immutable sequence of a ledger's messages, built one by one as they are read.
 
     What `Ledger.messages` returns and a model request sends: it holds the ledger's records
-    (a later append does not change it), and ``seq[i]`` builds that one typed message, so
-    a model that reads only the latest messages builds only those. A slice is a
-    `MessageSeq` too. It equals a list or tuple of equal messages.
+    (a later append does not change it) and its last message as appended (the one a model
+    reads first), and ``seq[i]`` builds that one typed message, so a model that reads only
+    the latest messages builds only those. A slice is a `MessageSeq` too. It equals a list
+    or tuple of equal messages.
     """
 
-    __slots__ = ("_records",)
+    __slots__ = ("_last", "_records")
 
-    def __init__(self, records: tuple[Any, ...] = ()) -> None:
+    def __init__(self, records: tuple[Any, ...] = (), last: Message | None = None) -> None:
         self._records = records
+        self._last = last
+        """``records[-1]`` as a message (``None``: built like the others)."""
 
     def __len__(self) -> int:
         return len(self._records)
@@ -643,15 +647,29 @@ class MessageSeq(Sequence[Message]):
     def __getitem__(self, index: slice) -> MessageSeq: ...
 
     def __getitem__(self, index: int | slice) -> Message | MessageSeq:
+        records, last = self._records, self._last
         if isinstance(index, slice):
-            return MessageSeq(self._records[index])
-        return _view(self._records[index])
+            if last is not None:
+                start, stop, step = index.indices(len(records))
+                if step == 1 and stop == len(records) and start < stop:
+                    return MessageSeq(records[index], last)
+            return MessageSeq(records[index])
+        record = records[index]
+        if last is not None and (index == -1 or index == len(records) - 1):
+            return last
+        return _view(record)
 
     def __iter__(self) -> Iterator[Message]:
-        return map(_view, self._records)
+        records, last = self._records, self._last
+        if last is None:
+            return map(_view, records)
+        return chain(map(_view, islice(records, len(records) - 1)), (last,))
 
     def __reversed__(self) -> Iterator[Message]:
-        return map(_view, reversed(self._records))
+        records, last = self._records, self._last
+        if last is None:
+            return map(_view, reversed(records))
+        return chain((last,), map(_view, reversed(records[:-1])))
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, MessageSeq):
@@ -690,12 +708,14 @@ class Ledger:
     It keeps each message as an untracked record; reading one builds a typed view of it.
     """
 
-    __slots__ = ("_open_calls", "_open_index", "_open_message", "_records", "generation")
+    __slots__ = ("_last", "_open_calls", "_open_index", "_open_message", "_records", "generation")
 
     def __init__(self, messages: Iterable[Message] = ()) -> None:
         self._records: tuple[Any, ...] = ()
         self._open_calls: dict[str, str] = {}
         self._open_index = -1
+        self._last: Message | None = None
+        """The last message as appended: what a model reads first (`MessageSeq`)."""
         self._open_message: AssistantMessage | None = None
         """The latest assistant message as appended, while it has open calls: the run
         answering them reads it (``ledger[ledger.assistant_index]``) and holds it anyway."""
@@ -707,7 +727,7 @@ class Ledger:
         return len(self._records)
 
     def __iter__(self) -> Iterator[Message]:
-        return map(_view, self._records)
+        return iter(self.messages)
 
     @overload
     def __getitem__(self, index: int) -> Message: ...
@@ -717,16 +737,17 @@ class Ledger:
 
     def __getitem__(self, index: int | slice) -> Message | MessageSeq:
         if isinstance(index, slice):
-            return MessageSeq(self._records[index])
-        record = self._records[index]
-        if self._open_message is not None and index % len(self._records) == self._open_index:
-            return self._open_message
-        return _view(record)
+            return self.messages[index]
+        if self._open_message is not None:
+            self._records[index]  # out of range: an IndexError
+            if index % len(self._records) == self._open_index:
+                return self._open_message
+        return self.messages[index]
 
     @property
     def messages(self) -> MessageSeq:
         """The messages now: an immutable snapshot (a later append makes a new one)."""
-        return MessageSeq(self._records) if self._records else _EMPTY
+        return MessageSeq(self._records, self._last) if self._records else _EMPTY
 
     @property
     def open_calls(self) -> dict[str, str]:
@@ -751,7 +772,11 @@ class Ledger:
                 self._open_calls = self._calls_of(message)
                 self._open_index = len(self._records)
                 self._open_message = message if self._open_calls else None
+                for part in message.parts:
+                    share_fields_set(part)
+        share_fields_set(message)  # messages are frozen: one set per field names will do
         self._records += (_record(message),)
+        self._last = message
 
     def extend(self, messages: Iterable[Message]) -> None:
         """Append several messages in order."""
@@ -769,6 +794,7 @@ class Ledger:
         fresh = Ledger(messages)
         self._records, self._open_calls = fresh._records, fresh._open_calls
         self._open_index, self._open_message = fresh._open_index, fresh._open_message
+        self._last = fresh._last
         self.generation += 1
 
     def to_json(self, start: int = 0) -> list[dict[str, Any]]:
