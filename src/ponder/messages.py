@@ -505,16 +505,23 @@ def _parts_from(record: tuple[Any, ...], at: int) -> tuple[AssistantPart, ...]:
                 at = stop
             elif type(args) is str:
                 args = _loads(args or arguments or "{}")
-            values = {
-                "kind": "tool_call",
-                "id": id,
-                "name": name,
-                "arguments": arguments,
-                "args": args,
-                "args_error": args_error,
-                "provider_id": provider_id,
-            }
-            out.append(_built(ToolCallPart, values, mask))
+            part = _new(ToolCallPart)
+            _set_dict(
+                part,
+                {
+                    "kind": "tool_call",
+                    "id": id,
+                    "name": name,
+                    "arguments": arguments,
+                    "args": args,
+                    "args_error": args_error,
+                    "provider_id": provider_id,
+                },
+            )
+            _set_fields(part, _CALL_SETS.get(mask) or _fields_set(ToolCallPart, mask))
+            _set_extra(part, None)
+            _set_private(part, None)
+            out.append(part)
         elif kind == _TEXT:
             out.append(_built(TextPart, {"kind": "text", "text": record[at + 2]}, record[at + 1]))
             at += 3
@@ -535,6 +542,10 @@ def _parts_from(record: tuple[Any, ...], at: int) -> tuple[AssistantPart, ...]:
     return tuple(out)
 
 
+_TOOL_SETS = _FIELDS_SETS.setdefault(ToolMessage, {})
+_CALL_SETS = _FIELDS_SETS.setdefault(ToolCallPart, {})
+
+
 def _record(message: Message) -> Any:
     """The record a ledger keeps of ``message`` (see above)."""
     cls = type(message)
@@ -553,6 +564,17 @@ def _record(message: Message) -> Any:
             return tuple(out)
         if cls is ToolMessage:
             data = fields["data"]
+            if type(data) in _ATOMIC and fields["attachments"] == ():  # most results
+                return (
+                    _TOOL,
+                    _mask(message),
+                    fields["call_id"],
+                    fields["name"],
+                    fields["content"],
+                    False,
+                    data,
+                    fields["is_error"],
+                )
             text = _json_text(data) if type(data) is dict or type(data) is list else None
             out = [
                 _TOOL,
@@ -585,16 +607,23 @@ def _view(record: Any) -> Message:
     values: dict[str, Any]
     if kind == _TOOL:
         data = record[6]
-        values = {
-            "kind": "tool",
-            "call_id": record[2],
-            "name": record[3],
-            "content": record[4],
-            "data": _loads(data) if record[5] else data,
-            "is_error": record[7],
-            "attachments": _attachments_from(record, 8) if len(record) > 8 else (),
-        }
-        return _built(ToolMessage, values, record[1])
+        message = _new(ToolMessage)
+        _set_dict(
+            message,
+            {
+                "kind": "tool",
+                "call_id": record[2],
+                "name": record[3],
+                "content": record[4],
+                "data": _loads(data) if record[5] else data,
+                "is_error": record[7],
+                "attachments": _attachments_from(record, 8) if len(record) > 8 else (),
+            },
+        )
+        _set_fields(message, _TOOL_SETS.get(record[1]) or _fields_set(ToolMessage, record[1]))
+        _set_extra(message, None)
+        _set_private(message, None)
+        return message
     if kind == _ASSISTANT:
         extras = record[3]
         if extras is None:
