@@ -14,6 +14,7 @@ from ponder.messages import (
     ToolCallPart,
     ToolMessage,
     UserMessage,
+    ensure_sendable,
     messages_to_json,
 )
 
@@ -254,3 +255,26 @@ def test_the_last_message_is_read_as_appended() -> None:
     assert next(reversed(seq)) is answer and list(reversed(seq))[1:] == list(seq)[:2][::-1]
     assert seq[1:][-1] is answer and seq[:2][-1] == UserMessage(content="u")
     assert seq[::2] == [SystemMessage(content="s"), answer] and seq[3:] == []
+
+
+def test_ensure_sendable_reads_a_message_seq_without_building_it() -> None:
+    ledger = Ledger([UserMessage(content="u")])
+    ledger.append(
+        AssistantMessage(
+            parts=(
+                TextPart(text="t"),
+                ReasoningPart(text="r"),
+                ToolCallPart.from_args("c1", "add", {"a": 1, "b": 2}),
+                ToolCallPart.from_args("c2", "find", {"q": {"nested": [1]}}),
+            )
+        )
+    )
+    with pytest.raises(LedgerError, match="c1, c2"):
+        ensure_sendable(ledger.messages)
+    ledger.append(ToolMessage(call_id="c2", name="find", content="x"))
+    ledger.append(ToolMessage(call_id="c1", name="add", content="3"))
+    ensure_sendable(ledger.messages)
+    with pytest.raises(LedgerError, match="answers no open call"):
+        ensure_sendable(ledger.messages[2:])
+    with pytest.raises(LedgerError, match="names tool 'add'"):
+        ensure_sendable([*ledger.messages[:2], ToolMessage(call_id="c2", name="add", content="")])

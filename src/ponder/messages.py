@@ -725,8 +725,50 @@ def ensure_sendable(messages: Iterable[Message]) -> None:
     """
     if isinstance(messages, Ledger):
         messages.ensure_sendable()
+    elif isinstance(messages, MessageSeq):
+        _pairs_of_records(messages._records)
     else:
         Ledger(messages).ensure_sendable()
+
+
+_KINDS = {_SYSTEM: "system", _USER: "user", _ASSISTANT: "assistant", _TOOL: "tool"}
+
+
+def _record_calls(record: tuple[Any, ...]) -> Iterator[tuple[str, str]]:
+    """The (id, name) of each tool call in an assistant message's record."""
+    at, end = 4, len(record)
+    while at < end:
+        kind = record[at]
+        if kind == _CALL:
+            yield record[at + 2], record[at + 3]
+            args = record[at + 7]
+            at += 8 + (2 * args if type(args) is int else 0)
+        elif kind == _TEXT:
+            at += 3
+        elif kind == _REASONING:
+            at += 6
+        else:
+            part = record[at + 1]
+            if isinstance(part, ToolCallPart):
+                yield part.id, part.name
+            at += 2
+
+
+def _pairs_of_records(records: tuple[Any, ...]) -> None:
+    """`ensure_sendable` for a ledger's records, without building their messages."""
+    check = Ledger()
+    for record in records:
+        if type(record) is not tuple:
+            check.append(record)
+            continue
+        kind = record[0]
+        if kind == _TOOL:
+            check._answer(record[2], record[3])
+        else:
+            check._check_no_open_calls(_KINDS[kind])
+            if kind == _ASSISTANT:
+                check._open_calls = check._calls_of(_record_calls(record))
+    check.ensure_sendable()
 
 
 class Ledger:
@@ -791,14 +833,13 @@ class Ledger:
     def append(self, message: Message) -> None:
         """Append one message, refusing any that would break the pairing."""
         if isinstance(message, ToolMessage):
-            self._check_result(message)
-            del self._open_calls[message.call_id]
+            self._answer(message.call_id, message.name)
             if not self._open_calls:
                 self._open_message = None
         else:
             self._check_no_open_calls(message.kind)
             if isinstance(message, AssistantMessage):
-                self._open_calls = self._calls_of(message)
+                self._open_calls = self._calls_of((c.id, c.name) for c in message.tool_calls)
                 self._open_index = len(self._records)
                 self._open_message = message if self._open_calls else None
                 for part in message.parts:
@@ -836,18 +877,20 @@ class Ledger:
         """Rebuild a ledger from ``to_json`` output, re-checking its invariants."""
         return cls(messages_from_json(data))
 
-    def _check_result(self, message: ToolMessage) -> None:
-        name = self._open_calls.get(message.call_id)
-        if name is None:
+    def _answer(self, call_id: str, name: str) -> None:
+        """Close the open call ``call_id`` with a result that names tool ``name``."""
+        called = self._open_calls.get(call_id)
+        if called is None:
             raise LedgerError(
-                f"tool result for call {message.call_id!r} answers no open call "
+                f"tool result for call {call_id!r} answers no open call "
                 "(unknown id, or already answered)"
             )
-        if message.name != name:
+        if name != called:
             raise LedgerError(
-                f"tool result for call {message.call_id!r} names tool {message.name!r}, "
-                f"but the call was to {name!r}"
+                f"tool result for call {call_id!r} names tool {name!r}, "
+                f"but the call was to {called!r}"
             )
+        del self._open_calls[call_id]
 
     def _check_no_open_calls(self, kind: str) -> None:
         if self._open_calls:
@@ -855,10 +898,10 @@ class Ledger:
             raise LedgerError(f"cannot append a {kind} message: tool call(s) {ids} have no result")
 
     @staticmethod
-    def _calls_of(message: AssistantMessage) -> dict[str, str]:
+    def _calls_of(pairs: Iterable[tuple[str, str]]) -> dict[str, str]:
         calls: dict[str, str] = {}
-        for call in message.tool_calls:
-            if call.id in calls:
-                raise LedgerError(f"assistant message repeats tool call id {call.id!r}")
-            calls[call.id] = call.name
+        for call_id, name in pairs:
+            if call_id in calls:
+                raise LedgerError(f"assistant message repeats tool call id {call_id!r}")
+            calls[call_id] = name
         return calls
