@@ -27,7 +27,7 @@ from ponder.exceptions import LedgerError
 from ponder.jsontext import json_encoder
 from ponder.media import Attachment, File, Image
 from ponder.scrub import is_clean, scrub_text, scrub_value
-from ponder.shared_fields import SharedFieldsSet, built, share_fields_set, shared_fields_set
+from ponder.shared_fields import SharedFieldsSet, share_fields_set, shared_fields_set
 
 __all__ = [
     "AssistantMessage",
@@ -335,13 +335,26 @@ def _fields_set(cls: type[BaseModel], mask: int) -> SharedFieldsSet:
     return found
 
 
+_new = object.__new__
+_slots = BaseModel.__dict__
+_set_dict = _slots["__dict__"].__set__
+_set_fields = _slots["__pydantic_fields_set__"].__set__
+_set_extra = _slots["__pydantic_extra__"].__set__
+_set_private = _slots["__pydantic_private__"].__set__
+
+
 def _built(cls: type[M], values: dict[str, Any], mask: int) -> M:
-    """A view: `ponder.shared_fields.built` with the shared fields set of ``mask``."""
+    """A view: `ponder.shared_fields.built`, inlined, with the fields set of ``mask``."""
     sets = _FIELDS_SETS.get(cls)
     fields = None if sets is None else sets.get(mask)
     if fields is None:
         fields = _fields_set(cls, mask)
-    return built(cls, values, fields)
+    model = _new(cls)
+    _set_dict(model, values)
+    _set_fields(model, fields)
+    _set_extra(model, None)
+    _set_private(model, None)
+    return model
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -492,17 +505,23 @@ def _parts_from(record: tuple[Any, ...], at: int) -> tuple[AssistantPart, ...]:
                 at = stop
             elif type(args) is str:
                 args = _loads(args or arguments or "{}")
-            values = {
-                "kind": "tool_call",
-                "id": id,
-                "name": name,
-                "arguments": arguments,
-                "args": args,
-                "args_error": args_error,
-                "provider_id": provider_id,
-            }
-            fields = _CALL_SETS.get(mask) or _fields_set(ToolCallPart, mask)
-            out.append(built(ToolCallPart, values, fields))
+            part = _new(ToolCallPart)
+            _set_dict(
+                part,
+                {
+                    "kind": "tool_call",
+                    "id": id,
+                    "name": name,
+                    "arguments": arguments,
+                    "args": args,
+                    "args_error": args_error,
+                    "provider_id": provider_id,
+                },
+            )
+            _set_fields(part, _CALL_SETS.get(mask) or _fields_set(ToolCallPart, mask))
+            _set_extra(part, None)
+            _set_private(part, None)
+            out.append(part)
         elif kind == _TEXT:
             out.append(_built(TextPart, {"kind": "text", "text": record[at + 2]}, record[at + 1]))
             at += 3
@@ -588,17 +607,23 @@ def _view(record: Any) -> Message:
     values: dict[str, Any]
     if kind == _TOOL:
         data = record[6]
-        values = {
-            "kind": "tool",
-            "call_id": record[2],
-            "name": record[3],
-            "content": record[4],
-            "data": _loads(data) if record[5] else data,
-            "is_error": record[7],
-            "attachments": _attachments_from(record, 8) if len(record) > 8 else (),
-        }
-        fields = _TOOL_SETS.get(record[1]) or _fields_set(ToolMessage, record[1])
-        return built(ToolMessage, values, fields)
+        message = _new(ToolMessage)
+        _set_dict(
+            message,
+            {
+                "kind": "tool",
+                "call_id": record[2],
+                "name": record[3],
+                "content": record[4],
+                "data": _loads(data) if record[5] else data,
+                "is_error": record[7],
+                "attachments": _attachments_from(record, 8) if len(record) > 8 else (),
+            },
+        )
+        _set_fields(message, _TOOL_SETS.get(record[1]) or _fields_set(ToolMessage, record[1]))
+        _set_extra(message, None)
+        _set_private(message, None)
+        return message
     if kind == _ASSISTANT:
         extras = record[3]
         if extras is None:
