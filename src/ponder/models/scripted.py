@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any, TypeAlias
 
 from ponder.exceptions import ModelResponseError, UserError
-from ponder.messages import AssistantPart, MessageSeq, ReasoningPart, TextPart, ToolCallPart
+from ponder.messages import AssistantPart, ReasoningPart, TextPart, ToolCallPart
 from ponder.models.base import (
     ModelRequest,
     ModelResponse,
@@ -102,10 +102,8 @@ class ScriptedModel:
 
     async def request(self, request: ModelRequest) -> ModelResponse:
         """Record the request and return the next scripted response."""
-        # The caller may keep appending to a list it sent: record a copy (a ledger's
-        # `MessageSeq` is already one).
-        if not isinstance(request.messages, MessageSeq | tuple):
-            request = dataclasses.replace(request, messages=tuple(request.messages))
+        # The caller may keep appending to the list it sent (a live ledger): record a copy.
+        request = dataclasses.replace(request, messages=tuple(request.messages))
         self.requests.append(request)
         entry = self._next_entry()
         value = entry(request) if callable(entry) else entry

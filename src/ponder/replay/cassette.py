@@ -148,7 +148,7 @@ def request_to_json(request: ModelRequest, *, skip: int = 0) -> dict[str, Any]:
     """
     settings = request.settings
     return {
-        "messages": messages_to_json(request.messages[skip:]),
+        "messages": messages_to_json(list(request.messages)[skip:]),
         "tools": [t.model_dump(mode="json") for t in request.tools],
         "tool_choice": _tool_choice(request.tool_choice),
         "output": None if request.output is None else request.output.model_dump(mode="json"),

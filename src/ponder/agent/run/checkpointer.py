@@ -114,7 +114,7 @@ class Checkpointer:
             status=status or state.status,
             header=header,
             first_index=first,
-            messages=ledger.to_json(first),
+            messages=[m.model_dump(mode="json") for m in ledger.messages[first:]],
             rewrite=rewrite,
             prompt=state.prompt,
             session_id=state.session_id,

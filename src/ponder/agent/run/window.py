@@ -26,8 +26,8 @@ def context_messages(state: RunState, minimal: bool) -> Sequence[Message]:
 
     The current turn is the system prompt, then everything from the turn's user message
     on (the turn's calls, results and injected instructions); earlier turns stay in the
-    ledger, and in the store, but are not sent. The whole ledger is its immutable
-    `MessageSeq`, sent as it is.
+    ledger, and in the store, but are not sent. The whole ledger is its own immutable
+    tuple, sent as it is.
     """
     messages = state.ledger.messages
     if not minimal:
