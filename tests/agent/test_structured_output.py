@@ -276,8 +276,10 @@ def test_an_output_type_without_a_json_schema_is_a_user_error(bad: Any) -> None:
 
 async def test_a_bad_run_output_type_is_refused_before_any_request() -> None:
     model = ScriptedModel([reply("x")])
-    with pytest.raises(UserError, match="output_type"):
-        await Agent(model, agent_strategy="no-action").run("x", output_type=_Opaque)
+    run = Agent(model, agent_strategy="no-action").run("x", output_type=_Opaque)
+    with pytest.raises(UserError, match="output_type"):  # raised when awaited, as a coroutine's
+        await run
+    assert model.requests == []
     assert model.requests == []
 
 
