@@ -62,6 +62,9 @@ MEMO_PROMPT = "ponder_prompt"
 """The memo key holding (the start of) a run's prompt, for listings."""
 _MEMO_PROMPT_CHARS = 200
 _QUERY_TIMEOUT = timedelta(seconds=5)
+_REPLAY_TIMEOUT = timedelta(seconds=60)
+"""How long a query on a closed run may take: a worker replays the run's whole history
+to answer it, which for a long run takes longer than a live run's query."""
 _NO_ANSWER = (RPCStatusCode.CANCELLED, RPCStatusCode.DEADLINE_EXCEEDED, RPCStatusCode.UNAVAILABLE)
 """A query's timeout shows as one of these: no worker holds the run just now."""
 
@@ -246,9 +249,15 @@ class TemporalAgent(TemporalVerbs):
             if not finished.done():
                 finished.cancel()
 
-    async def _query(self, handle: WorkflowHandle[Any, Any], name: str, *args: Any) -> Any:
+    async def _query(
+        self,
+        handle: WorkflowHandle[Any, Any],
+        name: str,
+        *args: Any,
+        timeout: timedelta = _QUERY_TIMEOUT,
+    ) -> Any:
         try:
-            return await handle.query(name, *args, rpc_timeout=_QUERY_TIMEOUT)
+            return await handle.query(name, *args, rpc_timeout=timeout)
         except RPCError as error:
             if error.status in _NO_ANSWER:
                 return None  # no worker answered yet: the run goes on when one is back
@@ -359,8 +368,15 @@ class TemporalAgent(TemporalVerbs):
         return str((await self.status(run_id))["status"])
 
     async def events(self, run_id: str, after: int = 0) -> list[Event]:
-        """The run's events after sequence number ``after`` (needs a live worker)."""
-        found = await self._query(self._handle(run_id), "events", after)
+        """The run's events after sequence number ``after`` (needs a live worker).
+
+        A closed run is answered by replaying its whole history, so a long one is given
+        ``_REPLAY_TIMEOUT`` rather than read as having no events.
+        """
+        handle = self._handle(run_id)
+        found = await self._query(handle, "events", after)
+        if found is None and (await handle.describe()).status != WorkflowExecutionStatus.RUNNING:
+            found = await self._query(handle, "events", after, timeout=_REPLAY_TIMEOUT)
         return [event_from_dict(e) for e in found or ()]
 
     async def follow(
@@ -380,6 +396,8 @@ class TemporalAgent(TemporalVerbs):
             if batch and (batch[-1].kind in _ENDS or batch[-1].kind == "run_suspended"):
                 return
             if not batch and (await handle.describe()).status != WorkflowExecutionStatus.RUNNING:
+                for event in await self.events(run_id, after):  # what it did as it closed
+                    yield event
                 return
             await asyncio.sleep(poll)
 
