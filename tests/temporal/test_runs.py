@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
+import pytest
 from temporalio.client import Client
+from temporalio.service import RPCError, RPCStatusCode
 
 from ponder import Agent, tool
 from ponder.agent import RunResult
 from ponder.messages import AssistantMessage, ToolMessage
 from ponder.models import ModelRequest, ScriptedModel, call_tools, reply
 from ponder.temporal import TemporalAgent, build_replayer, build_worker
+from ponder.temporal import client as temporal_client
 from tests.agent.scripts import stop, think
 from tests.agent.steps import lookup, plan, step_agent, summary
 
@@ -168,6 +172,31 @@ async def test_events_are_readable_by_sequence_number(client: Client, task_queue
     kinds = [e.kind for e in events]
     assert kinds.count("tool_call_finished") == 1 and kinds.count("tool_call_failed") == 1
     assert all(e.run_id == result.run_id and e.time > 0 for e in events)
+
+
+async def test_a_finished_runs_events_are_waited_for_while_a_worker_replays_it(
+    client: Client, task_queue: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A closed run's query replays its whole history, which can outlast a live run's timeout.
+
+    With that timeout cut to a millisecond no query can be answered within it, and a
+    finished run must still show its events, not none.
+    """
+    async with build_worker(
+        client, task_queue, Agent(ScriptedModel(react_script()), tools=[add, explode])
+    ):
+        remote = TemporalAgent(client, task_queue)
+        result = await remote.run("What is 2+3?")
+        expected = await remote.events(result.run_id)
+        monkeypatch.setattr(temporal_client, "_QUERY_TIMEOUT", timedelta(milliseconds=1))
+        handle = client.get_workflow_handle(result.run_id)
+        with pytest.raises(RPCError) as unanswered:
+            await handle.query("events", 0, rpc_timeout=temporal_client._QUERY_TIMEOUT)
+        assert unanswered.value.status in (RPCStatusCode.CANCELLED, RPCStatusCode.DEADLINE_EXCEEDED)
+        events = await remote.events(result.run_id)
+        followed = [e async for e in remote.follow(result.run_id)]
+    assert [e.kind for e in events][-1:] == ["run_finished"]
+    assert [e.seq for e in events] == [e.seq for e in expected] == [e.seq for e in followed]
 
 
 async def test_rag_retrieves_on_a_worker(client: Client, task_queue: str, tmp_path: Any) -> None:

@@ -254,10 +254,10 @@ class TemporalAgent(TemporalVerbs):
         handle: WorkflowHandle[Any, Any],
         name: str,
         *args: Any,
-        timeout: timedelta = _QUERY_TIMEOUT,
+        timeout: timedelta | None = None,
     ) -> Any:
         try:
-            return await handle.query(name, *args, rpc_timeout=timeout)
+            return await handle.query(name, *args, rpc_timeout=timeout or _QUERY_TIMEOUT)
         except RPCError as error:
             if error.status in _NO_ANSWER:
                 return None  # no worker answered yet: the run goes on when one is back
