@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -21,6 +22,7 @@ from ponder.temporal import (
     build_worker,
     connect,
 )
+from ponder.temporal import client as temporal_client
 from tests.agent.scripts import stop, think
 from tests.temporal.test_runs import assert_replays, by_history
 
@@ -127,6 +129,27 @@ async def test_a_queue_without_workers_is_a_clear_error(client: Client, task_que
     remote = TemporalAgent(client, task_queue)
     with pytest.raises(WorkerUnavailableError, match=f"no worker polls task queue '{task_queue}'"):
         await remote.start("Anyone there?")
+
+
+@pytest.mark.timeout(60)
+async def test_an_ended_run_on_a_queue_no_worker_polls_has_no_events_at_once(
+    client: Client, task_queue: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Nobody could replay it: its events are none, at once, and no server refusal leaks.
+
+    The server refuses to query a run that ended before any worker took it up; a live
+    run's query cut to a millisecond is not answered either, and then the long wait an
+    ended run's events get must not be spent.
+    """
+    remote = TemporalAgent(client, task_queue, check_worker=False)
+    run_id = await remote.start("Anyone there?")
+    await client.get_workflow_handle(run_id).terminate("no worker will come")
+    monkeypatch.setattr(temporal_client, "_REPLAY_TIMEOUT", timedelta(hours=1))
+    assert await remote.events(run_id) == []
+    assert [e async for e in remote.follow(run_id)] == []
+    monkeypatch.setattr(temporal_client, "_QUERY_TIMEOUT", timedelta(milliseconds=1))
+    assert await remote.events(run_id) == []
+    assert [e async for e in remote.follow(run_id)] == []
 
 
 async def test_a_worker_missing_a_tool_fails_the_run_clearly(

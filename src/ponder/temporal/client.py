@@ -157,9 +157,12 @@ class TemporalAgent(TemporalVerbs):
 
     async def has_worker(self) -> bool:
         """True when some worker has polled the task queue for workflow tasks lately."""
+        return await self._polled(self.task_queue)
+
+    async def _polled(self, task_queue: str) -> bool:
         request = DescribeTaskQueueRequest(
             namespace=self.client.namespace,
-            task_queue=TaskQueue(name=self.task_queue),
+            task_queue=TaskQueue(name=task_queue),
             task_queue_type=TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
         )
         answer = await self.client.workflow_service.describe_task_queue(request)
@@ -261,6 +264,8 @@ class TemporalAgent(TemporalVerbs):
         except RPCError as error:
             if error.status in _NO_ANSWER:
                 return None  # no worker answered yet: the run goes on when one is back
+            if _not_started(error):
+                return None  # no worker ever took the run up, so none can answer for it
             raise
 
     async def status(self, run_id: str) -> dict[str, Any]:
@@ -371,12 +376,16 @@ class TemporalAgent(TemporalVerbs):
         """The run's events after sequence number ``after`` (needs a live worker).
 
         A closed run is answered by replaying its whole history, so a long one is given
-        ``_REPLAY_TIMEOUT`` rather than read as having no events.
+        ``_REPLAY_TIMEOUT`` rather than read as having no events, when a worker polls its
+        task queue (with none, nobody could answer: the answer is empty at once).
         """
         handle = self._handle(run_id)
         found = await self._query(handle, "events", after)
-        if found is None and (await handle.describe()).status != WorkflowExecutionStatus.RUNNING:
-            found = await self._query(handle, "events", after, timeout=_REPLAY_TIMEOUT)
+        if found is None:
+            described = await handle.describe()
+            closed = described.status != WorkflowExecutionStatus.RUNNING
+            if closed and await self._polled(described.task_queue):
+                found = await self._query(handle, "events", after, timeout=_REPLAY_TIMEOUT)
         return [event_from_dict(e) for e in found or ()]
 
     async def follow(
@@ -413,6 +422,13 @@ async def _final(finished: asyncio.Future[Any]) -> dict[str, Any]:
         message = cause.message if isinstance(cause, ApplicationError) else str(cause)
         raise TemporalRunError(message, kind or type(cause).__name__) from None
     return data
+
+
+def _not_started(error: RPCError) -> bool:
+    """The server's refusal to query a run no worker has started (say, ended before one did)."""
+    return error.status == RPCStatusCode.FAILED_PRECONDITION and any(
+        detail.type_url.endswith("WorkflowNotReadyFailure") for detail in error.grpc_status.details
+    )
 
 
 def _status_of(error: WorkflowFailureError) -> str:
