@@ -132,14 +132,14 @@ async def test_a_queue_without_workers_is_a_clear_error(client: Client, task_que
 
 
 @pytest.mark.timeout(60)
-async def test_an_ended_run_on_a_queue_no_worker_polls_has_no_events_at_once(
+async def test_a_run_that_ended_before_any_worker_took_it_up_has_no_events(
     client: Client, task_queue: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Nobody could replay it: its events are none, at once, and no server refusal leaks.
+    """No worker can replay it: its events are none, and the server's refusal does not leak.
 
-    The server refuses to query a run that ended before any worker took it up; a live
-    run's query cut to a millisecond is not answered either, and then the long wait an
-    ended run's events get must not be spent.
+    The server refuses to query a run that ended before any worker took it up; read
+    again with a live run's query cut to a millisecond (not answered either), the
+    events are still none, and the hour-long wait for an ended run does not hang it.
     """
     remote = TemporalAgent(client, task_queue, check_worker=False)
     run_id = await remote.start("Anyone there?")
